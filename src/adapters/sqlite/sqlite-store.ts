@@ -1,0 +1,614 @@
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
+import { CairnError } from '../../interfaces/errors.js';
+import type { Memory, MemoryKind, StoreStats } from '../../interfaces/memory.js';
+import type {
+  CandidateFilter,
+  EmbedderInfo,
+  EventInput,
+  LexicalHit,
+  ListFilter,
+  Store,
+  StoreCapabilities,
+  StoredEvent,
+  StoreTx,
+  VectorHit,
+} from '../../interfaces/store.js';
+import { MIGRATIONS, SCHEMA_VERSION, vectorTableSql } from './sqlite-schema.js';
+
+export interface SqliteStoreConfig {
+  /** Path of the database file; created with its folder when missing. `:memory:` for a throwaway store. */
+  path: string;
+  /** How long a writer waits for another process's lock before retrying, in ms. Default 5000. */
+  busyTimeoutMs?: number;
+  /** Total time a write keeps retrying on a busy database before failing STORE_UNAVAILABLE. Default 60 s. */
+  maxBusyWaitMs?: number;
+}
+
+type Row = Record<string, unknown>;
+
+const SQLITE_HEADER = 'SQLite format 3\0';
+
+/** Translates a driver error into a CairnError (the one place this adapter does so). */
+function translate(err: unknown, what: string): CairnError {
+  if (err instanceof CairnError) return err;
+  const code = (err as { code?: string }).code ?? '';
+  const message = (err as Error).message ?? String(err);
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    return new CairnError('STORE_UNAVAILABLE', `${what}: the database stayed locked by another process`, { cause: err });
+  }
+  if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) {
+    return new CairnError('INTEGRITY', `${what}: the database file is damaged or not a cairn database (${message})`, { cause: err });
+  }
+  if (code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_FULL') {
+    return new CairnError('STORE_UNAVAILABLE', `${what}: ${message}`, { cause: err });
+  }
+  if (code.startsWith('SQLITE_CONSTRAINT')) {
+    return new CairnError('CONFLICT', `${what}: ${message}`, { cause: err });
+  }
+  return new CairnError('INTERNAL', `${what}: ${message}`, { cause: err });
+}
+
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: string }).code ?? '';
+  return code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
+}
+
+/** Refuses to open a file that exists but is not an SQLite database, so it is never overwritten. */
+function checkExistingFile(path: string): void {
+  if (path === ':memory:' || !existsSync(path)) return;
+  const st = statSync(path);
+  if (st.isDirectory()) throw new CairnError('INVALID_INPUT', `database path ${path} is a directory`, { field: 'db' });
+  if (st.size === 0) return;
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(16);
+    const n = readSync(fd, buf, 0, 16, 0);
+    if (n < 16 || buf.toString('latin1') !== SQLITE_HEADER) {
+      throw new CairnError('INTEGRITY', `${path} is not an SQLite database (its header is wrong); cairn left it untouched`, {
+        hint: 'point --db / CAIRN_DB at a cairn database or a new path',
+      });
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A token standing for the namespace inside the full-text index, so BM25 queries stay in one namespace. */
+function nsToken(namespace: string): string {
+  return 'n' + createHash('sha256').update(namespace).digest('hex').slice(0, 24);
+}
+
+function quoteTerm(term: string): string {
+  return `"${term.replace(/"/g, '""')}"`;
+}
+
+function rowToMemory(r: Row): Memory {
+  return {
+    id: r['id'] as string,
+    namespace: r['namespace'] as string,
+    text: r['text'] as string,
+    kind: r['kind'] as MemoryKind,
+    importance: r['importance'] as number,
+    tags: JSON.parse(r['tags'] as string) as string[],
+    taskId: (r['task_id'] as string | null) ?? null,
+    metadata: JSON.parse(r['metadata'] as string) as Memory['metadata'],
+    route: r['route'] ? (JSON.parse(r['route'] as string) as Memory['route']) : null,
+    createdAt: r['created_at'] as string,
+    updatedAt: r['updated_at'] as string,
+    expiresAt: (r['expires_at'] as string | null) ?? null,
+    supersedes: (r['supersedes'] as string | null) ?? null,
+    supersededBy: (r['superseded_by'] as string | null) ?? null,
+    forgottenAt: (r['forgotten_at'] as string | null) ?? null,
+    forgetReason: (r['forget_reason'] as string | null) ?? null,
+    dedupeKey: r['dedupe_key'] as string,
+  };
+}
+
+function memoryParams(m: Memory): Row {
+  return {
+    id: m.id,
+    namespace: m.namespace,
+    text: m.text,
+    kind: m.kind,
+    importance: m.importance,
+    tags: JSON.stringify(m.tags),
+    task_id: m.taskId,
+    metadata: JSON.stringify(m.metadata),
+    route: m.route ? JSON.stringify(m.route) : null,
+    created_at: m.createdAt,
+    updated_at: m.updatedAt,
+    expires_at: m.expiresAt,
+    supersedes: m.supersedes,
+    superseded_by: m.supersededBy,
+    forgotten_at: m.forgottenAt,
+    forget_reason: m.forgetReason,
+    dedupe_key: m.dedupeKey,
+  };
+}
+
+const ACTIVE_SQL = `m.forgotten_at IS NULL AND m.superseded_by IS NULL AND (m.expires_at IS NULL OR m.expires_at > @now)`;
+
+function isLive(m: Memory): boolean {
+  return m.forgottenAt === null && m.supersededBy === null;
+}
+
+/** WHERE fragments for kinds/tags/activity; parameters go into `params`. */
+function filterSql(filter: { kinds?: MemoryKind[] | undefined; tags?: string[] | undefined; includeInactive?: boolean | undefined }, params: Row): string {
+  const parts: string[] = [];
+  if (!filter.includeInactive) parts.push(ACTIVE_SQL);
+  if (filter.kinds && filter.kinds.length) {
+    parts.push(`m.kind IN (${filter.kinds.map((k, i) => ((params[`kind${i}`] = k), `@kind${i}`)).join(', ')})`);
+  }
+  if (filter.tags && filter.tags.length) {
+    parts.push(
+      `EXISTS (SELECT 1 FROM json_each(m.tags) t WHERE t.value IN (${filter.tags.map((t, i) => ((params[`tag${i}`] = t), `@tag${i}`)).join(', ')}))`,
+    );
+  }
+  return parts.length ? parts.join(' AND ') : '1';
+}
+
+class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    const prev = this.tail;
+    let release!: () => void;
+    this.tail = new Promise<void>((r) => (release = r));
+    await prev;
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * The embedded store: one SQLite file with WAL, FTS5 for BM25 and sqlite-vec for cosine KNN. Several
+ * processes share the file: writes take the database's write lock (BEGIN IMMEDIATE) and retry while another
+ * process holds it, so no write is lost and SQLITE_BUSY never reaches the user before `maxBusyWaitMs`.
+ */
+export class SqliteStore implements Store {
+  readonly capabilities: StoreCapabilities = { vectorSearch: true, fullText: true, concurrentWriters: true, serverSideFusion: false };
+  readonly location: string;
+  private readonly db: Database.Database;
+  private readonly mutex = new Mutex();
+  private readonly maxBusyWaitMs: number;
+  private vectorDims: number | null = null;
+  private closed = false;
+
+  constructor(config: SqliteStoreConfig) {
+    this.location = config.path;
+    this.maxBusyWaitMs = config.maxBusyWaitMs ?? 60_000;
+    checkExistingFile(config.path);
+    if (config.path !== ':memory:') {
+      try {
+        mkdirSync(dirname(config.path), { recursive: true });
+      } catch (err) {
+        throw new CairnError('STORE_UNAVAILABLE', `cannot create the folder of ${config.path}: ${(err as Error).message}`, { cause: err });
+      }
+    }
+    try {
+      this.db = new Database(config.path);
+    } catch (err) {
+      throw translate(err, `opening ${config.path}`);
+    }
+    try {
+      this.db.pragma(`busy_timeout = ${config.busyTimeoutMs ?? 5000}`);
+      sqliteVec.load(this.db);
+      this.retrySync(() => this.db.pragma('journal_mode = WAL'));
+      this.db.pragma('synchronous = NORMAL');
+      this.db.pragma('foreign_keys = ON');
+      this.migrate();
+      this.loadVectorInfo();
+    } catch (err) {
+      this.db.close();
+      throw translate(err, `opening ${config.path}`);
+    }
+  }
+
+  private retrySync<T>(fn: () => T): T {
+    const deadline = Date.now() + this.maxBusyWaitMs;
+    for (;;) {
+      try {
+        return fn();
+      } catch (err) {
+        if (!isBusy(err) || Date.now() > deadline) throw err;
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20 + Math.random() * 30);
+      }
+    }
+  }
+
+  private migrate(): void {
+    const current = (): number => {
+      this.db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TEXT NOT NULL)');
+      const row = this.db.prepare('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null };
+      return row.v ?? 0;
+    };
+    const quick = this.retrySync(current);
+    if (quick > SCHEMA_VERSION) {
+      throw new CairnError('UNSUPPORTED', `database schema version ${quick} is newer than this cairn understands (${SCHEMA_VERSION})`, {
+        hint: 'upgrade cairn',
+      });
+    }
+    if (quick === SCHEMA_VERSION) return;
+    this.retrySync(() => {
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        let v = current(); // re-read under the write lock: another process may have migrated meanwhile
+        for (; v < SCHEMA_VERSION; v++) {
+          this.db.exec(MIGRATIONS[v] as string);
+          this.db.prepare('INSERT INTO schema_version (version, applied_at) VALUES (?, ?)').run(v + 1, new Date().toISOString());
+        }
+        this.db.exec('COMMIT');
+      } catch (err) {
+        this.db.exec('ROLLBACK');
+        throw err;
+      }
+    });
+  }
+
+  private loadVectorInfo(): void {
+    const row = this.db.prepare(`SELECT value FROM meta WHERE key = 'embedder'`).get() as { value: string } | undefined;
+    const hasTable = this.db.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'`).get();
+    this.vectorDims = row && hasTable ? (JSON.parse(row.value) as EmbedderInfo).dimensions : null;
+  }
+
+  private ensureOpen(): void {
+    if (this.closed) throw new CairnError('STORE_UNAVAILABLE', 'the store is closed');
+  }
+
+  /** Runs a synchronous read, translating driver errors. */
+  private read<T>(what: string, fn: () => T): T {
+    this.ensureOpen();
+    try {
+      return fn();
+    } catch (err) {
+      throw translate(err, what);
+    }
+  }
+
+  async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    this.ensureOpen();
+    return this.mutex.run(async () => {
+      const deadline = Date.now() + this.maxBusyWaitMs;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          this.db.exec('BEGIN IMMEDIATE');
+          break;
+        } catch (err) {
+          if (!isBusy(err) || Date.now() > deadline) throw translate(err, 'starting a write');
+          await sleep(Math.min(200, 10 * 2 ** Math.min(attempt, 4)) * (0.5 + Math.random()));
+        }
+      }
+      const vectorDimsBefore = this.vectorDims;
+      try {
+        this.loadVectorInfo(); // another process may have created or reset the vector index
+        const result = await fn(this.makeTx());
+        this.db.exec('COMMIT');
+        return result;
+      } catch (err) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        this.vectorDims = vectorDimsBefore;
+        throw translate(err, 'writing');
+      }
+    });
+  }
+
+  private makeTx(): StoreTx {
+    const db = this.db;
+    return {
+      getMemory: async (id) => this.getMemorySync(id),
+      findLiveByDedupeKey: async (namespace, key) => {
+        const r = db
+          .prepare('SELECT * FROM memories WHERE namespace = ? AND dedupe_key = ? AND forgotten_at IS NULL AND superseded_by IS NULL')
+          .get(namespace, key) as Row | undefined;
+        return r ? rowToMemory(r) : null;
+      },
+      insertMemory: async (memory, vector, terms) => {
+        const info = db
+          .prepare(
+            `INSERT INTO memories (id, namespace, text, kind, importance, tags, task_id, metadata, route, created_at, updated_at,
+              expires_at, supersedes, superseded_by, forgotten_at, forget_reason, dedupe_key)
+             VALUES (@id, @namespace, @text, @kind, @importance, @tags, @task_id, @metadata, @route, @created_at, @updated_at,
+              @expires_at, @supersedes, @superseded_by, @forgotten_at, @forget_reason, @dedupe_key)`,
+          )
+          .run(memoryParams(memory));
+        const rowid = BigInt(info.lastInsertRowid);
+        db.prepare('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)').run(rowid, nsToken(memory.namespace), terms.join(' '));
+        if (vector) this.writeVector(rowid, memory, vector);
+      },
+      updateMemory: async (memory, index) => {
+        const row = db.prepare('SELECT rowid FROM memories WHERE id = ?').get(memory.id) as { rowid: number } | undefined;
+        if (!row) throw new CairnError('NOT_FOUND', `no memory ${memory.id}`);
+        const p = memoryParams(memory);
+        db.prepare(
+          `UPDATE memories SET namespace=@namespace, text=@text, kind=@kind, importance=@importance, tags=@tags, task_id=@task_id,
+            metadata=@metadata, route=@route, created_at=@created_at, updated_at=@updated_at, expires_at=@expires_at,
+            supersedes=@supersedes, superseded_by=@superseded_by, forgotten_at=@forgotten_at, forget_reason=@forget_reason,
+            dedupe_key=@dedupe_key WHERE id=@id`,
+        ).run(p);
+        const rowid = BigInt(row.rowid);
+        if (index) {
+          db.prepare('DELETE FROM memories_fts WHERE rowid = ?').run(rowid);
+          db.prepare('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)').run(rowid, nsToken(memory.namespace), index.terms.join(' '));
+          if (this.vectorDims !== null) db.prepare('DELETE FROM memories_vec WHERE rowid = ?').run(rowid);
+          if (index.vector) this.writeVector(rowid, memory, index.vector);
+        } else if (this.vectorDims !== null) {
+          db.prepare('UPDATE memories_vec SET active = ?, kind = ? WHERE rowid = ?').run(isLive(memory) ? 1n : 0n, memory.kind, rowid);
+        }
+      },
+      deleteMemory: async (id) => {
+        const row = db.prepare('SELECT rowid FROM memories WHERE id = ?').get(id) as { rowid: number } | undefined;
+        if (!row) return;
+        const rowid = BigInt(row.rowid);
+        db.prepare('DELETE FROM memories_fts WHERE rowid = ?').run(rowid);
+        if (this.vectorDims !== null) db.prepare('DELETE FROM memories_vec WHERE rowid = ?').run(rowid);
+        db.prepare('DELETE FROM memories WHERE rowid = ?').run(rowid);
+      },
+      appendEvent: async (event: EventInput) => {
+        const { next } = db.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM events WHERE namespace = ?').get(event.namespace) as { next: number };
+        db.prepare('INSERT INTO events (namespace, seq, type, memory_id, payload, at) VALUES (?, ?, ?, ?, ?, ?)').run(
+          event.namespace,
+          next,
+          event.type,
+          event.memoryId,
+          JSON.stringify(event.payload ?? null),
+          event.at,
+        );
+        return next;
+      },
+      setEmbedder: async (info) => {
+        const existing = db.prepare(`SELECT value FROM meta WHERE key = 'embedder'`).get() as { value: string } | undefined;
+        if (existing) {
+          const e = JSON.parse(existing.value) as EmbedderInfo;
+          if (e.id === info.id && e.dimensions === info.dimensions) {
+            this.vectorDims = e.dimensions;
+            return;
+          }
+          throw new CairnError('EMBEDDER_MISMATCH', `the store already holds vectors from ${e.id} (${e.dimensions} dimensions)`, {
+            hint: 'run `cairn reindex`',
+          });
+        }
+        db.prepare(`INSERT INTO meta (key, value) VALUES ('embedder', ?)`).run(JSON.stringify(info));
+        db.exec('DROP TABLE IF EXISTS memories_vec');
+        db.exec(vectorTableSql(info.dimensions));
+        this.vectorDims = info.dimensions;
+      },
+      setVector: async (id, vector) => {
+        const r = db.prepare('SELECT * FROM memories WHERE id = ?').get(id) as Row | undefined;
+        if (!r) throw new CairnError('NOT_FOUND', `no memory ${id}`);
+        const rowid = BigInt(r['rowid'] as number);
+        db.prepare('DELETE FROM memories_vec WHERE rowid = ?').run(rowid);
+        this.writeVector(rowid, rowToMemory(r), vector);
+      },
+      resetVectors: async () => {
+        db.exec('DROP TABLE IF EXISTS memories_vec');
+        db.prepare(`DELETE FROM meta WHERE key = 'embedder'`).run();
+        this.vectorDims = null;
+      },
+      setSetting: async (namespace, key, value) => {
+        db.prepare('INSERT INTO settings (namespace, key, value) VALUES (?, ?, ?) ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value').run(
+          namespace,
+          key,
+          JSON.stringify(value),
+        );
+      },
+    };
+  }
+
+  private writeVector(rowid: bigint, memory: Memory, vector: Float32Array): void {
+    if (this.vectorDims === null) throw new CairnError('INTERNAL', 'no embedder recorded before writing a vector');
+    if (vector.length !== this.vectorDims) {
+      throw new CairnError('EMBEDDER_MISMATCH', `vector has ${vector.length} dimensions; the store holds ${this.vectorDims}`, { hint: 'run `cairn reindex`' });
+    }
+    this.db
+      .prepare('INSERT INTO memories_vec (rowid, namespace, active, kind, embedding) VALUES (?, ?, ?, ?, ?)')
+      .run(rowid, memory.namespace, isLive(memory) ? 1n : 0n, memory.kind, vector);
+  }
+
+  private getMemorySync(id: string): Memory | null {
+    const r = this.db.prepare('SELECT * FROM memories WHERE id = ?').get(id) as Row | undefined;
+    return r ? rowToMemory(r) : null;
+  }
+
+  async getMemory(id: string): Promise<Memory | null> {
+    return this.read('reading a memory', () => this.getMemorySync(id));
+  }
+
+  async getMemories(ids: string[]): Promise<Memory[]> {
+    if (ids.length === 0) return [];
+    return this.read('reading memories', () => {
+      const out: Memory[] = [];
+      for (let i = 0; i < ids.length; i += 500) {
+        const chunk = ids.slice(i, i + 500);
+        const rows = this.db.prepare(`SELECT * FROM memories WHERE id IN (${chunk.map(() => '?').join(',')})`).all(...chunk) as Row[];
+        out.push(...rows.map(rowToMemory));
+      }
+      return out;
+    });
+  }
+
+  async listMemories(filter: ListFilter): Promise<Memory[]> {
+    return this.read('listing memories', () => {
+      const params: Row = { now: filter.now, limit: filter.limit };
+      const where = [filterSql(filter, params)];
+      if (filter.namespace !== undefined) {
+        where.push('m.namespace = @namespace');
+        params['namespace'] = filter.namespace;
+      }
+      if (filter.before !== undefined) {
+        where.push('m.id < @before');
+        params['before'] = filter.before;
+      }
+      const rows = this.db.prepare(`SELECT m.* FROM memories m WHERE ${where.join(' AND ')} ORDER BY m.id DESC LIMIT @limit`).all(params) as Row[];
+      return rows.map(rowToMemory);
+    });
+  }
+
+  async *iterateMemories(namespace: string | undefined, pageSize = 500): AsyncIterable<Memory[]> {
+    let after = '';
+    for (;;) {
+      const page = this.read('reading memories', () => {
+        const rows = (
+          namespace === undefined
+            ? this.db.prepare('SELECT * FROM memories WHERE id > ? ORDER BY id LIMIT ?').all(after, pageSize)
+            : this.db.prepare('SELECT * FROM memories WHERE namespace = ? AND id > ? ORDER BY id LIMIT ?').all(namespace, after, pageSize)
+        ) as Row[];
+        return rows.map(rowToMemory);
+      });
+      if (page.length === 0) return;
+      after = (page[page.length - 1] as Memory).id;
+      yield page;
+    }
+  }
+
+  async listExpired(now: string, namespace?: string): Promise<Memory[]> {
+    return this.read('listing expired memories', () => {
+      const rows = (
+        namespace === undefined
+          ? this.db.prepare('SELECT * FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?').all(now)
+          : this.db.prepare('SELECT * FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ? AND namespace = ?').all(now, namespace)
+      ) as Row[];
+      return rows.map(rowToMemory);
+    });
+  }
+
+  async vectorCandidates(vector: Float32Array, k: number, filter: CandidateFilter): Promise<VectorHit[]> {
+    if (this.vectorDims === null) this.read('reading the vector index', () => this.loadVectorInfo());
+    if (this.vectorDims === null) return [];
+    if (vector.length !== this.vectorDims) {
+      throw new CairnError('EMBEDDER_MISMATCH', `query vector has ${vector.length} dimensions; the store holds ${this.vectorDims}`, { hint: 'run `cairn reindex`' });
+    }
+    return this.read('vector search', () => {
+      const params: Row = { q: vector, namespace: filter.namespace, now: filter.now };
+      const knnWhere = ['v.embedding MATCH @q', 'v.k = @k', 'v.namespace = @namespace'];
+      if (!filter.includeInactive) knnWhere.push('v.active = 1');
+      if (filter.kinds && filter.kinds.length === 1) {
+        knnWhere.push('v.kind = @vkind');
+        params['vkind'] = filter.kinds[0];
+      }
+      const post = filterSql(filter, params);
+      // Expiry and tags are checked after the KNN; fetch more so the filter still leaves k rows.
+      const fetch = Math.min(4096, filter.tags?.length || (filter.kinds?.length ?? 0) > 1 ? k * 4 : k + 16);
+      params['k'] = fetch;
+      params['limit'] = k;
+      const rows = this.db
+        .prepare(
+          `SELECT m.id AS id, v.distance AS distance FROM (SELECT rowid, distance FROM memories_vec v WHERE ${knnWhere.join(' AND ')}) v
+           JOIN memories m ON m.rowid = v.rowid WHERE ${post} ORDER BY v.distance LIMIT @limit`,
+        )
+        .all(params) as { id: string; distance: number }[];
+      return rows.map((r) => ({ id: r.id, similarity: 1 - r.distance }));
+    });
+  }
+
+  async lexicalCandidates(terms: string[], k: number, filter: CandidateFilter): Promise<LexicalHit[]> {
+    if (terms.length === 0) return [];
+    return this.read('full-text search', () => {
+      const params: Row = { now: filter.now, namespace: filter.namespace, k };
+      const match = `ns:${quoteTerm(nsToken(filter.namespace))} AND terms:(${terms.map(quoteTerm).join(' OR ')})`;
+      params['match'] = match;
+      const post = filterSql(filter, params);
+      const rows = this.db
+        .prepare(
+          `SELECT m.id AS id, -bm25(memories_fts, 0.0, 1.0) AS score FROM memories_fts f JOIN memories m ON m.rowid = f.rowid
+           WHERE memories_fts MATCH @match AND m.namespace = @namespace AND ${post}
+           ORDER BY bm25(memories_fts, 0.0, 1.0) LIMIT @k`,
+        )
+        .all(params) as { id: string; score: number }[];
+      return rows;
+    });
+  }
+
+  async embedder(): Promise<EmbedderInfo | null> {
+    return this.read('reading the embedder record', () => {
+      const row = this.db.prepare(`SELECT value FROM meta WHERE key = 'embedder'`).get() as { value: string } | undefined;
+      return row ? (JSON.parse(row.value) as EmbedderInfo) : null;
+    });
+  }
+
+  async getSetting(namespace: string, key: string): Promise<unknown> {
+    return this.read('reading a setting', () => {
+      const row = this.db.prepare('SELECT value FROM settings WHERE namespace = ? AND key = ?').get(namespace, key) as { value: string } | undefined;
+      return row ? (JSON.parse(row.value) as unknown) : null;
+    });
+  }
+
+  async events(namespace: string, afterSeq = 0, limit = 1000): Promise<StoredEvent[]> {
+    return this.read('reading events', () => {
+      const rows = this.db
+        .prepare('SELECT * FROM events WHERE namespace = ? AND seq > ? ORDER BY seq LIMIT ?')
+        .all(namespace, afterSeq, limit) as Row[];
+      return rows.map((r) => ({
+        namespace: r['namespace'] as string,
+        seq: r['seq'] as number,
+        type: r['type'] as string,
+        memoryId: (r['memory_id'] as string | null) ?? null,
+        payload: JSON.parse(r['payload'] as string) as unknown,
+        at: r['at'] as string,
+      }));
+    });
+  }
+
+  async stats(now: string): Promise<StoreStats> {
+    return this.read('counting', () => {
+      const rows = this.db
+        .prepare(
+          `SELECT namespace,
+             SUM(CASE WHEN forgotten_at IS NULL AND superseded_by IS NULL AND (expires_at IS NULL OR expires_at > @now) THEN 1 ELSE 0 END) AS live,
+             SUM(CASE WHEN forgotten_at IS NOT NULL THEN 1 ELSE 0 END) AS forgotten,
+             SUM(CASE WHEN forgotten_at IS NULL AND superseded_by IS NOT NULL THEN 1 ELSE 0 END) AS superseded,
+             SUM(CASE WHEN forgotten_at IS NULL AND superseded_by IS NULL AND expires_at IS NOT NULL AND expires_at <= @now THEN 1 ELSE 0 END) AS expired
+           FROM memories GROUP BY namespace ORDER BY namespace`,
+        )
+        .all({ now }) as StoreStats['namespaces'];
+      const total = rows.reduce((s, r) => s + r.live + r.forgotten + r.superseded + r.expired, 0);
+      const { n } = this.db.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number };
+      return { namespaces: rows, total, events: n };
+    });
+  }
+
+  async diagnostics(): Promise<Record<string, unknown>> {
+    return this.read('diagnostics', () => {
+      const versions = this.db.prepare('SELECT sqlite_version() AS sqlite, vec_version() AS vec').get() as { sqlite: string; vec: string };
+      const fts5 = (this.db.prepare(`SELECT sqlite_compileoption_used('ENABLE_FTS5') AS f`).get() as { f: number }).f === 1;
+      const schema = (this.db.prepare('SELECT MAX(version) AS v FROM schema_version').get() as { v: number }).v;
+      const pageCount = this.db.pragma('page_count', { simple: true }) as number;
+      const pageSize = this.db.pragma('page_size', { simple: true }) as number;
+      const journal = this.db.pragma('journal_mode', { simple: true }) as string;
+      const integrity = this.db.pragma('quick_check', { simple: true }) as string;
+      return {
+        backend: 'sqlite',
+        path: this.location,
+        schemaVersion: schema,
+        sqliteVersion: versions.sqlite,
+        sqliteVecVersion: versions.vec,
+        fts5,
+        journalMode: journal,
+        bytes: pageCount * pageSize,
+        quickCheck: integrity,
+        vectorDimensions: this.vectorDims,
+      };
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.mutex.run(async () => {
+      this.closed = true;
+      this.db.close();
+    });
+  }
+}
+
+export function createSqliteStore(config: SqliteStoreConfig): SqliteStore {
+  return new SqliteStore(config);
+}

@@ -1,0 +1,677 @@
+import type { Embedder, Logger, Reranker, TokenCounter } from '../interfaces/embedder.js';
+import { CairnError } from '../interfaces/errors.js';
+import type {
+  ContextOptions,
+  ContextPack,
+  ListOptions,
+  Memory,
+  MemoryInput,
+  MemoryKind,
+  SaveResult,
+  SearchOptions,
+  SearchResult,
+  SignalWeights,
+  StoreStats,
+} from '../interfaces/memory.js';
+import type { CandidateFilter, EmbedderInfo, Store, StoreTx } from '../interfaces/store.js';
+import { fuse, resolveWeights, DEFAULT_WEIGHTS, RRF_K } from './fusion.js';
+import { ulid } from './ids.js';
+import { analyse, queryTerms } from './lexical.js';
+import { renderHeader, renderMemoryLine } from './render.js';
+import { dedupeKey } from './text.js';
+import {
+  validateId,
+  validateImportance,
+  validateKind,
+  validateLimit,
+  validateNamespace,
+  validateProvenance,
+  validateRoute,
+  validateTags,
+  validateText,
+  validateTime,
+} from './validate.js';
+
+export interface EngineConfig {
+  store: Store;
+  /** Null disables the vector signal (e.g. in the Stop gate, which must not load a model). */
+  embedder: Embedder | null;
+  reranker?: Reranker | null;
+  tokenCounter: TokenCounter;
+  /** Namespace used when a call names none (the composition root derives it from the git repository). */
+  defaultNamespace: string;
+  /** Default fusion weights; a namespace's stored `weights` setting and per-call weights override them. */
+  weights?: Partial<SignalWeights>;
+  /** Candidates fetched per signal: max(limit × candidateFactor, minCandidates). */
+  candidateFactor?: number;
+  minCandidates?: number;
+  now?: () => Date;
+  logger?: Logger;
+}
+
+export interface ForgetOptions {
+  namespace?: string;
+  reason?: string;
+}
+
+export interface UpdatePatch {
+  text?: string;
+  kind?: MemoryKind;
+  importance?: number;
+  tags?: string[];
+  expiresAt?: string | null;
+}
+
+export interface ImportRecord extends MemoryInput {
+  externalId?: string;
+}
+
+export interface ImportCounts {
+  imported: number;
+  duplicate: number;
+  rejected: number;
+  errors: { line: number; message: string }[];
+}
+
+export type ProgressFn = (done: number, total: number | null) => void;
+
+export const DEFAULT_LIMIT = 10;
+export const MAX_LIMIT = 200;
+export const DEFAULT_TOKEN_BUDGET = 1000;
+
+/** A memory is active when it is not forgotten, not superseded and not expired at `now`. */
+export function isActive(memory: Memory, now: string): boolean {
+  return (
+    memory.forgottenAt === null && memory.supersededBy === null && (memory.expiresAt === null || memory.expiresAt > now)
+  );
+}
+
+/**
+ * The cairn engine: the write path (validate, dedupe, embed, commit with its event), recall (three signals
+ * fused by weighted reciprocal rank, optional rerank, token-budgeted packing) and lifecycle (forget,
+ * restore, supersede, expire, reindex). It knows no driver, no environment and no files.
+ */
+export class Engine {
+  readonly store: Store;
+  readonly embedder: Embedder | null;
+  readonly defaultNamespace: string;
+  private readonly reranker: Reranker | null;
+  private readonly tokens: TokenCounter;
+  private readonly defaultWeights: SignalWeights;
+  private readonly candidateFactor: number;
+  private readonly minCandidates: number;
+  private readonly clock: () => Date;
+  private readonly log: Logger | undefined;
+
+  constructor(config: EngineConfig) {
+    this.store = config.store;
+    this.embedder = config.embedder;
+    this.reranker = config.reranker ?? null;
+    this.tokens = config.tokenCounter;
+    this.defaultNamespace = validateNamespace(config.defaultNamespace, 'default namespace');
+    this.defaultWeights = resolveWeights(DEFAULT_WEIGHTS, config.weights);
+    this.candidateFactor = config.candidateFactor ?? 5;
+    this.minCandidates = config.minCandidates ?? 50;
+    this.clock = config.now ?? (() => new Date());
+    this.log = config.logger;
+  }
+
+  get hasReranker(): boolean {
+    return this.reranker !== null;
+  }
+
+  private now(): string {
+    return this.clock().toISOString();
+  }
+
+  private ns(namespace: string | undefined): string {
+    return namespace === undefined ? this.defaultNamespace : validateNamespace(namespace);
+  }
+
+  // ---------------------------------------------------------------------------------------------- write
+
+  /** Validates a save request into a complete record (without id and timestamps decided yet). */
+  private prepare(input: MemoryInput): Omit<Memory, 'id' | 'createdAt' | 'updatedAt'> & { createdAt: string | null } {
+    if (typeof input !== 'object' || input === null) throw new CairnError('INVALID_INPUT', 'memory must be an object');
+    const namespace = this.ns(input.namespace);
+    const text = validateText(input.text);
+    const kind = input.kind === undefined ? 'note' : validateKind(input.kind);
+    const route = input.route === undefined || input.route === null ? null : validateRoute(input.route);
+    if (kind === 'route' && !route) {
+      throw new CairnError('INVALID_INPUT', 'route: a memory of kind route needs a route (title, description, paths)', {
+        field: 'route',
+      });
+    }
+    if (kind !== 'route' && route) {
+      throw new CairnError('INVALID_INPUT', 'route: only memories of kind route carry a route', { field: 'route' });
+    }
+    const importance = input.importance === undefined ? 5 : validateImportance(input.importance);
+    const tags = input.tags === undefined ? [] : validateTags(input.tags);
+    const taskId = input.taskId === undefined || input.taskId === null ? null : validateTaskId(input.taskId);
+    const metadata = validateProvenance(input.metadata);
+    const createdAt = input.createdAt === undefined ? null : validateTime(input.createdAt, 'createdAt');
+    const expiresAt = input.expiresAt === undefined || input.expiresAt === null ? null : validateTime(input.expiresAt, 'expiresAt');
+    const supersedes = input.supersedes === undefined || input.supersedes === null ? null : validateId(input.supersedes, 'supersedes');
+    return {
+      namespace,
+      text,
+      kind,
+      importance,
+      tags,
+      taskId,
+      metadata,
+      route,
+      createdAt,
+      expiresAt,
+      supersedes,
+      supersededBy: null,
+      forgottenAt: null,
+      forgetReason: null,
+      dedupeKey: dedupeKey(namespace, text),
+    };
+  }
+
+  /** The text that is embedded and indexed: a route's title, description and paths are searchable too. */
+  private indexText(m: { text: string; route: Memory['route'] }): string {
+    if (!m.route) return m.text;
+    return [m.route.title, m.route.description, m.text, m.route.paths.join(' ')].filter(Boolean).join('\n');
+  }
+
+  private async embedMany(texts: string[]): Promise<(Float32Array | null)[]> {
+    if (!this.embedder || !this.store.capabilities.vectorSearch || texts.length === 0) return texts.map(() => null);
+    const vectors = await this.embedder.embed(texts);
+    for (const v of vectors) {
+      if (v.length !== this.embedder.dimensions) {
+        throw new CairnError('INTERNAL', `embedder ${this.embedder.id} returned ${v.length} dimensions, expected ${this.embedder.dimensions}`);
+      }
+    }
+    return vectors;
+  }
+
+  /** Fails with EMBEDDER_MISMATCH when the store holds vectors from another embedder. */
+  private async checkEmbedder(): Promise<EmbedderInfo | null> {
+    if (!this.embedder || !this.store.capabilities.vectorSearch) return null;
+    const stored = await this.store.embedder();
+    if (stored && (stored.id !== this.embedder.id || stored.dimensions !== this.embedder.dimensions)) {
+      throw new CairnError(
+        'EMBEDDER_MISMATCH',
+        `the store holds ${stored.dimensions}-dimension vectors from ${stored.id}, but the configured embedder is ${this.embedder.id} (${this.embedder.dimensions} dimensions)`,
+        { hint: 'run `cairn reindex` to re-embed every memory with the configured embedder, or configure the original one' },
+      );
+    }
+    return stored;
+  }
+
+  /** Saves one memory. A repeat of a live memory returns its id with `duplicate: true` and writes nothing. */
+  async save(input: MemoryInput): Promise<SaveResult> {
+    const [result] = await this.saveMany([input]);
+    if (!result) throw new CairnError('INTERNAL', 'save produced no result');
+    return result;
+  }
+
+  /**
+   * Saves several memories: one embedding batch, then one transaction. All land or none does. Repeats
+   * (against the store or earlier in the batch) come back as duplicates.
+   */
+  async saveMany(inputs: MemoryInput[]): Promise<SaveResult[]> {
+    const prepared = inputs.map((input) => this.prepare(input));
+    const stored = await this.checkEmbedder();
+
+    // Cheap pre-check outside the transaction so repeats cost no embedding.
+    const known = new Map<string, Memory>();
+    await this.store.transaction(async (tx) => {
+      for (const p of prepared) {
+        const hit = await tx.findLiveByDedupeKey(p.namespace, p.dedupeKey);
+        if (hit) known.set(p.dedupeKey, hit);
+      }
+    });
+    const toEmbed = prepared.filter((p, i) => !known.has(p.dedupeKey) && prepared.findIndex((q) => q.dedupeKey === p.dedupeKey) === i);
+    const vectors = await this.embedMany(toEmbed.map((p) => this.indexText(p)));
+    const vectorByKey = new Map(toEmbed.map((p, i) => [p.dedupeKey, vectors[i] ?? null]));
+
+    return this.store.transaction(async (tx) => {
+      if (this.embedder && this.store.capabilities.vectorSearch && !stored) {
+        await tx.setEmbedder({ id: this.embedder.id, dimensions: this.embedder.dimensions });
+      }
+      const results: SaveResult[] = [];
+      const savedInBatch = new Map<string, Memory>();
+      for (const p of prepared) {
+        const existing = savedInBatch.get(p.dedupeKey) ?? (await tx.findLiveByDedupeKey(p.namespace, p.dedupeKey));
+        if (existing) {
+          results.push({ id: existing.id, duplicate: true, memory: existing });
+          continue;
+        }
+        let vector = vectorByKey.get(p.dedupeKey) ?? null;
+        if (vector === null && this.embedder && this.store.capabilities.vectorSearch) {
+          // Another process forgot or superseded the duplicate between the pre-check and now.
+          [vector] = (await this.embedMany([this.indexText(p)])) as [Float32Array];
+        }
+        const now = this.now();
+        const createdAt = p.createdAt ?? now;
+        const memory: Memory = { ...p, id: ulid(Date.parse(createdAt)), createdAt, updatedAt: now };
+        if (memory.supersedes) {
+          const old = await tx.getMemory(memory.supersedes);
+          if (!old || old.namespace !== memory.namespace) {
+            throw new CairnError('NOT_FOUND', `supersedes: no memory ${memory.supersedes} in namespace ${memory.namespace}`, { field: 'supersedes' });
+          }
+          if (old.supersededBy) {
+            throw new CairnError('CONFLICT', `memory ${old.id} is already superseded by ${old.supersededBy}`, { field: 'supersedes' });
+          }
+          await tx.insertMemory(memory, vector, analyse(this.indexText(memory)));
+          await tx.updateMemory({ ...old, supersededBy: memory.id, updatedAt: now });
+          await tx.appendEvent({ namespace: memory.namespace, type: 'memory.saved', memoryId: memory.id, payload: memory, at: now });
+          await tx.appendEvent({ namespace: memory.namespace, type: 'memory.superseded', memoryId: old.id, payload: { id: old.id, by: memory.id }, at: now });
+        } else {
+          await tx.insertMemory(memory, vector, analyse(this.indexText(memory)));
+          await tx.appendEvent({ namespace: memory.namespace, type: 'memory.saved', memoryId: memory.id, payload: memory, at: now });
+        }
+        savedInBatch.set(p.dedupeKey, memory);
+        results.push({ id: memory.id, duplicate: false, memory });
+      }
+      return results;
+    });
+  }
+
+  /** Stores `input` as the replacement of `oldId`: both get linked, the old one drops from recall. */
+  async supersede(oldId: string, input: MemoryInput): Promise<SaveResult> {
+    const id = validateId(oldId, 'id');
+    const old = await this.get(id, { namespace: input.namespace });
+    if (!old) throw new CairnError('NOT_FOUND', `no memory ${id} in namespace ${this.ns(input.namespace)}`, { field: 'id' });
+    const result = await this.save({
+      kind: old.kind,
+      importance: old.importance,
+      tags: old.tags,
+      taskId: old.taskId,
+      route: old.route,
+      ...input,
+      namespace: old.namespace,
+      supersedes: id,
+    });
+    if (result.duplicate) {
+      throw new CairnError('CONFLICT', `an identical live memory already exists: ${result.id}`, { field: 'text' });
+    }
+    return result;
+  }
+
+  /** Changes fields of a memory in place; a new text is re-embedded and re-indexed in the same commit. */
+  async update(id: string, patch: UpdatePatch, options: { namespace?: string } = {}): Promise<Memory> {
+    const mid = validateId(id);
+    const namespace = this.ns(options.namespace);
+    const text = patch.text === undefined ? undefined : validateText(patch.text);
+    const kind = patch.kind === undefined ? undefined : validateKind(patch.kind);
+    const importance = patch.importance === undefined ? undefined : validateImportance(patch.importance);
+    const tags = patch.tags === undefined ? undefined : validateTags(patch.tags);
+    const expiresAt = patch.expiresAt === undefined ? undefined : patch.expiresAt === null ? null : validateTime(patch.expiresAt, 'expiresAt');
+    await this.checkEmbedder();
+    const current = await this.get(mid, { namespace });
+    if (!current) throw new CairnError('NOT_FOUND', `no memory ${mid} in namespace ${namespace}`, { field: 'id' });
+    const textChanged = text !== undefined && text !== current.text;
+    const [vector] = textChanged ? await this.embedMany([this.indexText({ text, route: current.route })]) : [null];
+    return this.store.transaction(async (tx) => {
+      const fresh = await tx.getMemory(mid);
+      if (!fresh || fresh.namespace !== namespace) throw new CairnError('NOT_FOUND', `no memory ${mid} in namespace ${namespace}`, { field: 'id' });
+      const now = this.now();
+      const next: Memory = {
+        ...fresh,
+        text: text ?? fresh.text,
+        kind: kind ?? fresh.kind,
+        importance: importance ?? fresh.importance,
+        tags: tags ?? fresh.tags,
+        expiresAt: expiresAt === undefined ? fresh.expiresAt : expiresAt,
+        dedupeKey: text === undefined ? fresh.dedupeKey : dedupeKey(namespace, text),
+        updatedAt: now,
+      };
+      if (next.dedupeKey !== fresh.dedupeKey) {
+        const clash = await tx.findLiveByDedupeKey(namespace, next.dedupeKey);
+        if (clash && clash.id !== mid) throw new CairnError('CONFLICT', `an identical live memory already exists: ${clash.id}`, { field: 'text' });
+      }
+      if (textChanged) {
+        await tx.updateMemory(next, { vector: vector ?? null, terms: analyse(this.indexText(next)) });
+      } else {
+        await tx.updateMemory(next);
+      }
+      await tx.appendEvent({ namespace, type: 'memory.updated', memoryId: mid, payload: next, at: now });
+      return next;
+    });
+  }
+
+  /** Soft delete: the memory leaves recall and can be restored. */
+  async forget(id: string, options: ForgetOptions = {}): Promise<Memory> {
+    const reason = options.reason === undefined ? null : String(options.reason).slice(0, 1000);
+    return this.lifecycle(id, options.namespace, 'memory.forgotten', (m, now) => {
+      if (m.forgottenAt) throw new CairnError('CONFLICT', `memory ${m.id} is already forgotten (${m.forgottenAt})`);
+      return { ...m, forgottenAt: now, forgetReason: reason, updatedAt: now };
+    });
+  }
+
+  /** Undoes forget. Fails with CONFLICT when an identical memory was saved since. */
+  async restore(id: string, options: { namespace?: string } = {}): Promise<Memory> {
+    return this.lifecycle(id, options.namespace, 'memory.restored', async (m, now, tx) => {
+      if (!m.forgottenAt) throw new CairnError('CONFLICT', `memory ${m.id} is not forgotten`);
+      const clash = m.supersededBy ? null : await tx.findLiveByDedupeKey(m.namespace, m.dedupeKey);
+      if (clash) throw new CairnError('CONFLICT', `an identical live memory was saved since: ${clash.id}`);
+      return { ...m, forgottenAt: null, forgetReason: null, updatedAt: now };
+    });
+  }
+
+  private async lifecycle(
+    id: string,
+    namespace: string | undefined,
+    type: string,
+    change: (m: Memory, now: string, tx: StoreTx) => Memory | Promise<Memory>,
+  ): Promise<Memory> {
+    const mid = validateId(id);
+    const ns = this.ns(namespace);
+    return this.store.transaction(async (tx) => {
+      const m = await tx.getMemory(mid);
+      if (!m || m.namespace !== ns) throw new CairnError('NOT_FOUND', `no memory ${mid} in namespace ${ns}`, { field: 'id' });
+      const now = this.now();
+      const next = await change(m, now, tx);
+      await tx.updateMemory(next);
+      await tx.appendEvent({ namespace: ns, type, memoryId: mid, payload: { id: mid, reason: next.forgetReason }, at: now });
+      return next;
+    });
+  }
+
+  /** Removes expired memories for good; returns how many. */
+  async purgeExpired(options: { namespace?: string; all?: boolean } = {}): Promise<number> {
+    const now = this.now();
+    const namespace = options.all ? undefined : this.ns(options.namespace);
+    const expired = await this.store.listExpired(now, namespace);
+    if (expired.length === 0) return 0;
+    return this.store.transaction(async (tx) => {
+      let n = 0;
+      for (const m of expired) {
+        const fresh = await tx.getMemory(m.id);
+        if (!fresh || fresh.expiresAt === null || fresh.expiresAt > now) continue;
+        await tx.deleteMemory(m.id);
+        await tx.appendEvent({ namespace: m.namespace, type: 'memory.purged', memoryId: m.id, payload: { id: m.id, expiresAt: m.expiresAt }, at: now });
+        n++;
+      }
+      return n;
+    });
+  }
+
+  /** Re-embeds every memory of every namespace with the configured embedder. */
+  async reindex(onProgress?: ProgressFn, batchSize = 64): Promise<{ reindexed: number; embedder: EmbedderInfo }> {
+    if (!this.embedder) throw new CairnError('UNSUPPORTED', 'no embedder is configured; nothing to reindex with');
+    if (!this.store.capabilities.vectorSearch) throw new CairnError('UNSUPPORTED', 'this store has no vector index');
+    const info = { id: this.embedder.id, dimensions: this.embedder.dimensions };
+    const total = (await this.store.stats(this.now())).total;
+    // Embed first (slow, outside any lock), then swap all vectors in one transaction: a failure midway
+    // leaves the old index intact.
+    const pending: { id: string; vector: Float32Array }[] = [];
+    onProgress?.(0, total);
+    for await (const page of this.store.iterateMemories(undefined, batchSize)) {
+      const vectors = await this.embedMany(page.map((m) => this.indexText(m)));
+      page.forEach((m, i) => pending.push({ id: m.id, vector: vectors[i] as Float32Array }));
+      onProgress?.(pending.length, total);
+    }
+    await this.store.transaction(async (tx) => {
+      await tx.resetVectors();
+      await tx.setEmbedder(info);
+      for (const p of pending) await tx.setVector(p.id, p.vector);
+    });
+    return { reindexed: pending.length, embedder: info };
+  }
+
+  // ----------------------------------------------------------------------------------------------- read
+
+  /** The memory with this id in the namespace, or null (also when it lives in another namespace). */
+  async get(id: string, options: { namespace?: string | undefined; anyNamespace?: boolean } = {}): Promise<Memory | null> {
+    const mid = validateId(id);
+    const m = await this.store.getMemory(mid);
+    if (!m) return null;
+    if (!options.anyNamespace && m.namespace !== this.ns(options.namespace)) return null;
+    return m;
+  }
+
+  async list(options: ListOptions = {}): Promise<Memory[]> {
+    return this.store.listMemories({
+      namespace: this.ns(options.namespace),
+      kinds: options.kinds?.map((k) => validateKind(k, 'kinds')),
+      tags: options.tags === undefined ? undefined : validateTags(options.tags),
+      before: options.before === undefined ? undefined : validateId(options.before, 'before'),
+      limit: options.limit === undefined ? 50 : validateLimit(options.limit, 'limit', 10_000),
+      now: this.now(),
+      includeInactive: options.includeInactive ?? false,
+    });
+  }
+
+  private async weightsFor(namespace: string, override?: Partial<SignalWeights>): Promise<SignalWeights> {
+    const stored = (await this.store.getSetting(namespace, 'weights')) as Partial<SignalWeights> | null;
+    return resolveWeights(resolveWeights(this.defaultWeights, stored ?? undefined), override);
+  }
+
+  /** Sets the namespace's fusion weights (shared by every agent using this store). */
+  async setWeights(weights: Partial<SignalWeights>, options: { namespace?: string } = {}): Promise<SignalWeights> {
+    const namespace = this.ns(options.namespace);
+    const merged = await this.weightsFor(namespace, weights);
+    await this.store.transaction(async (tx) => {
+      await tx.setSetting(namespace, 'weights', merged);
+      await tx.appendEvent({ namespace, type: 'settings.weights', memoryId: null, payload: merged, at: this.now() });
+    });
+    return merged;
+  }
+
+  async getWeights(options: { namespace?: string } = {}): Promise<SignalWeights> {
+    return this.weightsFor(this.ns(options.namespace));
+  }
+
+  /**
+   * Hybrid recall: vector KNN, BM25 and recency candidates fused by Σ weight / (60 + rank); a configured
+   * reranker then reorders the fused candidates. Results are best first with per-signal score details.
+   */
+  async search(query: string, options: SearchOptions = {}): Promise<SearchResult[]> {
+    if (typeof query !== 'string' || query.trim() === '') throw new CairnError('INVALID_INPUT', 'query: must not be empty', { field: 'query' });
+    if (Buffer.byteLength(query) > 32 * 1024) throw new CairnError('INVALID_INPUT', 'query: must be at most 32 KB', { field: 'query' });
+    const namespace = this.ns(options.namespace);
+    const limit = options.limit === undefined ? DEFAULT_LIMIT : validateLimit(options.limit, 'limit', MAX_LIMIT);
+    const weights = await this.weightsFor(namespace, options.weights);
+    const now = this.now();
+    const filter: CandidateFilter = {
+      namespace,
+      kinds: options.kinds?.map((k) => validateKind(k, 'kinds')),
+      tags: options.tags === undefined ? undefined : validateTags(options.tags),
+      now,
+      includeInactive: options.includeInactive ?? false,
+    };
+    const pool = Math.max(limit * this.candidateFactor, this.minCandidates);
+
+    const vectorHits = async () => {
+      if (weights.vector <= 0 || !this.embedder || !this.store.capabilities.vectorSearch) return [];
+      const stored = await this.checkEmbedder();
+      if (!stored) return []; // nothing embedded yet
+      const [qv] = await this.embedMany([query]);
+      return qv ? this.store.vectorCandidates(qv, pool, filter) : [];
+    };
+    const lexicalHits = async () => {
+      const terms = queryTerms(query);
+      if (weights.lexical <= 0 || terms.length === 0 || !this.store.capabilities.fullText) return [];
+      return this.store.lexicalCandidates(terms, pool, filter);
+    };
+    const [vec, lex] = await Promise.all([vectorHits(), lexicalHits()]);
+    const ids = [...new Set([...vec.map((h) => h.id), ...lex.map((h) => h.id)])];
+    const memories = new Map((await this.store.getMemories(ids)).map((m) => [m.id, m]));
+    const nowMs = Date.parse(now);
+    let results = fuse({
+      memories,
+      vector: vec.map((h) => ({ id: h.id, raw: h.similarity })),
+      lexical: lex.map((h) => ({ id: h.id, raw: h.score })),
+      ageDays: (m) => (nowMs - Date.parse(m.createdAt)) / 86_400_000,
+      weights,
+      k: RRF_K,
+    });
+
+    if (this.reranker && results.length > 1) {
+      const head = results.slice(0, Math.max(limit * 3, 30));
+      const scores = await this.reranker.score(query, head.map((r) => r.memory.text));
+      head.forEach((r, i) => {
+        r.scoreDetails.rerank = scores[i] ?? 0;
+      });
+      const reranked = head
+        .map((r, i) => ({ r, i }))
+        .sort((a, b) => (b.r.scoreDetails.rerank ?? 0) - (a.r.scoreDetails.rerank ?? 0) || a.i - b.i)
+        .map((x) => x.r);
+      results = [...reranked, ...results.slice(head.length)];
+    }
+    return results.slice(0, limit);
+  }
+
+  /**
+   * Packs the best memories and routes for `query` into one block of at most `tokenBudget` tokens
+   * (default 1000), counted with a real tokenizer. The size of the store never changes the bound.
+   */
+  async context(query: string, options: ContextOptions = {}): Promise<ContextPack> {
+    const namespace = this.ns(options.namespace);
+    const budget = options.tokenBudget === undefined ? DEFAULT_TOKEN_BUDGET : validateLimit(options.tokenBudget, 'tokenBudget', 1_000_000);
+    const limit = options.limit === undefined ? 40 : validateLimit(options.limit, 'limit', MAX_LIMIT);
+    const found = await this.search(query, { namespace, limit });
+    const routes = found.filter((r) => r.memory.kind === 'route');
+    const memories = found.filter((r) => r.memory.kind !== 'route');
+    const header = renderHeader(namespace, 'Recalled memory');
+    const lines = [header];
+    let used = await this.tokens.count(header);
+    if (used > budget) return { text: '', tokens: 0, memories: [], routes: [], omitted: found.length };
+    const packedRoutes: SearchResult[] = [];
+    const packedMemories: SearchResult[] = [];
+    const sections: [string, SearchResult[], SearchResult[]][] = [
+      ['Routes (where things live):', routes, packedRoutes],
+      ['Memories:', memories, packedMemories],
+    ];
+    for (const [title, items, packed] of sections) {
+      if (items.length === 0) continue;
+      const titleCost = await this.tokens.count(`\n${title}`);
+      let titled = false;
+      for (const item of items) {
+        const line = renderMemoryLine(item.memory);
+        const cost = (await this.tokens.count(`\n${line}`)) + (titled ? 0 : titleCost);
+        if (used + cost > budget) continue;
+        if (!titled) {
+          lines.push(title);
+          titled = true;
+        }
+        lines.push(line);
+        used += cost;
+        packed.push(item);
+      }
+    }
+    let text = lines.join('\n');
+    let tokens = await this.tokens.count(text);
+    // Token boundaries across joined lines can differ from the sum of parts: trim until the bound holds.
+    while (tokens > budget && lines.length > 1) {
+      lines.pop();
+      text = lines.join('\n');
+      tokens = await this.tokens.count(text);
+    }
+    const kept = packedRoutes.length + packedMemories.length;
+    return { text, tokens, memories: packedMemories, routes: packedRoutes, omitted: found.length - kept };
+  }
+
+  async stats(): Promise<StoreStats> {
+    return this.store.stats(this.now());
+  }
+
+  // ------------------------------------------------------------------------------------- import/export
+
+  /**
+   * Imports JSON lines (one object a line: text plus optional namespace, kind, tags, importance, createdAt,
+   * externalId, metadata). Bad lines are reported with their line number and skipped; good ones are kept.
+   */
+  async importLines(lines: AsyncIterable<string> | Iterable<string>, onProgress?: ProgressFn, batchSize = 64): Promise<ImportCounts> {
+    const counts: ImportCounts = { imported: 0, duplicate: 0, rejected: 0, errors: [] };
+    let batch: { line: number; input: MemoryInput }[] = [];
+    let seen = 0;
+    const flush = async () => {
+      if (batch.length === 0) return;
+      try {
+        const results = await this.saveMany(batch.map((b) => b.input));
+        for (const r of results) r.duplicate ? counts.duplicate++ : counts.imported++;
+      } catch (err) {
+        // A batch failed as a whole (e.g. a supersede target missing): fall back to one line at a time.
+        for (const b of batch) {
+          try {
+            const r = await this.save(b.input);
+            r.duplicate ? counts.duplicate++ : counts.imported++;
+          } catch (e) {
+            counts.rejected++;
+            counts.errors.push({ line: b.line, message: (e as Error).message });
+          }
+        }
+        void err;
+      }
+      batch = [];
+      onProgress?.(seen, null);
+    };
+    let lineNo = 0;
+    for await (const raw of lines) {
+      lineNo++;
+      const line = raw.trim();
+      if (line === '') continue;
+      seen++;
+      try {
+        const input = parseImportLine(line);
+        this.prepare(input); // validate now so the line number is reported
+        batch.push({ line: lineNo, input });
+      } catch (err) {
+        counts.rejected++;
+        counts.errors.push({ line: lineNo, message: err instanceof CairnError ? err.message : `not valid JSON: ${(err as Error).message}` });
+      }
+      if (batch.length >= batchSize) await flush();
+    }
+    await flush();
+    return counts;
+  }
+
+  /** Memories as JSON lines that `importLines` reads back (live ones by default). */
+  async *exportLines(options: { namespace?: string; includeInactive?: boolean } = {}): AsyncGenerator<string> {
+    const namespace = this.ns(options.namespace);
+    const now = this.now();
+    for await (const page of this.store.iterateMemories(namespace, 500)) {
+      for (const m of page) {
+        if (!options.includeInactive && !isActive(m, now)) continue;
+        yield JSON.stringify(toExportRecord(m));
+      }
+    }
+  }
+}
+
+function validateTaskId(value: unknown): string {
+  if (typeof value !== 'string' || !/^[\p{L}\p{N}_.:#/-]{1,128}$/u.test(value)) {
+    throw new CairnError('INVALID_INPUT', `taskId: must be 1–128 letters, digits or _ . : # / - (got ${JSON.stringify(value)})`, { field: 'taskId' });
+  }
+  return value;
+}
+
+/** One export line: what `import` needs to recreate the memory. */
+export function toExportRecord(m: Memory): Record<string, unknown> {
+  const rec: Record<string, unknown> = { text: m.text, namespace: m.namespace, kind: m.kind, importance: m.importance, tags: m.tags, createdAt: m.createdAt };
+  if (m.taskId) rec['taskId'] = m.taskId;
+  if (m.route) rec['route'] = m.route;
+  if (m.expiresAt) rec['expiresAt'] = m.expiresAt;
+  const { externalId, ...rest } = m.metadata;
+  rec['externalId'] = externalId ?? m.id;
+  if (Object.keys(rest).length) rec['metadata'] = rest;
+  return rec;
+}
+
+const IMPORT_KEYS = new Set(['text', 'namespace', 'kind', 'tags', 'importance', 'createdAt', 'externalId', 'metadata', 'taskId', 'route', 'expiresAt']);
+
+export function parseImportLine(line: string): MemoryInput {
+  const value: unknown = JSON.parse(line);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new CairnError('INVALID_INPUT', 'each line must be a JSON object');
+  }
+  const obj = value as Record<string, unknown>;
+  for (const key of Object.keys(obj)) {
+    if (!IMPORT_KEYS.has(key)) throw new CairnError('INVALID_INPUT', `${key}: unknown field; allowed: ${[...IMPORT_KEYS].join(', ')}`, { field: key });
+  }
+  const metadata = { ...((obj['metadata'] as Record<string, unknown> | undefined) ?? {}) };
+  if (obj['externalId'] !== undefined) metadata['externalId'] = obj['externalId'];
+  metadata['source'] ??= 'import';
+  const input: MemoryInput = { text: obj['text'] as string, metadata: metadata as MemoryInput['metadata'] };
+  for (const key of ['namespace', 'kind', 'tags', 'importance', 'createdAt', 'taskId', 'route', 'expiresAt'] as const) {
+    if (obj[key] !== undefined) (input as unknown as Record<string, unknown>)[key] = obj[key];
+  }
+  return input;
+}

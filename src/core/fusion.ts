@@ -1,0 +1,91 @@
+import { CairnError } from '../interfaces/errors.js';
+import { SIGNALS, type Memory, type ScoreDetails, type SearchResult, type SignalName, type SignalWeights } from '../interfaces/memory.js';
+
+/** The constant of reciprocal-rank fusion: score = Σ weight_i / (RRF_K + rank_i). */
+export const RRF_K = 60;
+
+/**
+ * Default weights, chosen on the LoCoMo dev split (conversations 0–4; see bench/REPORT.md). Lexical leads
+ * because the offline embedder is weak on conversational detail; vectors still add paraphrase matches;
+ * recency is small: it orders candidates that already matched, so a newer note on a topic beats an older.
+ */
+export const DEFAULT_WEIGHTS: SignalWeights = { vector: 0.5, lexical: 1, recency: 0.15 };
+
+export function resolveWeights(base: SignalWeights, override: Partial<SignalWeights> | undefined): SignalWeights {
+  const out = { ...base };
+  if (!override) return out;
+  for (const [key, value] of Object.entries(override)) {
+    if (!(SIGNALS as readonly string[]).includes(key)) {
+      throw new CairnError('INVALID_INPUT', `weights.${key}: unknown signal; signals are ${SIGNALS.join(', ')}`, { field: `weights.${key}` });
+    }
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 100) {
+      throw new CairnError('INVALID_INPUT', `weights.${key}: must be a number from 0 to 100`, { field: `weights.${key}` });
+    }
+    out[key as SignalName] = value;
+  }
+  return out;
+}
+
+export interface RankedHit {
+  id: string;
+  raw: number;
+}
+
+export interface FuseInput {
+  memories: Map<string, Memory>;
+  /** Best first. */
+  vector: RankedHit[];
+  /** Best first. */
+  lexical: RankedHit[];
+  ageDays: (m: Memory) => number;
+  weights: SignalWeights;
+  k: number;
+}
+
+/**
+ * Weighted reciprocal-rank fusion of the vector and lexical candidate lists plus a recency ranking of their
+ * union (newest first). Recency ranks only memories another signal found, so it reorders matches and never
+ * brings in an unrelated note. Ties break toward the newer memory.
+ */
+export function fuse(input: FuseInput): SearchResult[] {
+  const { memories, weights, k } = input;
+  const details = new Map<string, ScoreDetails>();
+  const detailFor = (id: string): ScoreDetails => {
+    let d = details.get(id);
+    if (!d) {
+      d = {
+        signals: {
+          vector: { rank: null, contribution: 0, raw: null },
+          lexical: { rank: null, contribution: 0, raw: null },
+          recency: { rank: null, contribution: 0, raw: null },
+        },
+        fused: 0,
+        rerank: null,
+      };
+      details.set(id, d);
+    }
+    return d;
+  };
+  const apply = (signal: SignalName, hits: RankedHit[]) => {
+    let rank = 0;
+    for (const hit of hits) {
+      if (!memories.has(hit.id)) continue; // vanished between candidate query and fetch
+      rank++;
+      const d = detailFor(hit.id);
+      const contribution = weights[signal] / (k + rank);
+      d.signals[signal] = { rank, contribution, raw: hit.raw };
+      d.fused += contribution;
+    }
+  };
+  apply('vector', input.vector);
+  apply('lexical', input.lexical);
+  const byAge = [...details.keys()]
+    .map((id) => memories.get(id) as Memory)
+    .sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1))
+    .map((m) => ({ id: m.id, raw: Math.max(0, input.ageDays(m)) }));
+  if (weights.recency > 0) apply('recency', byAge);
+  return [...details.entries()]
+    .map(([id, d]) => ({ memory: memories.get(id) as Memory, score: d.fused, scoreDetails: d }))
+    .sort((a, b) => b.score - a.score || (a.memory.createdAt < b.memory.createdAt ? 1 : a.memory.createdAt > b.memory.createdAt ? -1 : 0));
+}

@@ -1,0 +1,149 @@
+/** Domain types of cairn. Pure data: no behaviour, no imports from other layers. */
+
+export const MEMORY_KINDS = ['decision', 'constraint', 'convention', 'gotcha', 'fact', 'note', 'route'] as const;
+export type MemoryKind = (typeof MEMORY_KINDS)[number];
+
+export const ORIGINS = ['user', 'agent', 'tool'] as const;
+export type Origin = (typeof ORIGINS)[number];
+
+/** Where a memory came from. Every field is optional; unknown keys are rejected at validation. */
+export interface Provenance {
+  /** The path that wrote it: `cli`, `mcp`, `pre-compact-hook`, `import`, `turn`, `http`… */
+  source?: string;
+  /** What triggered the write, e.g. `manual` or `auto` for a compaction. */
+  trigger?: string;
+  sessionId?: string;
+  origin?: Origin;
+  agent?: string;
+  /** An id in another system (an import's own key); returned with search results. */
+  externalId?: string;
+  /** Speaker of a conversation turn, for conversation imports. */
+  speaker?: string;
+}
+
+/** A route says where things live: a title, what it covers, and the paths it points at. */
+export interface RouteInfo {
+  title: string;
+  description: string;
+  paths: string[];
+}
+
+export interface Memory {
+  /** Sortable unique id (ULID). */
+  id: string;
+  namespace: string;
+  text: string;
+  kind: MemoryKind;
+  /** 1–10, default 5. */
+  importance: number;
+  tags: string[];
+  taskId: string | null;
+  metadata: Provenance;
+  route: RouteInfo | null;
+  /** ISO-8601 UTC timestamps. */
+  createdAt: string;
+  updatedAt: string;
+  expiresAt: string | null;
+  supersedes: string | null;
+  supersededBy: string | null;
+  forgottenAt: string | null;
+  forgetReason: string | null;
+  /** Hash of namespace + normalised text; unique among live memories of a namespace. */
+  dedupeKey: string;
+}
+
+/** What a caller gives to save a memory. */
+export interface MemoryInput {
+  text: string;
+  namespace?: string;
+  kind?: MemoryKind;
+  importance?: number;
+  tags?: string[];
+  taskId?: string | null;
+  metadata?: Provenance;
+  route?: RouteInfo | null;
+  /** Override of the creation time (imports keep the original date). ISO-8601. */
+  createdAt?: string;
+  expiresAt?: string | null;
+  /** Id of a memory this one replaces: both get linked and the old one drops from recall. */
+  supersedes?: string | null;
+}
+
+export interface SaveResult {
+  id: string;
+  /** True when an identical live memory already existed: its id is returned and nothing was written. */
+  duplicate: boolean;
+  memory: Memory;
+}
+
+/** Names of the recall signals fused by weighted reciprocal rank. */
+export const SIGNALS = ['vector', 'lexical', 'recency'] as const;
+export type SignalName = (typeof SIGNALS)[number];
+
+export type SignalWeights = Record<SignalName, number>;
+
+export interface SignalDetail {
+  /** 1-based rank of the memory in that signal's candidate list, or null when it was not a candidate. */
+  rank: number | null;
+  /** weight / (k + rank), 0 when not a candidate. */
+  contribution: number;
+  /** The signal's raw value: cosine similarity, BM25 score (higher is better), or age in days. */
+  raw: number | null;
+}
+
+export interface ScoreDetails {
+  signals: Record<SignalName, SignalDetail>;
+  fused: number;
+  /** The reranker's score when a reranker reordered the results. */
+  rerank: number | null;
+}
+
+export interface SearchOptions {
+  namespace?: string;
+  limit?: number;
+  kinds?: MemoryKind[];
+  tags?: string[];
+  /** Per-call weights; missing entries fall back to the namespace's configured weights. */
+  weights?: Partial<SignalWeights>;
+  /** Include forgotten / superseded / expired memories (for review surfaces). Default false. */
+  includeInactive?: boolean;
+}
+
+export interface SearchResult {
+  memory: Memory;
+  score: number;
+  scoreDetails: ScoreDetails;
+}
+
+export interface ListOptions {
+  namespace?: string;
+  kinds?: MemoryKind[];
+  tags?: string[];
+  limit?: number;
+  /** Return memories created before this id (for paging newest-first). */
+  before?: string;
+  includeInactive?: boolean;
+}
+
+export interface ContextOptions {
+  namespace?: string;
+  /** Maximum tokens of the packed block; default 1000. */
+  tokenBudget?: number;
+  limit?: number;
+}
+
+export interface ContextPack {
+  /** The rendered block, at most tokenBudget tokens. */
+  text: string;
+  tokens: number;
+  memories: SearchResult[];
+  routes: SearchResult[];
+  /** How many candidates did not fit in the budget. */
+  omitted: number;
+}
+
+export interface StoreStats {
+  namespaces: { namespace: string; live: number; forgotten: number; superseded: number; expired: number }[];
+  total: number;
+  events: number;
+}

@@ -1,0 +1,136 @@
+import type { Memory, MemoryKind, StoreStats } from './memory.js';
+
+/**
+ * What a backend can do. Core asks these flags, never which backend it talks to; a missing capability has a
+ * documented fallback that `cairn doctor` reports.
+ */
+export interface StoreCapabilities {
+  /** Native nearest-neighbour search over vectors. Fallback: recall runs on lexical + recency only. */
+  vectorSearch: boolean;
+  /** Native BM25 full-text search. Fallback: recall runs on vectors + recency only. */
+  fullText: boolean;
+  /** Several processes may write at once without losing a write. */
+  concurrentWriters: boolean;
+  /** The backend fuses signals itself (not used by the embedded store). */
+  serverSideFusion: boolean;
+}
+
+/** The embedder whose vectors a store holds. A store never mixes two. */
+export interface EmbedderInfo {
+  id: string;
+  dimensions: number;
+}
+
+/** Restricts candidate generation. `namespace` is mandatory: no candidate query crosses namespaces. */
+export interface CandidateFilter {
+  namespace: string;
+  kinds?: MemoryKind[] | undefined;
+  tags?: string[] | undefined;
+  /** ISO time used to exclude expired memories. */
+  now: string;
+  /** Include forgotten, superseded and expired memories. */
+  includeInactive?: boolean | undefined;
+}
+
+export interface VectorHit {
+  id: string;
+  /** Cosine similarity in [-1, 1], higher is closer. */
+  similarity: number;
+}
+
+export interface LexicalHit {
+  id: string;
+  /** BM25 relevance, higher is better (the sign of SQLite's bm25() is flipped by the adapter). */
+  score: number;
+}
+
+export interface ListFilter {
+  namespace?: string | undefined;
+  kinds?: MemoryKind[] | undefined;
+  tags?: string[] | undefined;
+  /** Only memories whose id sorts before this one (paging newest-first). */
+  before?: string | undefined;
+  limit: number;
+  now: string;
+  includeInactive?: boolean | undefined;
+}
+
+export interface EventInput {
+  namespace: string;
+  /** `memory.saved`, `memory.updated`, `memory.superseded`, `memory.forgotten`, `memory.restored`, `memory.purged`… */
+  type: string;
+  memoryId: string | null;
+  /** JSON-serialisable event body. Never holds a secret: redaction runs before. */
+  payload: unknown;
+  at: string;
+}
+
+export interface StoredEvent extends EventInput {
+  /** Monotonic, gap-free per namespace, starting at 1. */
+  seq: number;
+}
+
+/**
+ * Operations available inside one write transaction. Everything done through a StoreTx commits together or
+ * not at all.
+ */
+export interface StoreTx {
+  getMemory(id: string): Promise<Memory | null>;
+  /** The live (not forgotten, not superseded) memory with this dedupe key in the namespace, or null. */
+  findLiveByDedupeKey(namespace: string, dedupeKey: string): Promise<Memory | null>;
+  /**
+   * Inserts the memory row, its full-text row (built from `terms`) and its vector in one step.
+   * `vector` may be null only when the store has no vector capability or no embedder is configured.
+   */
+  insertMemory(memory: Memory, vector: Float32Array | null, terms: string[]): Promise<void>;
+  /** Replaces the row. When `index` is given the full-text row and the vector are replaced too. */
+  updateMemory(memory: Memory, index?: { vector: Float32Array | null; terms: string[] }): Promise<void>;
+  /** Removes the memory row, its full-text row and its vector for good. */
+  deleteMemory(id: string): Promise<void>;
+  /** Appends an event with the next sequence number of its namespace and returns that number. */
+  appendEvent(event: EventInput): Promise<number>;
+  /** Records which embedder produces the vectors; creates the vector index on first call. */
+  setEmbedder(info: EmbedderInfo): Promise<void>;
+  /** Replaces the vector of one memory (reindex). */
+  setVector(id: string, vector: Float32Array): Promise<void>;
+  /** Drops every vector and the embedder record (reindex starts here). */
+  resetVectors(): Promise<void>;
+  setSetting(namespace: string, key: string, value: unknown): Promise<void>;
+}
+
+/**
+ * A memory store. Implementations: the embedded SQLite store (default), PostgreSQL later.
+ * Every read is confined to the namespace it names; a method that finds nothing returns null or [].
+ */
+export interface Store {
+  readonly capabilities: StoreCapabilities;
+  /** Human-readable location, e.g. the database path. */
+  readonly location: string;
+
+  /**
+   * Runs `fn` in one write transaction: all of its writes commit together, or none does when it throws.
+   * Transactions of one process run one after another; across processes the backend serialises them.
+   */
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+
+  getMemory(id: string): Promise<Memory | null>;
+  getMemories(ids: string[]): Promise<Memory[]>;
+  listMemories(filter: ListFilter): Promise<Memory[]>;
+  /** Every memory of a namespace (or of all namespaces when undefined), oldest first, in pages. */
+  iterateMemories(namespace: string | undefined, pageSize?: number): AsyncIterable<Memory[]>;
+  /** Memories whose expiry time is before `now` (for purge). */
+  listExpired(now: string, namespace?: string): Promise<Memory[]>;
+
+  /** Nearest neighbours by cosine similarity among active memories, best first, at most k. */
+  vectorCandidates(vector: Float32Array, k: number, filter: CandidateFilter): Promise<VectorHit[]>;
+  /** Best BM25 matches of any of `terms` (OR semantics), best first, at most k. */
+  lexicalCandidates(terms: string[], k: number, filter: CandidateFilter): Promise<LexicalHit[]>;
+
+  embedder(): Promise<EmbedderInfo | null>;
+  getSetting(namespace: string, key: string): Promise<unknown>;
+  events(namespace: string, afterSeq?: number, limit?: number): Promise<StoredEvent[]>;
+  stats(now: string): Promise<StoreStats>;
+  /** Backend facts for `cairn doctor`: versions, schema version, sizes. */
+  diagnostics(): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}

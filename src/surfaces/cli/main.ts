@@ -1,0 +1,477 @@
+import { createReadStream, createWriteStream, existsSync, statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { Command, CommanderError, Option } from 'commander';
+import type { Engine } from '../../core/engine.js';
+import { CairnError, isCairnError } from '../../interfaces/errors.js';
+import { MEMORY_KINDS, type Memory, type MemoryKind, type SearchResult, type SignalWeights } from '../../interfaces/memory.js';
+import type { OpenedEngine } from '../open-engine.js';
+import { runDemo } from './demo.js';
+import { createProgress } from './progress.js';
+
+/** Exit codes of the scriptable contract. */
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_INVALID = 2;
+
+interface GlobalOpts {
+  db?: string;
+  namespace?: string;
+  json?: boolean;
+}
+
+export interface CliIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+const VERSION = '0.1.0';
+
+function list(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function int(name: string) {
+  return (value: string): number => {
+    if (!/^-?\d+$/u.test(value.trim())) throw new CairnError('INVALID_INPUT', `${name}: must be a whole number (got ${JSON.stringify(value)})`, { field: name });
+    return Number(value);
+  };
+}
+
+function parseWeights(value: string): Partial<SignalWeights> {
+  const out: Record<string, number> = {};
+  for (const part of list(value)) {
+    const [key, raw] = part.split('=');
+    const n = Number(raw);
+    if (!key || raw === undefined || raw.trim() === '' || !Number.isFinite(n)) {
+      throw new CairnError('INVALID_INPUT', `weights: expected name=number pairs such as vector=0.5,lexical=1 (got ${JSON.stringify(part)})`, { field: 'weights' });
+    }
+    out[key.trim()] = n;
+  }
+  return out as Partial<SignalWeights>;
+}
+
+function kinds(value: string): MemoryKind[] {
+  return list(value).map((k) => {
+    if (!(MEMORY_KINDS as readonly string[]).includes(k)) throw new CairnError('INVALID_INPUT', `kind: must be one of ${MEMORY_KINDS.join(', ')} (got ${k})`, { field: 'kind' });
+    return k as MemoryKind;
+  });
+}
+
+function short(text: string, max = 100): string {
+  const one = text.replace(/\s+/gu, ' ').trim();
+  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+}
+
+function describe(m: Memory): string {
+  const flags = [m.forgottenAt ? 'forgotten' : '', m.supersededBy ? `superseded by ${m.supersededBy}` : '', m.expiresAt ? `expires ${m.expiresAt.slice(0, 10)}` : '']
+    .filter(Boolean)
+    .join(', ');
+  const tags = m.tags.length ? ` #${m.tags.join(' #')}` : '';
+  return `${m.id}  ${m.createdAt.slice(0, 10)}  ${m.kind.padEnd(10)} ${short(m.text)}${tags}${flags ? `  (${flags})` : ''}`;
+}
+
+/** The JSON shape of one search result (part of the scriptable contract). */
+export function resultJson(r: SearchResult): Record<string, unknown> {
+  const m = r.memory;
+  return {
+    id: m.id,
+    text: m.text,
+    score: r.score,
+    kind: m.kind,
+    namespace: m.namespace,
+    createdAt: m.createdAt,
+    importance: m.importance,
+    tags: m.tags,
+    metadata: m.metadata,
+    ...(m.route ? { route: m.route } : {}),
+    scoreDetails: r.scoreDetails,
+  };
+}
+
+function formatScore(r: SearchResult): string {
+  const s = r.scoreDetails.signals;
+  const part = (name: string, d: { rank: number | null; contribution: number }) => (d.rank === null ? `${name} -` : `${name} #${d.rank} +${d.contribution.toFixed(4)}`);
+  const rerank = r.scoreDetails.rerank === null ? '' : `, rerank ${r.scoreDetails.rerank.toFixed(3)}`;
+  return `${r.score.toFixed(4)} (${part('vector', s.vector)}, ${part('lexical', s.lexical)}, ${part('recency', s.recency)}${rerank})`;
+}
+
+async function readLines(path: string): Promise<AsyncIterable<string>> {
+  if (!existsSync(path)) throw new CairnError('INVALID_INPUT', `file ${path} does not exist`, { field: 'file' });
+  if (statSync(path).isDirectory()) throw new CairnError('INVALID_INPUT', `${path} is a directory`, { field: 'file' });
+  return createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity });
+}
+
+/**
+ * Builds the `cairn` command. Each action parses its input, calls the engine, formats the answer: no rule
+ * lives here. The engine is opened lazily so `--help` loads neither the database nor the model.
+ */
+export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { withoutEmbedder?: boolean }) => Promise<OpenedEngine>): Command {
+  const out = (s: string): void => {
+    io.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
+  };
+  const json = (v: unknown): void => out(JSON.stringify(v, null, 2));
+
+  const program = new Command('cairn')
+    .description('Persistent memory for coding agents: save decisions, recall them in any later session.')
+    .version(VERSION)
+    .option('--db <path>', 'database file (env CAIRN_DB; default ~/.local/share/cairn/cairn.db)')
+    .option('--namespace <ns>', 'namespace (env CAIRN_NAMESPACE; default: the git repository of the working directory)')
+    .option('--json', 'print JSON for scripts')
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
+    .showHelpAfterError('(run cairn --help for usage)')
+    .exitOverride();
+
+  const sub = (name: string, description: string) =>
+    program
+      .command(name)
+      .description(description)
+      .option('--db <path>', 'database file')
+      .option('--namespace <ns>', 'namespace')
+      .option('--json', 'print JSON');
+
+  sub('save', 'save a memory')
+    .argument('<text...>', 'what to remember')
+    .addOption(new Option('--kind <kind>', 'kind of memory').choices(MEMORY_KINDS.filter((k) => k !== 'route')))
+    .option('--tags <a,b>', 'comma-separated tags', list)
+    .option('--importance <n>', 'importance 1–10 (default 5)', int('importance'))
+    .option('--task <id>', 'task this memory belongs to')
+    .option('--expires <date>', 'ISO date after which it is no longer recalled')
+    .option('--supersedes <id>', 'id of the memory this one replaces')
+    .option('--source <source>', 'provenance source (default cli)')
+    .action(async (textParts: string[], o: Record<string, unknown>, cmd: Command) => {
+    await run(cmd, async (engine, g) => {
+      const result = await engine.save({
+        text: textParts.join(' '),
+        namespace: g.namespace,
+        kind: o['kind'] as MemoryKind | undefined,
+        tags: o['tags'] as string[] | undefined,
+        importance: o['importance'] as number | undefined,
+        taskId: o['task'] as string | undefined,
+        expiresAt: o['expires'] as string | undefined,
+        supersedes: o['supersedes'] as string | undefined,
+        metadata: { source: (o['source'] as string | undefined) ?? 'cli', origin: 'user' },
+      });
+      if (g.json) json({ id: result.id, duplicate: result.duplicate, memory: result.memory });
+      else out(result.duplicate ? `duplicate of ${result.id} (nothing new saved)` : `saved ${result.id} (${result.memory.kind}) in ${result.memory.namespace}`);
+    });
+  });
+
+  /** Opens the engine for `cmd`, runs `fn`, closes. */
+  async function run(cmd: Command, fn: (engine: Engine, g: GlobalOpts, opened: OpenedEngine) => Promise<void>, openOpts: { withoutEmbedder?: boolean } = {}) {
+    const g = cmd.optsWithGlobals() as GlobalOpts;
+    const opened = await open(g, openOpts);
+    try {
+      await fn(opened.engine, g, opened);
+    } finally {
+      await opened.close();
+    }
+  }
+
+  sub('route', 'save a route: where something lives in the code')
+    .requiredOption('--title <title>', 'short name, e.g. "checkout tax"')
+    .option('--description <text>', 'what lives there', '')
+    .option('--paths <a,b>', 'comma-separated paths', list, [])
+    .option('--supersedes <id>', 'id of the route this one replaces')
+    .action(async (o: Record<string, unknown>, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const title = o['title'] as string;
+        const description = o['description'] as string;
+        const paths = o['paths'] as string[];
+        const r = await engine.save({
+          text: [title, description].filter(Boolean).join(': '),
+          kind: 'route',
+          route: { title, description, paths },
+          namespace: g.namespace,
+          supersedes: o['supersedes'] as string | undefined,
+          metadata: { source: 'cli', origin: 'user' },
+        });
+        if (g.json) json({ id: r.id, duplicate: r.duplicate, memory: r.memory });
+        else out(r.duplicate ? `duplicate of ${r.id}` : `saved route ${r.id}`);
+      });
+    });
+
+  sub('search', 'hybrid recall: vectors + keywords + recency')
+    .argument('<query...>', 'what to look for')
+    .option('--limit <n>', 'results to return (default 10)', int('limit'))
+    .option('--kind <kinds>', 'only these kinds (comma-separated)', kinds)
+    .option('--tags <a,b>', 'only memories with any of these tags', list)
+    .option('--weights <w>', 'fusion weights, e.g. vector=0.5,lexical=1,recency=0.1', parseWeights)
+    .option('--all', 'include forgotten, superseded and expired memories')
+    .option('--explain', 'show each signal’s rank and contribution')
+    .action(async (queryParts: string[], o: Record<string, unknown>, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const results = await engine.search(queryParts.join(' '), {
+          namespace: g.namespace,
+          limit: o['limit'] as number | undefined,
+          kinds: o['kind'] as MemoryKind[] | undefined,
+          tags: o['tags'] as string[] | undefined,
+          weights: o['weights'] as Partial<SignalWeights> | undefined,
+          includeInactive: Boolean(o['all']),
+        });
+        if (g.json) return json({ results: results.map(resultJson) });
+        if (results.length === 0) return out('no memories found');
+        results.forEach((r, i) => {
+          out(`${String(i + 1).padStart(2)}. ${describe(r.memory)}`);
+          if (o['explain']) out(`    score ${formatScore(r)}`);
+        });
+      });
+    });
+
+  sub('context', 'pack the best memories and routes for a task into a token budget')
+    .argument('<query...>', 'the task or question')
+    .option('--budget <tokens>', 'token budget (default 1000)', int('budget'))
+    .action(async (queryParts: string[], o: Record<string, unknown>, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const pack = await engine.context(queryParts.join(' '), { namespace: g.namespace, tokenBudget: o['budget'] as number | undefined });
+        if (g.json) json({ text: pack.text, tokens: pack.tokens, memories: pack.memories.map(resultJson), routes: pack.routes.map(resultJson), omitted: pack.omitted });
+        else out(pack.text);
+      });
+    });
+
+  sub('get', 'show one memory')
+    .argument('<id>', 'memory id')
+    .action(async (id: string, _o: unknown, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const m = await engine.get(id, { namespace: g.namespace });
+        if (!m) throw new CairnError('NOT_FOUND', `no memory ${id} in namespace ${g.namespace ?? engine.defaultNamespace}`);
+        if (g.json) return json(m);
+        out(describe(m));
+        out(m.text);
+        out(`namespace ${m.namespace}; importance ${m.importance}; provenance ${JSON.stringify(m.metadata)}`);
+        if (m.supersedes) out(`supersedes ${m.supersedes}`);
+        if (m.forgottenAt) out(`forgotten ${m.forgottenAt}${m.forgetReason ? `: ${m.forgetReason}` : ''}`);
+      }, { withoutEmbedder: true });
+    });
+
+  sub('list', 'list memories, newest first')
+    .option('--kind <kinds>', 'only these kinds', kinds)
+    .option('--tags <a,b>', 'only these tags', list)
+    .option('--limit <n>', 'how many (default 50)', int('limit'))
+    .option('--before <id>', 'only memories older than this id (paging)')
+    .option('--all', 'include forgotten, superseded and expired memories')
+    .action(async (o: Record<string, unknown>, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const memories = await engine.list({
+          namespace: g.namespace,
+          kinds: o['kind'] as MemoryKind[] | undefined,
+          tags: o['tags'] as string[] | undefined,
+          limit: o['limit'] as number | undefined,
+          before: o['before'] as string | undefined,
+          includeInactive: Boolean(o['all']),
+        });
+        if (g.json) return json({ memories });
+        if (memories.length === 0) return out('no memories');
+        for (const m of memories) out(describe(m));
+      }, { withoutEmbedder: true });
+    });
+
+  sub('forget', 'forget a memory (reversible with restore)')
+    .argument('<id>', 'memory id')
+    .option('--reason <text>', 'why it is forgotten')
+    .action(async (id: string, o: Record<string, unknown>, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const m = await engine.forget(id, { namespace: g.namespace, reason: o['reason'] as string | undefined });
+        if (g.json) json({ id: m.id, forgottenAt: m.forgottenAt });
+        else out(`forgot ${m.id} (cairn restore ${m.id} brings it back)`);
+      }, { withoutEmbedder: true });
+    });
+
+  sub('restore', 'bring a forgotten memory back')
+    .argument('<id>', 'memory id')
+    .action(async (id: string, _o: unknown, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const m = await engine.restore(id, { namespace: g.namespace });
+        if (g.json) json({ id: m.id, restored: true });
+        else out(`restored ${m.id}`);
+      }, { withoutEmbedder: true });
+    });
+
+  sub('supersede', 'replace a memory with a new one; the old one leaves recall')
+    .argument('<id>', 'id of the memory to replace')
+    .argument('<text...>', 'the new text')
+    .action(async (id: string, textParts: string[], _o: unknown, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const r = await engine.supersede(id, { text: textParts.join(' '), namespace: g.namespace, metadata: { source: 'cli', origin: 'user' } });
+        if (g.json) json({ id: r.id, supersedes: id, memory: r.memory });
+        else out(`saved ${r.id}, which supersedes ${id}`);
+      });
+    });
+
+  sub('import', 'import memories from a JSONL file (one object a line: text, namespace, kind, tags, importance, createdAt, externalId)')
+    .argument('<file>', 'JSONL file')
+    .action(async (file: string, _o: unknown, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const lines = await readLines(file);
+        const progress = createProgress('importing');
+        const counts = await engine.importLines(lines, (done, total) => progress.update(done, total));
+        progress.finish();
+        if (g.json) return json(counts);
+        out(`imported ${counts.imported}, duplicate ${counts.duplicate}, rejected ${counts.rejected}`);
+        for (const e of counts.errors.slice(0, 50)) io.stderr.write(`line ${e.line}: ${e.message}\n`);
+        if (counts.errors.length > 50) io.stderr.write(`… and ${counts.errors.length - 50} more rejected lines\n`);
+      });
+    });
+
+  sub('export', 'export memories as JSONL that import reads back')
+    .option('--out <file>', 'write to a file instead of stdout')
+    .option('--all', 'include forgotten, superseded and expired memories')
+    .action(async (o: Record<string, unknown>, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const file = o['out'] ? createWriteStream(o['out'] as string) : null;
+        const target: NodeJS.WritableStream = file ?? io.stdout;
+        let n = 0;
+        for await (const line of engine.exportLines({ namespace: g.namespace, includeInactive: Boolean(o['all']) })) {
+          if (!target.write(`${line}\n`)) await new Promise((r) => target.once('drain', r));
+          n++;
+        }
+        if (file) {
+          await new Promise<void>((resolve, reject) => {
+            file.once('error', reject);
+            file.end(() => resolve());
+          });
+          io.stderr.write(`exported ${n} memories to ${o['out']}\n`);
+        }
+      }, { withoutEmbedder: true });
+    });
+
+  sub('stats', 'count memories per namespace')
+    .action(async (_o: unknown, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const s = await engine.stats();
+        if (g.json) return json(s);
+        out(`${s.total} memories, ${s.events} events`);
+        for (const n of s.namespaces) out(`  ${n.namespace}: ${n.live} live, ${n.forgotten} forgotten, ${n.superseded} superseded, ${n.expired} expired`);
+      }, { withoutEmbedder: true });
+    });
+
+  sub('reindex', 're-embed every memory with the configured embedder')
+    .action(async (_o: unknown, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const progress = createProgress('re-embedding');
+        const r = await engine.reindex((d, t) => progress.update(d, t));
+        progress.finish();
+        if (g.json) json(r);
+        else out(`re-embedded ${r.reindexed} memories with ${r.embedder.id} (${r.embedder.dimensions} dimensions)`);
+      });
+    });
+
+  sub('purge-expired', 'delete expired memories for good')
+    .option('--all-namespaces', 'purge every namespace')
+    .action(async (o: Record<string, unknown>, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const n = await engine.purgeExpired({ namespace: g.namespace, all: Boolean(o['allNamespaces']) });
+        if (g.json) json({ purged: n });
+        else out(`purged ${n} expired memories`);
+      }, { withoutEmbedder: true });
+    });
+
+  sub('weights', "show or set this namespace's fusion weights")
+    .option('--set <w>', 'e.g. vector=0.5,lexical=1,recency=0.1', parseWeights)
+    .action(async (o: Record<string, unknown>, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const w = o['set']
+          ? await engine.setWeights(o['set'] as Partial<SignalWeights>, { namespace: g.namespace })
+          : await engine.getWeights({ namespace: g.namespace });
+        if (g.json) json(w);
+        else out(`vector ${w.vector}, lexical ${w.lexical}, recency ${w.recency}`);
+      }, { withoutEmbedder: true });
+    });
+
+  sub('doctor', 'check the installation and the database')
+    .action(async (_o: unknown, cmd: Command) => {
+      await run(cmd, async (engine, g, opened) => {
+        const report = await doctor(engine, opened);
+        if (g.json) return json(report);
+        for (const [k, v] of Object.entries(report)) {
+          if (k === 'problems') continue;
+          out(`${k.padEnd(18)} ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
+        }
+        const problems = report['problems'] as string[];
+        out(problems.length ? `problems:\n${problems.map((p) => `  - ${p}`).join('\n')}` : 'problems           none');
+      });
+    });
+
+  sub('demo', 'watch one session save decisions and a fresh one recall them by paraphrase')
+    .option('--keep', 'keep the demo database and print its path')
+    .action(async (o: Record<string, unknown>, cmd: Command) => {
+      const g = cmd.optsWithGlobals() as GlobalOpts;
+      await runDemo({ out, dbPath: g.db, keep: Boolean(o['keep']) });
+    });
+
+  return program;
+}
+
+async function doctor(engine: Engine, opened: OpenedEngine): Promise<Record<string, unknown>> {
+  const problems: string[] = [];
+  const diag = await engine.store.diagnostics();
+  if (diag['quickCheck'] !== 'ok') problems.push(`database integrity check: ${String(diag['quickCheck'])}`);
+  if (!diag['fts5']) problems.push('SQLite was built without FTS5: the lexical signal is off');
+  const stored = await engine.store.embedder();
+  let embedder: Record<string, unknown> = { provider: opened.config.embedder.provider };
+  if (engine.embedder) {
+    try {
+      const t0 = performance.now();
+      await engine.embedder.embed(['cairn doctor']);
+      embedder = { ...embedder, id: engine.embedder.id, dimensions: engine.embedder.dimensions, loadMs: Math.round(engine.embedder.loadTimeMs() ?? performance.now() - t0), ok: true };
+    } catch (err) {
+      problems.push(`embedder failed: ${(err as Error).message}`);
+      embedder = { ...embedder, ok: false };
+    }
+    if (stored && (stored.id !== engine.embedder.id || stored.dimensions !== engine.embedder.dimensions)) {
+      problems.push(`the store holds vectors from ${stored.id}; the configured embedder is ${engine.embedder.id}: run cairn reindex`);
+    }
+  } else {
+    problems.push('no embedder configured: recall uses keywords and recency only');
+  }
+  const caps = engine.store.capabilities;
+  const stats = await engine.stats();
+  return {
+    database: opened.config.dbPath,
+    namespace: `${opened.config.namespace} (from ${opened.config.namespaceSource})`,
+    configFile: opened.config.configFile ?? 'none',
+    schemaVersion: diag['schemaVersion'],
+    sqlite: diag['sqliteVersion'],
+    fts5: diag['fts5'],
+    sqliteVec: diag['sqliteVecVersion'],
+    journalMode: diag['journalMode'],
+    databaseBytes: diag['bytes'],
+    embedder,
+    storedEmbedder: stored ?? 'none yet',
+    reranker: engine.hasReranker ? opened.config.reranker : 'none',
+    capabilities: caps,
+    memories: stats.total,
+    events: stats.events,
+    namespaces: stats.namespaces.length,
+    problems,
+  };
+}
+
+/** Runs the CLI; resolves to the exit code. Errors become one line on stderr. */
+export async function main(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+  const open = async (flags: GlobalOpts, opts: { withoutEmbedder?: boolean } = {}) => {
+    const { openEngine } = await import('../open-engine.js');
+    return openEngine({ db: flags.db, namespace: flags.namespace }, opts);
+  };
+  const program = buildProgram(io, open);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return EXIT_OK;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT_OK;
+      return EXIT_INVALID; // commander already printed the message
+    }
+    const wantsJson = argv.includes('--json');
+    if (isCairnError(err)) {
+      if (wantsJson) io.stderr.write(`${JSON.stringify({ error: { code: err.code, message: err.message, field: err.field, hint: err.hint } })}\n`);
+      else io.stderr.write(`cairn: ${err.message}${err.hint ? ` (${err.hint})` : ''}\n`);
+      return err.code === 'INVALID_INPUT' ? EXIT_INVALID : EXIT_FAILURE;
+    }
+    io.stderr.write(`cairn: unexpected error: ${(err as Error).message}\n`);
+    if (process.env['CAIRN_DEBUG']) io.stderr.write(`${(err as Error).stack}\n`);
+    return EXIT_FAILURE;
+  }
+}

@@ -1,0 +1,202 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { createHttpEmbedder } from '../adapters/embed-http/http-embedder.js';
+import { createUseEmbedder } from '../adapters/embed-use/use-embedder.js';
+import { createOverlapReranker } from '../adapters/rerank-local/overlap-reranker.js';
+import { createSqliteStore } from '../adapters/sqlite/sqlite-store.js';
+import { createGptTokenCounter } from '../adapters/tokenizer/gpt-token-counter.js';
+import { Engine } from '../core/engine.js';
+import { namespaceFromRepository } from '../core/text.js';
+import { validateNamespace } from '../core/validate.js';
+import type { Embedder, Logger, Reranker } from '../interfaces/embedder.js';
+import { CairnError } from '../interfaces/errors.js';
+import { createLogger, parseLogLevel } from './logger.js';
+
+/**
+ * The composition root: the only module that reads flags, environment variables and config files.
+ * Precedence: flags > environment > config file > defaults. Everything is validated here and passed down
+ * as typed objects.
+ */
+
+const ConfigFileSchema = z
+  .object({
+    db: z.string().min(1).optional(),
+    namespace: z.string().min(1).optional(),
+    embedder: z
+      .object({
+        provider: z.enum(['use', 'openai', 'none']),
+        baseUrl: z.string().url().optional(),
+        model: z.string().min(1).optional(),
+        dimensions: z.number().int().positive().optional(),
+        apiKeyEnv: z.string().min(1).optional(),
+      })
+      .strict()
+      .optional(),
+    reranker: z.enum(['none', 'overlap']).optional(),
+    weights: z.object({ vector: z.number().min(0), lexical: z.number().min(0), recency: z.number().min(0) }).partial().strict().optional(),
+    logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).optional(),
+  })
+  .strict();
+
+export type CairnConfigFile = z.infer<typeof ConfigFileSchema>;
+
+export interface CliFlags {
+  db?: string | undefined;
+  namespace?: string | undefined;
+}
+
+export interface ResolvedConfig {
+  dbPath: string;
+  namespace: string;
+  namespaceSource: 'flag' | 'env' | 'config' | 'git-origin' | 'git-toplevel' | 'cwd';
+  embedder: { provider: 'use' | 'openai' | 'none'; baseUrl?: string | undefined; model?: string | undefined; dimensions?: number | undefined; apiKey?: string | undefined };
+  reranker: 'none' | 'overlap';
+  weights: CairnConfigFile['weights'];
+  logLevel: ReturnType<typeof parseLogLevel>;
+  configFile: string | null;
+}
+
+export interface Environment {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+function dataHome(env: NodeJS.ProcessEnv): string {
+  return env['XDG_DATA_HOME'] || join(env['HOME'] || homedir(), '.local', 'share');
+}
+
+function configPath(env: NodeJS.ProcessEnv): string {
+  if (env['CAIRN_CONFIG']) return resolve(env['CAIRN_CONFIG']);
+  return join(env['XDG_CONFIG_HOME'] || join(env['HOME'] || homedir(), '.config'), 'cairn', 'config.json');
+}
+
+function readConfigFile(path: string, explicit: boolean): CairnConfigFile {
+  if (!existsSync(path)) {
+    if (explicit) throw new CairnError('INVALID_INPUT', `config file ${path} does not exist`, { field: 'CAIRN_CONFIG' });
+    return {};
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new CairnError('INVALID_INPUT', `config file ${path} is not valid JSON: ${(err as Error).message}`, { cause: err });
+  }
+  const parsed = ConfigFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new CairnError('INVALID_INPUT', `config file ${path}: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+  }
+  return parsed.data;
+}
+
+function git(cwd: string, args: string[]): string | null {
+  try {
+    return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 3000 }).trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+/** The namespace of the repository `cwd` is in: origin URL, else top-level path; outside git, cwd. */
+export function detectNamespace(cwd: string): { namespace: string; source: 'git-origin' | 'git-toplevel' | 'cwd' } {
+  const topLevel = git(cwd, ['rev-parse', '--show-toplevel']);
+  if (topLevel) {
+    const originUrl = git(cwd, ['config', '--get', 'remote.origin.url']);
+    // Worktrees share the main repository's config, so origin is the same; without origin, use the
+    // main worktree's path (the common dir's parent) so linked worktrees share memory too.
+    if (originUrl) return { namespace: namespaceFromRepository({ originUrl }) as string, source: 'git-origin' };
+    const common = git(cwd, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
+    const mainTop = common && common.endsWith('/.git') ? common.slice(0, -'/.git'.length) : topLevel;
+    return { namespace: namespaceFromRepository({ topLevel: mainTop }) as string, source: 'git-toplevel' };
+  }
+  return { namespace: resolve(cwd), source: 'cwd' };
+}
+
+export function resolveConfig(flags: CliFlags, environment: Environment = { env: process.env, cwd: process.cwd() }): ResolvedConfig {
+  const { env, cwd } = environment;
+  const cfgPath = configPath(env);
+  const file = readConfigFile(cfgPath, Boolean(env['CAIRN_CONFIG']));
+  const dbPath = resolve(cwd, flags.db || env['CAIRN_DB'] || file.db || join(dataHome(env), 'cairn', 'cairn.db'));
+
+  let namespace: string;
+  let namespaceSource: ResolvedConfig['namespaceSource'];
+  if (flags.namespace) [namespace, namespaceSource] = [flags.namespace, 'flag'];
+  else if (env['CAIRN_NAMESPACE']) [namespace, namespaceSource] = [env['CAIRN_NAMESPACE'], 'env'];
+  else if (file.namespace) [namespace, namespaceSource] = [file.namespace, 'config'];
+  else ({ namespace, source: namespaceSource } = detectNamespace(cwd));
+  validateNamespace(namespace);
+
+  const provider = (env['CAIRN_EMBEDDER'] as ResolvedConfig['embedder']['provider'] | undefined) || file.embedder?.provider || 'use';
+  if (!['use', 'openai', 'none'].includes(provider)) {
+    throw new CairnError('INVALID_INPUT', `CAIRN_EMBEDDER must be use, openai or none (got ${provider})`, { field: 'CAIRN_EMBEDDER' });
+  }
+  const dimsRaw = env['CAIRN_EMBED_DIMENSIONS'];
+  const dimensions = dimsRaw ? Number(dimsRaw) : file.embedder?.dimensions;
+  const apiKeyEnv = file.embedder?.apiKeyEnv ?? 'CAIRN_EMBED_API_KEY';
+  const reranker = (env['CAIRN_RERANKER'] || file.reranker || 'none') as ResolvedConfig['reranker'];
+  if (!['none', 'overlap'].includes(reranker)) throw new CairnError('INVALID_INPUT', `CAIRN_RERANKER must be none or overlap (got ${reranker})`);
+  return {
+    dbPath,
+    namespace,
+    namespaceSource,
+    embedder: {
+      provider,
+      baseUrl: env['CAIRN_EMBED_BASE_URL'] || file.embedder?.baseUrl,
+      model: env['CAIRN_EMBED_MODEL'] || file.embedder?.model,
+      dimensions,
+      apiKey: env[apiKeyEnv] || env['OPENAI_API_KEY'],
+    },
+    reranker,
+    weights: file.weights,
+    logLevel: parseLogLevel(env['CAIRN_LOG'] || file.logLevel),
+    configFile: existsSync(cfgPath) ? cfgPath : null,
+  };
+}
+
+export function buildEmbedder(config: ResolvedConfig['embedder']): Embedder | null {
+  switch (config.provider) {
+    case 'none':
+      return null;
+    case 'use':
+      return createUseEmbedder();
+    case 'openai':
+      if (!config.baseUrl || !config.model || !config.dimensions) {
+        throw new CairnError('INVALID_INPUT', 'the openai embedder needs CAIRN_EMBED_BASE_URL, CAIRN_EMBED_MODEL and CAIRN_EMBED_DIMENSIONS');
+      }
+      return createHttpEmbedder({ baseUrl: config.baseUrl, model: config.model, dimensions: config.dimensions, apiKey: config.apiKey });
+  }
+}
+
+export interface OpenEngineOptions {
+  /** Skip the embedder (commands that must not load a model, e.g. hooks' gate). */
+  withoutEmbedder?: boolean;
+  logger?: Logger;
+}
+
+export interface OpenedEngine {
+  engine: Engine;
+  config: ResolvedConfig;
+  logger: Logger;
+  close(): Promise<void>;
+}
+
+/** Builds the engine with concrete adapters from flags, environment and config file. */
+export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, environment?: Environment): OpenedEngine {
+  const config = resolveConfig(flags, environment);
+  const logger = options.logger ?? createLogger({ level: config.logLevel });
+  const store = createSqliteStore({ path: config.dbPath });
+  const reranker: Reranker | null = config.reranker === 'overlap' ? createOverlapReranker() : null;
+  const engine = new Engine({
+    store,
+    embedder: options.withoutEmbedder ? null : buildEmbedder(config.embedder),
+    reranker,
+    tokenCounter: createGptTokenCounter(),
+    defaultNamespace: config.namespace,
+    weights: config.weights,
+    logger,
+  });
+  return { engine, config, logger, close: () => store.close() };
+}
