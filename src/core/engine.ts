@@ -16,7 +16,9 @@ import type {
 import type { CandidateFilter, EmbedderInfo, Store, StoreTx } from '../interfaces/store.js';
 import { fuse, resolveWeights, DEFAULT_WEIGHTS, RRF_K } from './fusion.js';
 import { ulid } from './ids.js';
-import { analyse, queryTerms } from './lexical.js';
+import { vectorHash } from './checksum.js';
+import { emit, indexText, STORE_SCOPE } from './events.js';
+import { queryTerms } from './lexical.js';
 import { renderHeader, renderMemoryLine } from './render.js';
 import { dedupeKey } from './text.js';
 import {
@@ -171,12 +173,6 @@ export class Engine {
     };
   }
 
-  /** The text that is embedded and indexed: a route's title, description and paths are searchable too. */
-  private indexText(m: { text: string; route: Memory['route'] }): string {
-    if (!m.route) return m.text;
-    return [m.route.title, m.route.description, m.text, m.route.paths.join(' ')].filter(Boolean).join('\n');
-  }
-
   private async embedMany(texts: string[]): Promise<(Float32Array | null)[]> {
     if (!this.embedder || !this.store.capabilities.vectorSearch || texts.length === 0) return texts.map(() => null);
     const vectors = await this.embedder.embed(texts);
@@ -200,6 +196,28 @@ export class Engine {
       );
     }
     return stored;
+  }
+
+  /** Records the configured embedder in the log on the first vector write; refuses a different one. */
+  private async recordEmbedder(tx: StoreTx, now: string): Promise<void> {
+    if (!this.embedder || !this.store.capabilities.vectorSearch) return;
+    const current = await tx.embedder();
+    const wanted = { id: this.embedder.id, dimensions: this.embedder.dimensions };
+    if (!current) {
+      await emit(tx, STORE_SCOPE, { type: 'store.embedder', embedder: wanted }, now);
+    } else if (current.id !== wanted.id || current.dimensions !== wanted.dimensions) {
+      throw new CairnError('EMBEDDER_MISMATCH', `the store holds ${current.dimensions}-dimension vectors from ${current.id}, but the configured embedder is ${wanted.id} (${wanted.dimensions} dimensions)`, {
+        hint: 'run `cairn reindex` to re-embed every memory with the configured embedder',
+      });
+    }
+  }
+
+  /** Stores a vector in the log's blob table and returns its content hash. */
+  private async putVector(tx: StoreTx, vector: Float32Array | null): Promise<string | null> {
+    if (!vector) return null;
+    const hash = vectorHash(vector);
+    await tx.putVectorBlob(hash, vector);
+    return hash;
   }
 
   /** Saves one memory. A repeat of a live memory returns its id with `duplicate: true` and writes nothing. */
@@ -226,13 +244,12 @@ export class Engine {
       }
     });
     const toEmbed = prepared.filter((p, i) => !known.has(p.dedupeKey) && prepared.findIndex((q) => q.dedupeKey === p.dedupeKey) === i);
-    const vectors = await this.embedMany(toEmbed.map((p) => this.indexText(p)));
+    const vectors = await this.embedMany(toEmbed.map((p) => indexText(p)));
     const vectorByKey = new Map(toEmbed.map((p, i) => [p.dedupeKey, vectors[i] ?? null]));
 
+    void stored;
     return this.store.transaction(async (tx) => {
-      if (this.embedder && this.store.capabilities.vectorSearch && !stored) {
-        await tx.setEmbedder({ id: this.embedder.id, dimensions: this.embedder.dimensions });
-      }
+      await this.recordEmbedder(tx, this.now());
       const results: SaveResult[] = [];
       const savedInBatch = new Map<string, Memory>();
       for (const p of prepared) {
@@ -244,7 +261,7 @@ export class Engine {
         let vector = vectorByKey.get(p.dedupeKey) ?? null;
         if (vector === null && this.embedder && this.store.capabilities.vectorSearch) {
           // Another process forgot or superseded the duplicate between the pre-check and now.
-          [vector] = (await this.embedMany([this.indexText(p)])) as [Float32Array];
+          [vector] = (await this.embedMany([indexText(p)])) as [Float32Array];
         }
         const now = this.now();
         const createdAt = p.createdAt ?? now;
@@ -257,13 +274,10 @@ export class Engine {
           if (old.supersededBy) {
             throw new CairnError('CONFLICT', `memory ${old.id} is already superseded by ${old.supersededBy}`, { field: 'supersedes' });
           }
-          await tx.insertMemory(memory, vector, analyse(this.indexText(memory)));
-          await tx.updateMemory({ ...old, supersededBy: memory.id, updatedAt: now });
-          await tx.appendEvent({ namespace: memory.namespace, type: 'memory.saved', memoryId: memory.id, payload: memory, at: now });
-          await tx.appendEvent({ namespace: memory.namespace, type: 'memory.superseded', memoryId: old.id, payload: { id: old.id, by: memory.id }, at: now });
+          await emit(tx, memory.namespace, { type: 'memory.saved', memory, vector: await this.putVector(tx, vector) }, now);
+          await emit(tx, memory.namespace, { type: 'memory.superseded', memory: { ...old, supersededBy: memory.id, updatedAt: now } }, now);
         } else {
-          await tx.insertMemory(memory, vector, analyse(this.indexText(memory)));
-          await tx.appendEvent({ namespace: memory.namespace, type: 'memory.saved', memoryId: memory.id, payload: memory, at: now });
+          await emit(tx, memory.namespace, { type: 'memory.saved', memory, vector: await this.putVector(tx, vector) }, now);
         }
         savedInBatch.set(p.dedupeKey, memory);
         results.push({ id: memory.id, duplicate: false, memory });
@@ -306,7 +320,7 @@ export class Engine {
     const current = await this.get(mid, { namespace });
     if (!current) throw new CairnError('NOT_FOUND', `no memory ${mid} in namespace ${namespace}`, { field: 'id' });
     const textChanged = text !== undefined && text !== current.text;
-    const [vector] = textChanged ? await this.embedMany([this.indexText({ text, route: current.route })]) : [null];
+    const [vector] = textChanged ? await this.embedMany([indexText({ text, route: current.route })]) : [null];
     return this.store.transaction(async (tx) => {
       const fresh = await tx.getMemory(mid);
       if (!fresh || fresh.namespace !== namespace) throw new CairnError('NOT_FOUND', `no memory ${mid} in namespace ${namespace}`, { field: 'id' });
@@ -326,11 +340,10 @@ export class Engine {
         if (clash && clash.id !== mid) throw new CairnError('CONFLICT', `an identical live memory already exists: ${clash.id}`, { field: 'text' });
       }
       if (textChanged) {
-        await tx.updateMemory(next, { vector: vector ?? null, terms: analyse(this.indexText(next)) });
+        await emit(tx, namespace, { type: 'memory.updated', memory: next, vector: await this.putVector(tx, vector ?? null) }, now);
       } else {
-        await tx.updateMemory(next);
+        await emit(tx, namespace, { type: 'memory.updated', memory: next }, now);
       }
-      await tx.appendEvent({ namespace, type: 'memory.updated', memoryId: mid, payload: next, at: now });
       return next;
     });
   }
@@ -357,7 +370,7 @@ export class Engine {
   private async lifecycle(
     id: string,
     namespace: string | undefined,
-    type: string,
+    type: 'memory.forgotten' | 'memory.restored',
     change: (m: Memory, now: string, tx: StoreTx) => Memory | Promise<Memory>,
   ): Promise<Memory> {
     const mid = validateId(id);
@@ -367,8 +380,7 @@ export class Engine {
       if (!m || m.namespace !== ns) throw new CairnError('NOT_FOUND', `no memory ${mid} in namespace ${ns}`, { field: 'id' });
       const now = this.now();
       const next = await change(m, now, tx);
-      await tx.updateMemory(next);
-      await tx.appendEvent({ namespace: ns, type, memoryId: mid, payload: { id: mid, reason: next.forgetReason }, at: now });
+      await emit(tx, ns, { type, memory: next }, now);
       return next;
     });
   }
@@ -384,8 +396,7 @@ export class Engine {
       for (const m of expired) {
         const fresh = await tx.getMemory(m.id);
         if (!fresh || fresh.expiresAt === null || fresh.expiresAt > now) continue;
-        await tx.deleteMemory(m.id);
-        await tx.appendEvent({ namespace: m.namespace, type: 'memory.purged', memoryId: m.id, payload: { id: m.id, expiresAt: m.expiresAt }, at: now });
+        await emit(tx, m.namespace, { type: 'memory.purged', id: m.id }, now);
         n++;
       }
       return n;
@@ -400,17 +411,21 @@ export class Engine {
     const total = (await this.store.stats(this.now())).total;
     // Embed first (slow, outside any lock), then swap all vectors in one transaction: a failure midway
     // leaves the old index intact.
-    const pending: { id: string; vector: Float32Array }[] = [];
+    const pending: { id: string; namespace: string; vector: Float32Array }[] = [];
     onProgress?.(0, total);
     for await (const page of this.store.iterateMemories(undefined, batchSize)) {
-      const vectors = await this.embedMany(page.map((m) => this.indexText(m)));
-      page.forEach((m, i) => pending.push({ id: m.id, vector: vectors[i] as Float32Array }));
+      const vectors = await this.embedMany(page.map((m) => indexText(m)));
+      page.forEach((m, i) => pending.push({ id: m.id, namespace: m.namespace, vector: vectors[i] as Float32Array }));
       onProgress?.(pending.length, total);
     }
     await this.store.transaction(async (tx) => {
-      await tx.resetVectors();
-      await tx.setEmbedder(info);
-      for (const p of pending) await tx.setVector(p.id, p.vector);
+      const now = this.now();
+      await emit(tx, STORE_SCOPE, { type: 'store.vectors-reset' }, now);
+      await emit(tx, STORE_SCOPE, { type: 'store.embedder', embedder: info }, now);
+      for (const p of pending) {
+        const hash = (await this.putVector(tx, p.vector)) as string;
+        await emit(tx, p.namespace, { type: 'memory.reembedded', id: p.id, vector: hash }, now);
+      }
     });
     return { reindexed: pending.length, embedder: info };
   }
@@ -448,8 +463,7 @@ export class Engine {
     const namespace = this.ns(options.namespace);
     const merged = await this.weightsFor(namespace, weights);
     await this.store.transaction(async (tx) => {
-      await tx.setSetting(namespace, 'weights', merged);
-      await tx.appendEvent({ namespace, type: 'settings.weights', memoryId: null, payload: merged, at: this.now() });
+      await emit(tx, namespace, { type: 'settings.changed', key: 'weights', value: merged }, this.now());
     });
     return merged;
   }

@@ -66,8 +66,35 @@ export interface EventInput {
 }
 
 export interface StoredEvent extends EventInput {
-  /** Monotonic, gap-free per namespace, starting at 1. */
+  /** Monotonic, gap-free per namespace (scope), starting at 1. */
   seq: number;
+  /** Position in the whole log, in commit order across every scope. */
+  gseq: number;
+}
+
+/** One scope of the event log: a namespace, or `''` for store-wide events (embedder changes). */
+export interface ScopeInfo {
+  scope: string;
+  /** Number of events and the highest sequence number; equal when the scope has no gap. */
+  events: number;
+  lastSeq: number;
+}
+
+/** A stored snapshot of one scope's projected state: a disposable fast path for recovery. */
+export interface SnapshotRecord {
+  scope: string;
+  /** Compare-and-swap version, 1 for the first snapshot of a scope. */
+  version: number;
+  /** Sequence number of the last event the snapshot includes. */
+  seq: number;
+  /** The serialised state (compressed). */
+  blob: Uint8Array;
+  /** SHA-256 of `blob`, hex: detects storage corruption. */
+  blobSha256: string;
+  /** The engine's canonical checksum of the state inside the blob: detects version or logic mismatch. */
+  checksum: string;
+  engineVersion: number;
+  createdAt: string;
 }
 
 /**
@@ -89,6 +116,8 @@ export interface StoreTx {
   deleteMemory(id: string): Promise<void>;
   /** Appends an event with the next sequence number of its namespace and returns that number. */
   appendEvent(event: EventInput): Promise<number>;
+  /** The embedder record, as `Store.embedder()` but inside the transaction. */
+  embedder(): Promise<EmbedderInfo | null>;
   /** Records which embedder produces the vectors; creates the vector index on first call. */
   setEmbedder(info: EmbedderInfo): Promise<void>;
   /** Replaces the vector of one memory (reindex). */
@@ -96,6 +125,24 @@ export interface StoreTx {
   /** Drops every vector and the embedder record (reindex starts here). */
   resetVectors(): Promise<void>;
   setSetting(namespace: string, key: string, value: unknown): Promise<void>;
+
+  /** Stores a vector under its content hash (idempotent). Vectors referenced by events live here. */
+  putVectorBlob(hash: string, vector: Float32Array): Promise<void>;
+  getVectorBlob(hash: string): Promise<Float32Array | null>;
+  /** Every memory of a namespace with the content hash of its indexed vector (null when none), by id. */
+  memoriesOf(namespace: string): Promise<{ memory: Memory; vectorHash: string | null }[]>;
+  settingsOf(namespace: string): Promise<{ key: string; value: unknown }[]>;
+  /** How many events of `type` the scope holds. */
+  countEvents(scope: string, type: string): Promise<number>;
+  getSnapshot(scope: string): Promise<SnapshotRecord | null>;
+  /**
+   * Writes a snapshot if the scope's current snapshot version equals `expectedVersion` (null: none yet) and
+   * returns the new version; otherwise throws CONFLICT and writes nothing.
+   */
+  putSnapshot(snapshot: Omit<SnapshotRecord, 'version'>, expectedVersion: number | null): Promise<number>;
+  deleteSnapshot(scope: string): Promise<void>;
+  /** Removes the projection (memories, full-text rows, vectors, settings) of a namespace; the log stays. */
+  clearProjection(namespace: string): Promise<void>;
 }
 
 /**
@@ -129,6 +176,15 @@ export interface Store {
   embedder(): Promise<EmbedderInfo | null>;
   getSetting(namespace: string, key: string): Promise<unknown>;
   events(namespace: string, afterSeq?: number, limit?: number): Promise<StoredEvent[]>;
+  /** The whole log in commit order, in pages, starting after global position `afterGseq`. */
+  iterateEvents(afterGseq?: number, pageSize?: number): AsyncIterable<StoredEvent[]>;
+  /** Every scope of the log with its event count and highest sequence number. */
+  scopes(): Promise<ScopeInfo[]>;
+  /** The vectors currently in the index for these memory ids (absent ids have none). */
+  getVectors(ids: string[]): Promise<Map<string, Float32Array>>;
+  getVectorBlob(hash: string): Promise<Float32Array | null>;
+  getSnapshot(scope: string): Promise<SnapshotRecord | null>;
+  listSettings(namespace: string): Promise<{ key: string; value: unknown }[]>;
   stats(now: string): Promise<StoreStats>;
   /** Backend facts for `cairn doctor`: versions, schema version, sizes. */
   diagnostics(): Promise<Record<string, unknown>>;

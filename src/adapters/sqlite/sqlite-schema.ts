@@ -4,7 +4,7 @@
  * later, when the first embedder is recorded, because its dimension is only known then.
  */
 export const MIGRATIONS: readonly string[] = [
-  // 1: memories, full-text index, events, settings
+  // 1: memories (the projection), full-text index, the event log with its vector blobs, snapshots, settings
   `
   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   CREATE TABLE memories (
@@ -25,7 +25,8 @@ export const MIGRATIONS: readonly string[] = [
     superseded_by TEXT,
     forgotten_at TEXT,
     forget_reason TEXT,
-    dedupe_key TEXT NOT NULL
+    dedupe_key TEXT NOT NULL,
+    vector_hash TEXT
   );
   CREATE INDEX memories_namespace_id ON memories(namespace, id);
   CREATE INDEX memories_expires ON memories(expires_at) WHERE expires_at IS NOT NULL;
@@ -37,13 +38,26 @@ export const MIGRATIONS: readonly string[] = [
     tokenize="unicode61 remove_diacritics 2 tokenchars '_./-:'"
   );
   CREATE TABLE events (
+    gseq INTEGER PRIMARY KEY AUTOINCREMENT,
     namespace TEXT NOT NULL,
     seq INTEGER NOT NULL,
     type TEXT NOT NULL,
     memory_id TEXT,
     payload TEXT NOT NULL,
     at TEXT NOT NULL,
-    PRIMARY KEY (namespace, seq)
+    UNIQUE (namespace, seq)
+  );
+  CREATE INDEX events_type ON events(namespace, type);
+  CREATE TABLE vector_blobs (hash TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
+  CREATE TABLE snapshots (
+    scope TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    blob BLOB NOT NULL,
+    blob_sha256 TEXT NOT NULL,
+    checksum TEXT NOT NULL,
+    engine_version INTEGER NOT NULL,
+    created_at TEXT NOT NULL
   ) WITHOUT ROWID;
   CREATE TABLE settings (
     namespace TEXT NOT NULL,

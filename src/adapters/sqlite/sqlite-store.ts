@@ -5,12 +5,15 @@ import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { CairnError } from '../../interfaces/errors.js';
 import type { Memory, MemoryKind, StoreStats } from '../../interfaces/memory.js';
+import { vectorFromBytes, vectorHash } from '../../core/checksum.js';
 import type {
   CandidateFilter,
   EmbedderInfo,
   EventInput,
   LexicalHit,
   ListFilter,
+  ScopeInfo,
+  SnapshotRecord,
   Store,
   StoreCapabilities,
   StoredEvent,
@@ -127,6 +130,31 @@ function memoryParams(m: Memory): Row {
     forgotten_at: m.forgottenAt,
     forget_reason: m.forgetReason,
     dedupe_key: m.dedupeKey,
+  };
+}
+
+function rowToEvent(r: Row): StoredEvent {
+  return {
+    gseq: r['gseq'] as number,
+    namespace: r['namespace'] as string,
+    seq: r['seq'] as number,
+    type: r['type'] as string,
+    memoryId: (r['memory_id'] as string | null) ?? null,
+    payload: JSON.parse(r['payload'] as string) as unknown,
+    at: r['at'] as string,
+  };
+}
+
+function rowToSnapshot(r: Row): SnapshotRecord {
+  return {
+    scope: r['scope'] as string,
+    version: r['version'] as number,
+    seq: r['seq'] as number,
+    blob: new Uint8Array(r['blob'] as Buffer),
+    blobSha256: r['blob_sha256'] as string,
+    checksum: r['checksum'] as string,
+    engineVersion: r['engine_version'] as number,
+    createdAt: r['created_at'] as string,
   };
 }
 
@@ -340,6 +368,7 @@ export class SqliteStore implements Store {
           db.prepare('DELETE FROM memories_fts WHERE rowid = ?').run(rowid);
           db.prepare('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)').run(rowid, nsToken(memory.namespace), index.terms.join(' '));
           if (this.vectorDims !== null) db.prepare('DELETE FROM memories_vec WHERE rowid = ?').run(rowid);
+          db.prepare('UPDATE memories SET vector_hash = NULL WHERE rowid = ?').run(rowid);
           if (index.vector) this.writeVector(rowid, memory, index.vector);
         } else if (this.vectorDims !== null) {
           db.prepare('UPDATE memories_vec SET active = ?, kind = ? WHERE rowid = ?').run(isLive(memory) ? 1n : 0n, memory.kind, rowid);
@@ -365,6 +394,7 @@ export class SqliteStore implements Store {
         );
         return next;
       },
+      embedder: async () => this.embedderSync(),
       setEmbedder: async (info) => {
         const existing = db.prepare(`SELECT value FROM meta WHERE key = 'embedder'`).get() as { value: string } | undefined;
         if (existing) {
@@ -391,6 +421,7 @@ export class SqliteStore implements Store {
       },
       resetVectors: async () => {
         db.exec('DROP TABLE IF EXISTS memories_vec');
+        db.prepare('UPDATE memories SET vector_hash = NULL WHERE vector_hash IS NOT NULL').run();
         db.prepare(`DELETE FROM meta WHERE key = 'embedder'`).run();
         this.vectorDims = null;
       },
@@ -400,6 +431,57 @@ export class SqliteStore implements Store {
           key,
           JSON.stringify(value),
         );
+      },
+      putVectorBlob: async (hash, vector) => {
+        db.prepare('INSERT OR IGNORE INTO vector_blobs (hash, data) VALUES (?, ?)').run(hash, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
+      },
+      getVectorBlob: async (hash) => this.getVectorBlobSync(hash),
+      memoriesOf: async (namespace) => {
+        const rows = db.prepare('SELECT * FROM memories WHERE namespace = ? ORDER BY id').all(namespace) as Row[];
+        return rows.map((r) => ({ memory: rowToMemory(r), vectorHash: (r['vector_hash'] as string | null) ?? null }));
+      },
+      settingsOf: async (namespace) => this.listSettingsSync(namespace),
+      countEvents: async (scope, type) =>
+        (db.prepare('SELECT COUNT(*) AS n FROM events WHERE namespace = ? AND type = ?').get(scope, type) as { n: number }).n,
+      getSnapshot: async (scope) => this.getSnapshotSync(scope),
+      putSnapshot: async (snap, expectedVersion) => {
+        const current = db.prepare('SELECT version FROM snapshots WHERE scope = ?').get(snap.scope) as { version: number } | undefined;
+        const have = current?.version ?? null;
+        if (have !== expectedVersion) {
+          throw new CairnError('CONFLICT', `snapshot of scope ${JSON.stringify(snap.scope)} is at version ${have ?? 'none'}, expected ${expectedVersion ?? 'none'}: another writer checkpointed first`);
+        }
+        const version = (have ?? 0) + 1;
+        db.prepare(
+          `INSERT INTO snapshots (scope, version, seq, blob, blob_sha256, checksum, engine_version, created_at)
+           VALUES (@scope, @version, @seq, @blob, @blob_sha256, @checksum, @engine_version, @created_at)
+           ON CONFLICT (scope) DO UPDATE SET version = excluded.version, seq = excluded.seq, blob = excluded.blob,
+             blob_sha256 = excluded.blob_sha256, checksum = excluded.checksum, engine_version = excluded.engine_version,
+             created_at = excluded.created_at`,
+        ).run({
+          scope: snap.scope,
+          version,
+          seq: snap.seq,
+          blob: Buffer.from(snap.blob),
+          blob_sha256: snap.blobSha256,
+          checksum: snap.checksum,
+          engine_version: snap.engineVersion,
+          created_at: snap.createdAt,
+        });
+        return version;
+      },
+      deleteSnapshot: async (scope) => {
+        db.prepare('DELETE FROM snapshots WHERE scope = ?').run(scope);
+      },
+      clearProjection: async (namespace) => {
+        const rowids = db.prepare('SELECT rowid FROM memories WHERE namespace = ?').all(namespace) as { rowid: number }[];
+        const delFts = db.prepare('DELETE FROM memories_fts WHERE rowid = ?');
+        const delVec = this.vectorDims !== null ? db.prepare('DELETE FROM memories_vec WHERE rowid = ?') : null;
+        for (const { rowid } of rowids) {
+          delFts.run(BigInt(rowid));
+          delVec?.run(BigInt(rowid));
+        }
+        db.prepare('DELETE FROM memories WHERE namespace = ?').run(namespace);
+        db.prepare('DELETE FROM settings WHERE namespace = ?').run(namespace);
       },
     };
   }
@@ -412,6 +494,70 @@ export class SqliteStore implements Store {
     this.db
       .prepare('INSERT INTO memories_vec (rowid, namespace, active, kind, embedding) VALUES (?, ?, ?, ?, ?)')
       .run(rowid, memory.namespace, isLive(memory) ? 1n : 0n, memory.kind, vector);
+    this.db.prepare('UPDATE memories SET vector_hash = ? WHERE rowid = ?').run(vectorHash(vector), rowid);
+  }
+
+  private getVectorBlobSync(hash: string): Float32Array | null {
+    const r = this.db.prepare('SELECT data FROM vector_blobs WHERE hash = ?').get(hash) as { data: Buffer } | undefined;
+    return r ? vectorFromBytes(r.data) : null;
+  }
+
+  private listSettingsSync(namespace: string): { key: string; value: unknown }[] {
+    const rows = this.db.prepare('SELECT key, value FROM settings WHERE namespace = ? ORDER BY key').all(namespace) as { key: string; value: string }[];
+    return rows.map((r) => ({ key: r.key, value: JSON.parse(r.value) as unknown }));
+  }
+
+  private getSnapshotSync(scope: string): SnapshotRecord | null {
+    const r = this.db.prepare('SELECT * FROM snapshots WHERE scope = ?').get(scope) as Row | undefined;
+    return r ? rowToSnapshot(r) : null;
+  }
+
+  async getVectorBlob(hash: string): Promise<Float32Array | null> {
+    return this.read('reading a vector', () => this.getVectorBlobSync(hash));
+  }
+
+  async listSettings(namespace: string): Promise<{ key: string; value: unknown }[]> {
+    return this.read('reading settings', () => this.listSettingsSync(namespace));
+  }
+
+  async getSnapshot(scope: string): Promise<SnapshotRecord | null> {
+    return this.read('reading a snapshot', () => this.getSnapshotSync(scope));
+  }
+
+  async getVectors(ids: string[]): Promise<Map<string, Float32Array>> {
+    const out = new Map<string, Float32Array>();
+    if (ids.length === 0) return out;
+    if (this.vectorDims === null) this.read('reading the vector index', () => this.loadVectorInfo());
+    if (this.vectorDims === null) return out;
+    return this.read('reading vectors', () => {
+      const rowOf = this.db.prepare('SELECT rowid FROM memories WHERE id = ?');
+      const vec = this.db.prepare('SELECT embedding FROM memories_vec WHERE rowid = ?');
+      for (const id of ids) {
+        const r = rowOf.get(id) as { rowid: number } | undefined;
+        if (!r) continue;
+        const v = vec.get(BigInt(r.rowid)) as { embedding: Buffer } | undefined;
+        if (v) out.set(id, vectorFromBytes(v.embedding));
+      }
+      return out;
+    });
+  }
+
+  async *iterateEvents(afterGseq = 0, pageSize = 1000): AsyncIterable<StoredEvent[]> {
+    let after = afterGseq;
+    for (;;) {
+      const page = this.read('reading the event log', () =>
+        (this.db.prepare('SELECT * FROM events WHERE gseq > ? ORDER BY gseq LIMIT ?').all(after, pageSize) as Row[]).map(rowToEvent),
+      );
+      if (page.length === 0) return;
+      after = (page[page.length - 1] as StoredEvent).gseq;
+      yield page;
+    }
+  }
+
+  async scopes(): Promise<ScopeInfo[]> {
+    return this.read('reading the event log', () =>
+      this.db.prepare('SELECT namespace AS scope, COUNT(*) AS events, MAX(seq) AS lastSeq FROM events GROUP BY namespace ORDER BY namespace').all() as ScopeInfo[],
+    );
   }
 
   private getMemorySync(id: string): Memory | null {
@@ -528,11 +674,13 @@ export class SqliteStore implements Store {
     });
   }
 
+  private embedderSync(): EmbedderInfo | null {
+    const row = this.db.prepare(`SELECT value FROM meta WHERE key = 'embedder'`).get() as { value: string } | undefined;
+    return row ? (JSON.parse(row.value) as EmbedderInfo) : null;
+  }
+
   async embedder(): Promise<EmbedderInfo | null> {
-    return this.read('reading the embedder record', () => {
-      const row = this.db.prepare(`SELECT value FROM meta WHERE key = 'embedder'`).get() as { value: string } | undefined;
-      return row ? (JSON.parse(row.value) as EmbedderInfo) : null;
-    });
+    return this.read('reading the embedder record', () => this.embedderSync());
   }
 
   async getSetting(namespace: string, key: string): Promise<unknown> {
@@ -547,14 +695,7 @@ export class SqliteStore implements Store {
       const rows = this.db
         .prepare('SELECT * FROM events WHERE namespace = ? AND seq > ? ORDER BY seq LIMIT ?')
         .all(namespace, afterSeq, limit) as Row[];
-      return rows.map((r) => ({
-        namespace: r['namespace'] as string,
-        seq: r['seq'] as number,
-        type: r['type'] as string,
-        memoryId: (r['memory_id'] as string | null) ?? null,
-        payload: JSON.parse(r['payload'] as string) as unknown,
-        at: r['at'] as string,
-      }));
+      return rows.map(rowToEvent);
     });
   }
 

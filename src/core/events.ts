@@ -1,0 +1,115 @@
+import { CairnError } from '../interfaces/errors.js';
+import type { Memory } from '../interfaces/memory.js';
+import type { EmbedderInfo, StoredEvent, StoreTx } from '../interfaces/store.js';
+import { analyse } from './lexical.js';
+
+/**
+ * The event vocabulary and the projection. The log is the source of truth: memory rows, full-text rows and
+ * vectors are what `project` makes of the events, in order. The live write path and replay call the same
+ * `project`, so a replayed store equals the live one by construction, and `cairn verify` proves it.
+ *
+ * Memory events carry the whole record after the change, so projecting one never reads the clock or the
+ * previous row. Vectors are carried by content hash; the bytes live in the vector blob table, which is
+ * part of the log, so replay never re-runs the embedding model.
+ */
+
+/** Scope of store-wide events (the embedder record); never a valid namespace, which cannot be empty. */
+export const STORE_SCOPE = '';
+
+export type EventBody =
+  | { type: 'memory.saved'; memory: Memory; vector: string | null }
+  | { type: 'memory.updated'; memory: Memory; vector?: string | null }
+  | { type: 'memory.superseded'; memory: Memory }
+  | { type: 'memory.forgotten'; memory: Memory }
+  | { type: 'memory.restored'; memory: Memory }
+  | { type: 'memory.purged'; id: string }
+  | { type: 'memory.reembedded'; id: string; vector: string }
+  | { type: 'store.embedder'; embedder: EmbedderInfo }
+  | { type: 'store.vectors-reset' }
+  | { type: 'settings.changed'; key: string; value: unknown }
+  | { type: 'turn.committed'; session: string; turn: number; text: string; speaker: string | null; items: string[] };
+
+export type EventType = EventBody['type'];
+
+/** The text that is embedded and indexed for a memory: a route's title, description and paths count too. */
+export function indexText(m: { text: string; route: Memory['route'] }): string {
+  if (!m.route) return m.text;
+  // Surfaces usually build a route's text from its title and description: count each only once, so a
+  // route's words do not weigh double against an ordinary memory's.
+  const extra = [m.route.title, m.route.description].filter((part) => part && !m.text.includes(part));
+  return [...extra, m.text, m.route.paths.join(' ')].filter(Boolean).join('\n');
+}
+
+function memoryIdOf(body: EventBody): string | null {
+  if ('memory' in body) return body.memory.id;
+  if ('id' in body) return body.id;
+  return null;
+}
+
+/** Splits an event body into the stored payload (everything but `type`). */
+function payloadOf(body: EventBody): Record<string, unknown> {
+  const { type: _type, ...rest } = body;
+  return rest;
+}
+
+export function bodyOf(event: Pick<StoredEvent, 'type' | 'payload'>): EventBody {
+  return { type: event.type, ...(event.payload as object) } as EventBody;
+}
+
+async function vectorFor(tx: StoreTx, hash: string | null | undefined): Promise<Float32Array | null> {
+  if (!hash) return null;
+  const v = await tx.getVectorBlob(hash);
+  if (!v) throw new CairnError('INTEGRITY', `the log references vector ${hash.slice(0, 12)}… which is missing from the vector blobs`);
+  return v;
+}
+
+/** Applies one event to the projection. Deterministic: the same events give the same state. */
+export async function project(tx: StoreTx, body: EventBody, scope: string): Promise<void> {
+  switch (body.type) {
+    case 'memory.saved':
+      await tx.insertMemory(body.memory, await vectorFor(tx, body.vector), analyse(indexText(body.memory)));
+      return;
+    case 'memory.updated':
+      if ('vector' in body) {
+        await tx.updateMemory(body.memory, { vector: await vectorFor(tx, body.vector), terms: analyse(indexText(body.memory)) });
+      } else {
+        await tx.updateMemory(body.memory);
+      }
+      return;
+    case 'memory.superseded':
+    case 'memory.forgotten':
+    case 'memory.restored':
+      await tx.updateMemory(body.memory);
+      return;
+    case 'memory.purged':
+      await tx.deleteMemory(body.id);
+      return;
+    case 'memory.reembedded': {
+      const v = await vectorFor(tx, body.vector);
+      if (v) await tx.setVector(body.id, v);
+      return;
+    }
+    case 'store.embedder':
+      await tx.setEmbedder(body.embedder);
+      return;
+    case 'store.vectors-reset':
+      await tx.resetVectors();
+      return;
+    case 'settings.changed':
+      await tx.setSetting(scope, body.key, body.value);
+      return;
+    case 'turn.committed':
+      return; // the turn's items arrive as their own memory events
+    default: {
+      const unknown: { type: string } = body;
+      throw new CairnError('INTEGRITY', `unknown event type ${unknown.type} in the log`);
+    }
+  }
+}
+
+/** Appends an event to its scope and projects it, in the caller's transaction. Returns its sequence number. */
+export async function emit(tx: StoreTx, scope: string, body: EventBody, at: string): Promise<number> {
+  const seq = await tx.appendEvent({ namespace: scope, type: body.type, memoryId: memoryIdOf(body), payload: payloadOf(body), at });
+  await project(tx, body, scope);
+  return seq;
+}
