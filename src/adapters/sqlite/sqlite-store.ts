@@ -35,6 +35,9 @@ type Row = Record<string, unknown>;
 
 const SQLITE_HEADER = 'SQLite format 3\0';
 
+/** sqlite-vec's largest k in one KNN query. */
+const MAX_KNN = 4096;
+
 /** Translates a driver error into a CairnError (the one place this adapter does so). */
 function translate(err: unknown, what: string): CairnError {
   if (err instanceof CairnError) return err;
@@ -68,11 +71,19 @@ function checkExistingFile(path: string): void {
   if (st.size === 0) return;
   const fd = openSync(path, 'r');
   try {
-    const buf = Buffer.alloc(16);
-    const n = readSync(fd, buf, 0, 16, 0);
-    if (n < 16 || buf.toString('latin1') !== SQLITE_HEADER) {
+    const buf = Buffer.alloc(18);
+    const n = readSync(fd, buf, 0, 18, 0);
+    if (n < 18 || buf.toString('latin1', 0, 16) !== SQLITE_HEADER) {
       throw new CairnError('INTEGRITY', `${path} is not an SQLite database (its header is wrong); cairn left it untouched`, {
         hint: 'point --db / CAIRN_DB at a cairn database or a new path',
+      });
+    }
+    // SQLite writes whole pages only; a size that is not a multiple of the page size is a truncated file,
+    // which SQLite itself would open and read as zeros.
+    const pageSize = buf.readUInt16BE(16) === 1 ? 65536 : buf.readUInt16BE(16);
+    if (st.size % pageSize !== 0) {
+      throw new CairnError('INTEGRITY', `${path} is truncated or damaged (${st.size} bytes is not a whole number of ${pageSize}-byte pages); cairn left it untouched`, {
+        hint: 'restore the database from a backup, or point --db / CAIRN_DB at a new path',
       });
     }
   } finally {
@@ -642,14 +653,27 @@ export class SqliteStore implements Store {
         params['vkind'] = filter.kinds[0];
       }
       const post = filterSql(filter, params);
-      // Expiry and tags are checked after the KNN; fetch more so the filter still leaves k rows.
-      const fetch = Math.min(4096, filter.tags?.length || (filter.kinds?.length ?? 0) > 1 ? k * 4 : k + 16);
-      params['k'] = fetch;
+      // Expiry, tags and several kinds are checked after the KNN. Widen the KNN until k rows pass that
+      // filter or the index has no more rows; past the KNN's own limit, scan the namespace exactly, so
+      // nearer inactive or filtered-out memories never hide the k nearest matching ones.
       params['limit'] = k;
+      const knn = this.db.prepare(
+        `SELECT m.id AS id, v.distance AS distance, (${post}) AS ok FROM (SELECT rowid, distance FROM memories_vec v WHERE ${knnWhere.join(' AND ')}) v
+         JOIN memories m ON m.rowid = v.rowid ORDER BY v.distance`,
+      );
+      let fetch = Math.min(MAX_KNN, filter.tags?.length || (filter.kinds?.length ?? 0) > 1 ? k * 4 : k + 16);
+      for (;;) {
+        params['k'] = fetch;
+        const rows = knn.all(params) as { id: string; distance: number; ok: number }[];
+        const hits = rows.filter((r) => r.ok === 1).slice(0, k);
+        if (hits.length >= k || rows.length < fetch) return hits.map((r) => ({ id: r.id, similarity: 1 - r.distance }));
+        if (fetch >= MAX_KNN) break;
+        fetch = Math.min(MAX_KNN, fetch * 4);
+      }
       const rows = this.db
         .prepare(
-          `SELECT m.id AS id, v.distance AS distance FROM (SELECT rowid, distance FROM memories_vec v WHERE ${knnWhere.join(' AND ')}) v
-           JOIN memories m ON m.rowid = v.rowid WHERE ${post} ORDER BY v.distance LIMIT @limit`,
+          `SELECT m.id AS id, vec_distance_cosine(v.embedding, @q) AS distance FROM memories m JOIN memories_vec v ON v.rowid = m.rowid
+           WHERE m.namespace = @namespace AND ${post} ORDER BY distance LIMIT @limit`,
         )
         .all(params) as { id: string; distance: number }[];
       return rows.map((r) => ({ id: r.id, similarity: 1 - r.distance }));
