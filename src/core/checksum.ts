@@ -1,4 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
+import { endianness } from 'node:os';
 import type { Memory } from '../interfaces/memory.js';
 
 /**
@@ -36,13 +37,18 @@ export function vectorHash(vector: Float32Array): string {
   return createHash('sha256').update(vectorBytes(vector)).digest('hex');
 }
 
+const LITTLE_ENDIAN = endianness() === 'LE';
+
 export function vectorBytes(vector: Float32Array): Buffer {
+  if (LITTLE_ENDIAN) return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
   const buf = Buffer.alloc(vector.length * 4);
   for (let i = 0; i < vector.length; i++) buf.writeFloatLE(vector[i] as number, i * 4);
   return buf;
 }
 
+/** A vector from little-endian float32 bytes (a copy: the result never aliases the input). */
 export function vectorFromBytes(bytes: Uint8Array): Float32Array {
+  if (LITTLE_ENDIAN) return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const out = new Float32Array(buf.length / 4);
   for (let i = 0; i < out.length; i++) out[i] = buf.readFloatLE(i * 4);

@@ -19,6 +19,9 @@ import { ulid } from './ids.js';
 import { vectorHash } from './checksum.js';
 import { emit, indexText, STORE_SCOPE } from './events.js';
 import { queryTerms } from './lexical.js';
+import { buildSnapshot } from './snapshot.js';
+import { recover, verify, type RecoverReport, type VerifyReport } from './replay.js';
+import type { Conversation } from './conversation.js';
 import { renderHeader, renderMemoryLine } from './render.js';
 import { dedupeKey } from './text.js';
 import {
@@ -49,6 +52,8 @@ export interface EngineConfig {
   minCandidates?: number;
   now?: () => Date;
   logger?: Logger;
+  /** A turn commit also writes a snapshot of its namespace every this many turns; 0 disables. Default 10. */
+  snapshotEvery?: number;
 }
 
 export interface ForgetOptions {
@@ -77,6 +82,34 @@ export interface ImportCounts {
 
 export type ProgressFn = (done: number, total: number | null) => void;
 
+export interface TurnInput {
+  namespace?: string;
+  /** Conversation or agent session the turn belongs to. */
+  session: string;
+  /** Turn number within the session (0 or more). */
+  turn: number;
+  /** The turn's text, kept verbatim in the turn event. */
+  text: string;
+  speaker?: string;
+  /** When the turn happened (ISO-8601); default now. Items get it as their creation time. */
+  at?: string;
+  /** Memory items extracted from the turn; default: one note holding the turn's text. */
+  items?: MemoryInput[];
+}
+
+export interface TurnResult {
+  /** Sequence number of the turn event in its namespace. */
+  eventSeq: number;
+  itemIds: string[];
+  /** Items that became new memories. */
+  itemsAdded: number;
+  /** True when dedupe turned at least one item into an update of an existing memory. */
+  deduplicated: boolean;
+  /** Whether this commit also wrote a snapshot (every `snapshotEvery` turns of the namespace). */
+  snapshot: boolean;
+  snapshotVersion: number | null;
+}
+
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 200;
 export const DEFAULT_TOKEN_BUDGET = 1000;
@@ -104,6 +137,7 @@ export class Engine {
   private readonly minCandidates: number;
   private readonly clock: () => Date;
   private readonly log: Logger | undefined;
+  private readonly snapshotEvery: number;
 
   constructor(config: EngineConfig) {
     this.store = config.store;
@@ -116,6 +150,10 @@ export class Engine {
     this.minCandidates = config.minCandidates ?? 50;
     this.clock = config.now ?? (() => new Date());
     this.log = config.logger;
+    this.snapshotEvery = config.snapshotEvery ?? 10;
+    if (!Number.isInteger(this.snapshotEvery) || this.snapshotEvery < 0) {
+      throw new CairnError('INVALID_INPUT', 'snapshotEvery: must be a whole number, 0 or more', { field: 'snapshotEvery' });
+    }
   }
 
   get hasReranker(): boolean {
@@ -284,6 +322,161 @@ export class Engine {
       }
       return results;
     });
+  }
+
+  /**
+   * Commits one conversation turn atomically: the turn event, its memory items with their embeddings, and
+   * every `snapshotEvery` turns a snapshot of the namespace — all in one transaction, or nothing.
+   * An item identical to a live memory updates that memory instead of adding one.
+   */
+  async commitTurn(input: TurnInput): Promise<TurnResult> {
+    return this.commitTurnWith(input, null);
+  }
+
+  /** commitTurn, reusing vectors embedded ahead in a batch (keyed by the text that was embedded). */
+  private async commitTurnWith(input: TurnInput, embedded: Map<string, Float32Array | null> | null): Promise<TurnResult> {
+    if (typeof input !== 'object' || input === null) throw new CairnError('INVALID_INPUT', 'turn must be an object');
+    const namespace = this.ns(input.namespace);
+    if (typeof input.session !== 'string' || !/^[\p{L}\p{N}_.:#/@-]{1,200}$/u.test(input.session)) {
+      throw new CairnError('INVALID_INPUT', `session: must be 1–200 letters, digits or _ . : # / @ - (got ${JSON.stringify(input.session)})`, { field: 'session' });
+    }
+    if (typeof input.turn !== 'number' || !Number.isInteger(input.turn) || input.turn < 0) {
+      throw new CairnError('INVALID_INPUT', `turn: must be a whole number, 0 or more (got ${JSON.stringify(input.turn)})`, { field: 'turn' });
+    }
+    const text = validateText(input.text);
+    if (input.speaker !== undefined && (typeof input.speaker !== 'string' || input.speaker.length > 200)) {
+      throw new CairnError('INVALID_INPUT', 'speaker: must be a string of at most 200 characters', { field: 'speaker' });
+    }
+    const at = input.at === undefined ? null : validateTime(input.at, 'at');
+    const items = input.items ?? [{ text }];
+    if (!Array.isArray(items) || items.length > 100) throw new CairnError('INVALID_INPUT', 'items: must be a list of at most 100 memories', { field: 'items' });
+    const prepared = items.map((item) =>
+      this.prepare({
+        ...item,
+        namespace,
+        createdAt: item.createdAt ?? at ?? undefined,
+        metadata: { source: 'turn', sessionId: input.session, ...(input.speaker ? { speaker: input.speaker } : {}), ...item.metadata },
+      }),
+    );
+    await this.checkEmbedder();
+    const unique = prepared.filter((p, i) => prepared.findIndex((q) => q.dedupeKey === p.dedupeKey) === i);
+    const missing = unique.filter((p) => !embedded?.has(indexText(p)));
+    const fresh = await this.embedMany(missing.map((p) => indexText(p)));
+    const vectorByKey = new Map(missing.map((p, i) => [p.dedupeKey, fresh[i] ?? null]));
+    for (const p of unique) if (embedded?.has(indexText(p))) vectorByKey.set(p.dedupeKey, embedded.get(indexText(p)) ?? null);
+
+    return this.store.transaction(async (tx) => {
+      const now = this.now();
+      await this.recordEmbedder(tx, now);
+      const itemEvents: Parameters<typeof emit>[2][] = [];
+      const itemIds: string[] = [];
+      let itemsAdded = 0;
+      let deduplicated = false;
+      const inTurn = new Map<string, string>();
+      for (const p of prepared) {
+        const seen = inTurn.get(p.dedupeKey);
+        if (seen) {
+          itemIds.push(seen);
+          deduplicated = true;
+          continue;
+        }
+        const existing = await tx.findLiveByDedupeKey(p.namespace, p.dedupeKey);
+        if (existing) {
+          const updated: Memory = { ...existing, importance: Math.max(existing.importance, p.importance), updatedAt: now };
+          itemEvents.push({ type: 'memory.updated', memory: updated });
+          itemIds.push(existing.id);
+          inTurn.set(p.dedupeKey, existing.id);
+          deduplicated = true;
+          continue;
+        }
+        const createdAt = p.createdAt ?? now;
+        const memory: Memory = { ...p, supersedes: null, id: ulid(Date.parse(createdAt)), createdAt, updatedAt: now };
+        itemEvents.push({ type: 'memory.saved', memory, vector: await this.putVector(tx, vectorByKey.get(p.dedupeKey) ?? null) });
+        itemIds.push(memory.id);
+        inTurn.set(p.dedupeKey, memory.id);
+        itemsAdded++;
+      }
+      const eventSeq = await emit(
+        tx,
+        namespace,
+        { type: 'turn.committed', session: input.session, turn: input.turn, text, speaker: input.speaker ?? null, items: itemIds },
+        now,
+      );
+      let lastSeq = eventSeq;
+      for (const body of itemEvents) lastSeq = await emit(tx, namespace, body, now);
+      let snapshotVersion: number | null = null;
+      if (this.snapshotEvery > 0 && (await tx.countEvents(namespace, 'turn.committed')) % this.snapshotEvery === 0) {
+        const current = await tx.getSnapshot(namespace);
+        snapshotVersion = await tx.putSnapshot(await buildSnapshot(tx, namespace, lastSeq, now), current?.version ?? null);
+      }
+      return { eventSeq, itemIds, itemsAdded, deduplicated, snapshot: snapshotVersion !== null, snapshotVersion };
+    });
+  }
+
+  /**
+   * Writes a snapshot of the namespace at its latest event. Compare-and-swap: when `expectedVersion` is
+   * given (the version the caller last saw; null for none) and another writer checkpointed since, this
+   * fails with CONFLICT and writes nothing. Without it, the version read just before is expected.
+   */
+  async checkpoint(options: { namespace?: string; expectedVersion?: number | null } = {}): Promise<{ version: number; seq: number }> {
+    const namespace = this.ns(options.namespace);
+    const expected = options.expectedVersion !== undefined ? options.expectedVersion : ((await this.store.getSnapshot(namespace))?.version ?? null);
+    return this.store.transaction(async (tx) => {
+      const seq = await tx.lastSeq(namespace);
+      if (seq === 0) throw new CairnError('NOT_FOUND', `namespace ${namespace} has no events to snapshot`);
+      const version = await tx.putSnapshot(await buildSnapshot(tx, namespace, seq, this.now()), expected);
+      return { version, seq };
+    });
+  }
+
+  /**
+   * Commits every turn of each conversation, in order, one transaction per turn. With several
+   * conversations, each goes to its own namespace `<namespace>/<conversation id>`.
+   */
+  async ingest(
+    conversations: Conversation[],
+    options: { namespace?: string; onProgress?: ProgressFn } = {},
+  ): Promise<{ namespace: string; conversation: string; turns: number; itemsAdded: number; snapshots: number }[]> {
+    const base = this.ns(options.namespace);
+    const total = conversations.reduce((s, c) => s + c.turns.length, 0);
+    let done = 0;
+    const out = [];
+    for (const c of conversations) {
+      const namespace = conversations.length > 1 ? validateNamespace(`${base}/${c.id}`) : base;
+      let itemsAdded = 0;
+      let snapshots = 0;
+      // Embed the whole conversation in batches first (much faster than one text at a time); each turn
+      // still commits in its own transaction.
+      const texts = [...new Set(c.turns.map((t) => t.text))];
+      const vectors = await this.embedMany(texts);
+      const embedded = new Map(texts.map((t, i) => [t, vectors[i] ?? null]));
+      for (const t of c.turns) {
+        const r = await this.commitTurnWith({
+          namespace,
+          session: t.session,
+          turn: t.turn,
+          text: t.text,
+          ...(t.speaker ? { speaker: t.speaker } : {}),
+          ...(t.at ? { at: t.at } : {}),
+          items: [{ text: t.text, metadata: { source: 'import', ...(t.externalId ? { externalId: t.externalId } : {}) } }],
+        }, embedded);
+        itemsAdded += r.itemsAdded;
+        if (r.snapshot) snapshots++;
+        options.onProgress?.(++done, total);
+      }
+      out.push({ namespace, conversation: c.id, turns: c.turns.length, itemsAdded, snapshots });
+    }
+    return out;
+  }
+
+  /** Replays the whole log into `scratch` (an empty store) and proves the live state equal to it. */
+  async verify(scratch: Store): Promise<VerifyReport> {
+    return verify(this.store, scratch);
+  }
+
+  /** Rebuilds the live projection from snapshots and the log (see replay.ts). */
+  async recover(options: { namespace?: string; all?: boolean } = {}): Promise<RecoverReport> {
+    return recover(this.store, options.all || options.namespace === undefined ? {} : { namespace: this.ns(options.namespace) });
   }
 
   /** Stores `input` as the replacement of `oldId`: both get linked, the old one drops from recall. */

@@ -56,18 +56,29 @@ export function bodyOf(event: Pick<StoredEvent, 'type' | 'payload'>): EventBody 
   return { type: event.type, ...(event.payload as object) } as EventBody;
 }
 
+/**
+ * The vector a memory event refers to. A vector whose size differs from the store's current embedder was
+ * made by an embedder since replaced; a `memory.reembedded` event later in the log carries its successor,
+ * so it is left out (this only happens when replaying across a reindex).
+ */
 async function vectorFor(tx: StoreTx, hash: string | null | undefined): Promise<Float32Array | null> {
   if (!hash) return null;
   const v = await tx.getVectorBlob(hash);
   if (!v) throw new CairnError('INTEGRITY', `the log references vector ${hash.slice(0, 12)}… which is missing from the vector blobs`);
-  return v;
+  const current = await tx.embedder();
+  return current && current.dimensions === v.length ? v : null;
+}
+
+/** Inserts a memory row with its full-text row and (by hash) its vector: one step of a projection. */
+export async function insertProjected(tx: StoreTx, memory: Memory, vectorHashHex: string | null): Promise<void> {
+  await tx.insertMemory(memory, await vectorFor(tx, vectorHashHex), analyse(indexText(memory)));
 }
 
 /** Applies one event to the projection. Deterministic: the same events give the same state. */
 export async function project(tx: StoreTx, body: EventBody, scope: string): Promise<void> {
   switch (body.type) {
     case 'memory.saved':
-      await tx.insertMemory(body.memory, await vectorFor(tx, body.vector), analyse(indexText(body.memory)));
+      await insertProjected(tx, body.memory, body.vector);
       return;
     case 'memory.updated':
       if ('vector' in body) {

@@ -132,6 +132,8 @@ export interface StoreTx {
   /** Every memory of a namespace with the content hash of its indexed vector (null when none), by id. */
   memoriesOf(namespace: string): Promise<{ memory: Memory; vectorHash: string | null }[]>;
   settingsOf(namespace: string): Promise<{ key: string; value: unknown }[]>;
+  /** Highest sequence number of the scope, 0 when it has no event. */
+  lastSeq(scope: string): Promise<number>;
   /** How many events of `type` the scope holds. */
   countEvents(scope: string, type: string): Promise<number>;
   getSnapshot(scope: string): Promise<SnapshotRecord | null>;

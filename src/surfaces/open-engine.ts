@@ -13,6 +13,7 @@ import { namespaceFromRepository } from '../core/text.js';
 import { validateNamespace } from '../core/validate.js';
 import type { Embedder, Logger, Reranker } from '../interfaces/embedder.js';
 import { CairnError } from '../interfaces/errors.js';
+import type { Store } from '../interfaces/store.js';
 import { createLogger, parseLogLevel } from './logger.js';
 
 /**
@@ -178,6 +179,8 @@ export interface OpenEngineOptions {
 
 export interface OpenedEngine {
   engine: Engine;
+  /** An empty throwaway store of the same backend, for replay (`cairn verify`). */
+  scratchStore(): Store;
   config: ResolvedConfig;
   logger: Logger;
   close(): Promise<void>;
@@ -198,5 +201,5 @@ export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, env
     weights: config.weights,
     logger,
   });
-  return { engine, config, logger, close: () => store.close() };
+  return { engine, config, logger, scratchStore: () => createSqliteStore({ path: ':memory:' }), close: () => store.close() };
 }

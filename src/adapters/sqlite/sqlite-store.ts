@@ -253,6 +253,19 @@ export class SqliteStore implements Store {
     }
   }
 
+  private readonly statements = new Map<string, Database.Statement>();
+
+  /** A prepared statement, compiled once per SQL text (preparing dominates small queries otherwise). */
+  private stmt(sql: string): Database.Statement {
+    let st = this.statements.get(sql);
+    if (!st) {
+      if (this.statements.size > 1000) this.statements.clear();
+      st = this.db.prepare(sql);
+      this.statements.set(sql, st);
+    }
+    return st;
+  }
+
   private retrySync<T>(fn: () => T): T {
     const deadline = Date.now() + this.maxBusyWaitMs;
     for (;;) {
@@ -268,7 +281,7 @@ export class SqliteStore implements Store {
   private migrate(): void {
     const current = (): number => {
       this.db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TEXT NOT NULL)');
-      const row = this.db.prepare('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null };
+      const row = this.stmt('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null };
       return row.v ?? 0;
     };
     const quick = this.retrySync(current);
@@ -284,7 +297,7 @@ export class SqliteStore implements Store {
         let v = current(); // re-read under the write lock: another process may have migrated meanwhile
         for (; v < SCHEMA_VERSION; v++) {
           this.db.exec(MIGRATIONS[v] as string);
-          this.db.prepare('INSERT INTO schema_version (version, applied_at) VALUES (?, ?)').run(v + 1, new Date().toISOString());
+          this.stmt('INSERT INTO schema_version (version, applied_at) VALUES (?, ?)').run(v + 1, new Date().toISOString());
         }
         this.db.exec('COMMIT');
       } catch (err) {
@@ -295,8 +308,8 @@ export class SqliteStore implements Store {
   }
 
   private loadVectorInfo(): void {
-    const row = this.db.prepare(`SELECT value FROM meta WHERE key = 'embedder'`).get() as { value: string } | undefined;
-    const hasTable = this.db.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'`).get();
+    const row = this.stmt(`SELECT value FROM meta WHERE key = 'embedder'`).get() as { value: string } | undefined;
+    const hasTable = this.stmt(`SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'`).get();
     this.vectorDims = row && hasTable ? (JSON.parse(row.value) as EmbedderInfo).dimensions : null;
   }
 
@@ -346,14 +359,12 @@ export class SqliteStore implements Store {
     return {
       getMemory: async (id) => this.getMemorySync(id),
       findLiveByDedupeKey: async (namespace, key) => {
-        const r = db
-          .prepare('SELECT * FROM memories WHERE namespace = ? AND dedupe_key = ? AND forgotten_at IS NULL AND superseded_by IS NULL')
+        const r = this.stmt('SELECT * FROM memories WHERE namespace = ? AND dedupe_key = ? AND forgotten_at IS NULL AND superseded_by IS NULL')
           .get(namespace, key) as Row | undefined;
         return r ? rowToMemory(r) : null;
       },
       insertMemory: async (memory, vector, terms) => {
-        const info = db
-          .prepare(
+        const info = this.stmt(
             `INSERT INTO memories (id, namespace, text, kind, importance, tags, task_id, metadata, route, created_at, updated_at,
               expires_at, supersedes, superseded_by, forgotten_at, forget_reason, dedupe_key)
              VALUES (@id, @namespace, @text, @kind, @importance, @tags, @task_id, @metadata, @route, @created_at, @updated_at,
@@ -361,14 +372,14 @@ export class SqliteStore implements Store {
           )
           .run(memoryParams(memory));
         const rowid = BigInt(info.lastInsertRowid);
-        db.prepare('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)').run(rowid, nsToken(memory.namespace), terms.join(' '));
+        this.stmt('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)').run(rowid, nsToken(memory.namespace), terms.join(' '));
         if (vector) this.writeVector(rowid, memory, vector);
       },
       updateMemory: async (memory, index) => {
-        const row = db.prepare('SELECT rowid FROM memories WHERE id = ?').get(memory.id) as { rowid: number } | undefined;
+        const row = this.stmt('SELECT rowid FROM memories WHERE id = ?').get(memory.id) as { rowid: number } | undefined;
         if (!row) throw new CairnError('NOT_FOUND', `no memory ${memory.id}`);
         const p = memoryParams(memory);
-        db.prepare(
+        this.stmt(
           `UPDATE memories SET namespace=@namespace, text=@text, kind=@kind, importance=@importance, tags=@tags, task_id=@task_id,
             metadata=@metadata, route=@route, created_at=@created_at, updated_at=@updated_at, expires_at=@expires_at,
             supersedes=@supersedes, superseded_by=@superseded_by, forgotten_at=@forgotten_at, forget_reason=@forget_reason,
@@ -376,26 +387,26 @@ export class SqliteStore implements Store {
         ).run(p);
         const rowid = BigInt(row.rowid);
         if (index) {
-          db.prepare('DELETE FROM memories_fts WHERE rowid = ?').run(rowid);
-          db.prepare('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)').run(rowid, nsToken(memory.namespace), index.terms.join(' '));
-          if (this.vectorDims !== null) db.prepare('DELETE FROM memories_vec WHERE rowid = ?').run(rowid);
-          db.prepare('UPDATE memories SET vector_hash = NULL WHERE rowid = ?').run(rowid);
+          this.stmt('DELETE FROM memories_fts WHERE rowid = ?').run(rowid);
+          this.stmt('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)').run(rowid, nsToken(memory.namespace), index.terms.join(' '));
+          if (this.vectorDims !== null) this.stmt('DELETE FROM memories_vec WHERE rowid = ?').run(rowid);
+          this.stmt('UPDATE memories SET vector_hash = NULL WHERE rowid = ?').run(rowid);
           if (index.vector) this.writeVector(rowid, memory, index.vector);
         } else if (this.vectorDims !== null) {
-          db.prepare('UPDATE memories_vec SET active = ?, kind = ? WHERE rowid = ?').run(isLive(memory) ? 1n : 0n, memory.kind, rowid);
+          this.stmt('UPDATE memories_vec SET active = ?, kind = ? WHERE rowid = ?').run(isLive(memory) ? 1n : 0n, memory.kind, rowid);
         }
       },
       deleteMemory: async (id) => {
-        const row = db.prepare('SELECT rowid FROM memories WHERE id = ?').get(id) as { rowid: number } | undefined;
+        const row = this.stmt('SELECT rowid FROM memories WHERE id = ?').get(id) as { rowid: number } | undefined;
         if (!row) return;
         const rowid = BigInt(row.rowid);
-        db.prepare('DELETE FROM memories_fts WHERE rowid = ?').run(rowid);
-        if (this.vectorDims !== null) db.prepare('DELETE FROM memories_vec WHERE rowid = ?').run(rowid);
-        db.prepare('DELETE FROM memories WHERE rowid = ?').run(rowid);
+        this.stmt('DELETE FROM memories_fts WHERE rowid = ?').run(rowid);
+        if (this.vectorDims !== null) this.stmt('DELETE FROM memories_vec WHERE rowid = ?').run(rowid);
+        this.stmt('DELETE FROM memories WHERE rowid = ?').run(rowid);
       },
       appendEvent: async (event: EventInput) => {
-        const { next } = db.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM events WHERE namespace = ?').get(event.namespace) as { next: number };
-        db.prepare('INSERT INTO events (namespace, seq, type, memory_id, payload, at) VALUES (?, ?, ?, ?, ?, ?)').run(
+        const { next } = this.stmt('SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM events WHERE namespace = ?').get(event.namespace) as { next: number };
+        this.stmt('INSERT INTO events (namespace, seq, type, memory_id, payload, at) VALUES (?, ?, ?, ?, ?, ?)').run(
           event.namespace,
           next,
           event.type,
@@ -407,7 +418,7 @@ export class SqliteStore implements Store {
       },
       embedder: async () => this.embedderSync(),
       setEmbedder: async (info) => {
-        const existing = db.prepare(`SELECT value FROM meta WHERE key = 'embedder'`).get() as { value: string } | undefined;
+        const existing = this.stmt(`SELECT value FROM meta WHERE key = 'embedder'`).get() as { value: string } | undefined;
         if (existing) {
           const e = JSON.parse(existing.value) as EmbedderInfo;
           if (e.id === info.id && e.dimensions === info.dimensions) {
@@ -418,51 +429,54 @@ export class SqliteStore implements Store {
             hint: 'run `cairn reindex`',
           });
         }
-        db.prepare(`INSERT INTO meta (key, value) VALUES ('embedder', ?)`).run(JSON.stringify(info));
+        this.stmt(`INSERT INTO meta (key, value) VALUES ('embedder', ?)`).run(JSON.stringify(info));
         db.exec('DROP TABLE IF EXISTS memories_vec');
+        this.statements.clear();
         db.exec(vectorTableSql(info.dimensions));
         this.vectorDims = info.dimensions;
       },
       setVector: async (id, vector) => {
-        const r = db.prepare('SELECT * FROM memories WHERE id = ?').get(id) as Row | undefined;
+        const r = this.stmt('SELECT * FROM memories WHERE id = ?').get(id) as Row | undefined;
         if (!r) throw new CairnError('NOT_FOUND', `no memory ${id}`);
         const rowid = BigInt(r['rowid'] as number);
-        db.prepare('DELETE FROM memories_vec WHERE rowid = ?').run(rowid);
+        this.stmt('DELETE FROM memories_vec WHERE rowid = ?').run(rowid);
         this.writeVector(rowid, rowToMemory(r), vector);
       },
       resetVectors: async () => {
         db.exec('DROP TABLE IF EXISTS memories_vec');
-        db.prepare('UPDATE memories SET vector_hash = NULL WHERE vector_hash IS NOT NULL').run();
-        db.prepare(`DELETE FROM meta WHERE key = 'embedder'`).run();
+        this.statements.clear();
+        this.stmt('UPDATE memories SET vector_hash = NULL WHERE vector_hash IS NOT NULL').run();
+        this.stmt(`DELETE FROM meta WHERE key = 'embedder'`).run();
         this.vectorDims = null;
       },
       setSetting: async (namespace, key, value) => {
-        db.prepare('INSERT INTO settings (namespace, key, value) VALUES (?, ?, ?) ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value').run(
+        this.stmt('INSERT INTO settings (namespace, key, value) VALUES (?, ?, ?) ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value').run(
           namespace,
           key,
           JSON.stringify(value),
         );
       },
       putVectorBlob: async (hash, vector) => {
-        db.prepare('INSERT OR IGNORE INTO vector_blobs (hash, data) VALUES (?, ?)').run(hash, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
+        this.stmt('INSERT OR IGNORE INTO vector_blobs (hash, data) VALUES (?, ?)').run(hash, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
       },
       getVectorBlob: async (hash) => this.getVectorBlobSync(hash),
       memoriesOf: async (namespace) => {
-        const rows = db.prepare('SELECT * FROM memories WHERE namespace = ? ORDER BY id').all(namespace) as Row[];
+        const rows = this.stmt('SELECT * FROM memories WHERE namespace = ? ORDER BY id').all(namespace) as Row[];
         return rows.map((r) => ({ memory: rowToMemory(r), vectorHash: (r['vector_hash'] as string | null) ?? null }));
       },
       settingsOf: async (namespace) => this.listSettingsSync(namespace),
+      lastSeq: async (scope) => (this.stmt('SELECT COALESCE(MAX(seq), 0) AS n FROM events WHERE namespace = ?').get(scope) as { n: number }).n,
       countEvents: async (scope, type) =>
-        (db.prepare('SELECT COUNT(*) AS n FROM events WHERE namespace = ? AND type = ?').get(scope, type) as { n: number }).n,
+        (this.stmt('SELECT COUNT(*) AS n FROM events WHERE namespace = ? AND type = ?').get(scope, type) as { n: number }).n,
       getSnapshot: async (scope) => this.getSnapshotSync(scope),
       putSnapshot: async (snap, expectedVersion) => {
-        const current = db.prepare('SELECT version FROM snapshots WHERE scope = ?').get(snap.scope) as { version: number } | undefined;
+        const current = this.stmt('SELECT version FROM snapshots WHERE scope = ?').get(snap.scope) as { version: number } | undefined;
         const have = current?.version ?? null;
         if (have !== expectedVersion) {
           throw new CairnError('CONFLICT', `snapshot of scope ${JSON.stringify(snap.scope)} is at version ${have ?? 'none'}, expected ${expectedVersion ?? 'none'}: another writer checkpointed first`);
         }
         const version = (have ?? 0) + 1;
-        db.prepare(
+        this.stmt(
           `INSERT INTO snapshots (scope, version, seq, blob, blob_sha256, checksum, engine_version, created_at)
            VALUES (@scope, @version, @seq, @blob, @blob_sha256, @checksum, @engine_version, @created_at)
            ON CONFLICT (scope) DO UPDATE SET version = excluded.version, seq = excluded.seq, blob = excluded.blob,
@@ -481,18 +495,18 @@ export class SqliteStore implements Store {
         return version;
       },
       deleteSnapshot: async (scope) => {
-        db.prepare('DELETE FROM snapshots WHERE scope = ?').run(scope);
+        this.stmt('DELETE FROM snapshots WHERE scope = ?').run(scope);
       },
       clearProjection: async (namespace) => {
-        const rowids = db.prepare('SELECT rowid FROM memories WHERE namespace = ?').all(namespace) as { rowid: number }[];
-        const delFts = db.prepare('DELETE FROM memories_fts WHERE rowid = ?');
-        const delVec = this.vectorDims !== null ? db.prepare('DELETE FROM memories_vec WHERE rowid = ?') : null;
+        const rowids = this.stmt('SELECT rowid FROM memories WHERE namespace = ?').all(namespace) as { rowid: number }[];
+        const delFts = this.stmt('DELETE FROM memories_fts WHERE rowid = ?');
+        const delVec = this.vectorDims !== null ? this.stmt('DELETE FROM memories_vec WHERE rowid = ?') : null;
         for (const { rowid } of rowids) {
           delFts.run(BigInt(rowid));
           delVec?.run(BigInt(rowid));
         }
-        db.prepare('DELETE FROM memories WHERE namespace = ?').run(namespace);
-        db.prepare('DELETE FROM settings WHERE namespace = ?').run(namespace);
+        this.stmt('DELETE FROM memories WHERE namespace = ?').run(namespace);
+        this.stmt('DELETE FROM settings WHERE namespace = ?').run(namespace);
       },
     };
   }
@@ -502,24 +516,23 @@ export class SqliteStore implements Store {
     if (vector.length !== this.vectorDims) {
       throw new CairnError('EMBEDDER_MISMATCH', `vector has ${vector.length} dimensions; the store holds ${this.vectorDims}`, { hint: 'run `cairn reindex`' });
     }
-    this.db
-      .prepare('INSERT INTO memories_vec (rowid, namespace, active, kind, embedding) VALUES (?, ?, ?, ?, ?)')
+    this.stmt('INSERT INTO memories_vec (rowid, namespace, active, kind, embedding) VALUES (?, ?, ?, ?, ?)')
       .run(rowid, memory.namespace, isLive(memory) ? 1n : 0n, memory.kind, vector);
-    this.db.prepare('UPDATE memories SET vector_hash = ? WHERE rowid = ?').run(vectorHash(vector), rowid);
+    this.stmt('UPDATE memories SET vector_hash = ? WHERE rowid = ?').run(vectorHash(vector), rowid);
   }
 
   private getVectorBlobSync(hash: string): Float32Array | null {
-    const r = this.db.prepare('SELECT data FROM vector_blobs WHERE hash = ?').get(hash) as { data: Buffer } | undefined;
+    const r = this.stmt('SELECT data FROM vector_blobs WHERE hash = ?').get(hash) as { data: Buffer } | undefined;
     return r ? vectorFromBytes(r.data) : null;
   }
 
   private listSettingsSync(namespace: string): { key: string; value: unknown }[] {
-    const rows = this.db.prepare('SELECT key, value FROM settings WHERE namespace = ? ORDER BY key').all(namespace) as { key: string; value: string }[];
+    const rows = this.stmt('SELECT key, value FROM settings WHERE namespace = ? ORDER BY key').all(namespace) as { key: string; value: string }[];
     return rows.map((r) => ({ key: r.key, value: JSON.parse(r.value) as unknown }));
   }
 
   private getSnapshotSync(scope: string): SnapshotRecord | null {
-    const r = this.db.prepare('SELECT * FROM snapshots WHERE scope = ?').get(scope) as Row | undefined;
+    const r = this.stmt('SELECT * FROM snapshots WHERE scope = ?').get(scope) as Row | undefined;
     return r ? rowToSnapshot(r) : null;
   }
 
@@ -541,8 +554,8 @@ export class SqliteStore implements Store {
     if (this.vectorDims === null) this.read('reading the vector index', () => this.loadVectorInfo());
     if (this.vectorDims === null) return out;
     return this.read('reading vectors', () => {
-      const rowOf = this.db.prepare('SELECT rowid FROM memories WHERE id = ?');
-      const vec = this.db.prepare('SELECT embedding FROM memories_vec WHERE rowid = ?');
+      const rowOf = this.stmt('SELECT rowid FROM memories WHERE id = ?');
+      const vec = this.stmt('SELECT embedding FROM memories_vec WHERE rowid = ?');
       for (const id of ids) {
         const r = rowOf.get(id) as { rowid: number } | undefined;
         if (!r) continue;
@@ -557,7 +570,7 @@ export class SqliteStore implements Store {
     let after = afterGseq;
     for (;;) {
       const page = this.read('reading the event log', () =>
-        (this.db.prepare('SELECT * FROM events WHERE gseq > ? ORDER BY gseq LIMIT ?').all(after, pageSize) as Row[]).map(rowToEvent),
+        (this.stmt('SELECT * FROM events WHERE gseq > ? ORDER BY gseq LIMIT ?').all(after, pageSize) as Row[]).map(rowToEvent),
       );
       if (page.length === 0) return;
       after = (page[page.length - 1] as StoredEvent).gseq;
@@ -567,12 +580,12 @@ export class SqliteStore implements Store {
 
   async scopes(): Promise<ScopeInfo[]> {
     return this.read('reading the event log', () =>
-      this.db.prepare('SELECT namespace AS scope, COUNT(*) AS events, MAX(seq) AS lastSeq FROM events GROUP BY namespace ORDER BY namespace').all() as ScopeInfo[],
+      this.stmt('SELECT namespace AS scope, COUNT(*) AS events, MAX(seq) AS lastSeq FROM events GROUP BY namespace ORDER BY namespace').all() as ScopeInfo[],
     );
   }
 
   private getMemorySync(id: string): Memory | null {
-    const r = this.db.prepare('SELECT * FROM memories WHERE id = ?').get(id) as Row | undefined;
+    const r = this.stmt('SELECT * FROM memories WHERE id = ?').get(id) as Row | undefined;
     return r ? rowToMemory(r) : null;
   }
 
@@ -586,7 +599,7 @@ export class SqliteStore implements Store {
       const out: Memory[] = [];
       for (let i = 0; i < ids.length; i += 500) {
         const chunk = ids.slice(i, i + 500);
-        const rows = this.db.prepare(`SELECT * FROM memories WHERE id IN (${chunk.map(() => '?').join(',')})`).all(...chunk) as Row[];
+        const rows = this.stmt(`SELECT * FROM memories WHERE id IN (${chunk.map(() => '?').join(',')})`).all(...chunk) as Row[];
         out.push(...rows.map(rowToMemory));
       }
       return out;
@@ -605,7 +618,7 @@ export class SqliteStore implements Store {
         where.push('m.id < @before');
         params['before'] = filter.before;
       }
-      const rows = this.db.prepare(`SELECT m.* FROM memories m WHERE ${where.join(' AND ')} ORDER BY m.id DESC LIMIT @limit`).all(params) as Row[];
+      const rows = this.stmt(`SELECT m.* FROM memories m WHERE ${where.join(' AND ')} ORDER BY m.id DESC LIMIT @limit`).all(params) as Row[];
       return rows.map(rowToMemory);
     });
   }
@@ -616,8 +629,8 @@ export class SqliteStore implements Store {
       const page = this.read('reading memories', () => {
         const rows = (
           namespace === undefined
-            ? this.db.prepare('SELECT * FROM memories WHERE id > ? ORDER BY id LIMIT ?').all(after, pageSize)
-            : this.db.prepare('SELECT * FROM memories WHERE namespace = ? AND id > ? ORDER BY id LIMIT ?').all(namespace, after, pageSize)
+            ? this.stmt('SELECT * FROM memories WHERE id > ? ORDER BY id LIMIT ?').all(after, pageSize)
+            : this.stmt('SELECT * FROM memories WHERE namespace = ? AND id > ? ORDER BY id LIMIT ?').all(namespace, after, pageSize)
         ) as Row[];
         return rows.map(rowToMemory);
       });
@@ -631,8 +644,8 @@ export class SqliteStore implements Store {
     return this.read('listing expired memories', () => {
       const rows = (
         namespace === undefined
-          ? this.db.prepare('SELECT * FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?').all(now)
-          : this.db.prepare('SELECT * FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ? AND namespace = ?').all(now, namespace)
+          ? this.stmt('SELECT * FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?').all(now)
+          : this.stmt('SELECT * FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ? AND namespace = ?').all(now, namespace)
       ) as Row[];
       return rows.map(rowToMemory);
     });
@@ -657,7 +670,7 @@ export class SqliteStore implements Store {
       // filter or the index has no more rows; past the KNN's own limit, scan the namespace exactly, so
       // nearer inactive or filtered-out memories never hide the k nearest matching ones.
       params['limit'] = k;
-      const knn = this.db.prepare(
+      const knn = this.stmt(
         `SELECT m.id AS id, v.distance AS distance, (${post}) AS ok FROM (SELECT rowid, distance FROM memories_vec v WHERE ${knnWhere.join(' AND ')}) v
          JOIN memories m ON m.rowid = v.rowid ORDER BY v.distance`,
       );
@@ -670,8 +683,7 @@ export class SqliteStore implements Store {
         if (fetch >= MAX_KNN) break;
         fetch = Math.min(MAX_KNN, fetch * 4);
       }
-      const rows = this.db
-        .prepare(
+      const rows = this.stmt(
           `SELECT m.id AS id, vec_distance_cosine(v.embedding, @q) AS distance FROM memories m JOIN memories_vec v ON v.rowid = m.rowid
            WHERE m.namespace = @namespace AND ${post} ORDER BY distance LIMIT @limit`,
         )
@@ -687,8 +699,7 @@ export class SqliteStore implements Store {
       const match = `ns:${quoteTerm(nsToken(filter.namespace))} AND terms:(${terms.map(quoteTerm).join(' OR ')})`;
       params['match'] = match;
       const post = filterSql(filter, params);
-      const rows = this.db
-        .prepare(
+      const rows = this.stmt(
           `SELECT m.id AS id, -bm25(memories_fts, 0.0, 1.0) AS score FROM memories_fts f JOIN memories m ON m.rowid = f.rowid
            WHERE memories_fts MATCH @match AND m.namespace = @namespace AND ${post}
            ORDER BY bm25(memories_fts, 0.0, 1.0) LIMIT @k`,
@@ -699,7 +710,7 @@ export class SqliteStore implements Store {
   }
 
   private embedderSync(): EmbedderInfo | null {
-    const row = this.db.prepare(`SELECT value FROM meta WHERE key = 'embedder'`).get() as { value: string } | undefined;
+    const row = this.stmt(`SELECT value FROM meta WHERE key = 'embedder'`).get() as { value: string } | undefined;
     return row ? (JSON.parse(row.value) as EmbedderInfo) : null;
   }
 
@@ -709,15 +720,14 @@ export class SqliteStore implements Store {
 
   async getSetting(namespace: string, key: string): Promise<unknown> {
     return this.read('reading a setting', () => {
-      const row = this.db.prepare('SELECT value FROM settings WHERE namespace = ? AND key = ?').get(namespace, key) as { value: string } | undefined;
+      const row = this.stmt('SELECT value FROM settings WHERE namespace = ? AND key = ?').get(namespace, key) as { value: string } | undefined;
       return row ? (JSON.parse(row.value) as unknown) : null;
     });
   }
 
   async events(namespace: string, afterSeq = 0, limit = 1000): Promise<StoredEvent[]> {
     return this.read('reading events', () => {
-      const rows = this.db
-        .prepare('SELECT * FROM events WHERE namespace = ? AND seq > ? ORDER BY seq LIMIT ?')
+      const rows = this.stmt('SELECT * FROM events WHERE namespace = ? AND seq > ? ORDER BY seq LIMIT ?')
         .all(namespace, afterSeq, limit) as Row[];
       return rows.map(rowToEvent);
     });
@@ -725,8 +735,7 @@ export class SqliteStore implements Store {
 
   async stats(now: string): Promise<StoreStats> {
     return this.read('counting', () => {
-      const rows = this.db
-        .prepare(
+      const rows = this.stmt(
           `SELECT namespace,
              SUM(CASE WHEN forgotten_at IS NULL AND superseded_by IS NULL AND (expires_at IS NULL OR expires_at > @now) THEN 1 ELSE 0 END) AS live,
              SUM(CASE WHEN forgotten_at IS NOT NULL THEN 1 ELSE 0 END) AS forgotten,
@@ -736,16 +745,16 @@ export class SqliteStore implements Store {
         )
         .all({ now }) as StoreStats['namespaces'];
       const total = rows.reduce((s, r) => s + r.live + r.forgotten + r.superseded + r.expired, 0);
-      const { n } = this.db.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number };
+      const { n } = this.stmt('SELECT COUNT(*) AS n FROM events').get() as { n: number };
       return { namespaces: rows, total, events: n };
     });
   }
 
   async diagnostics(): Promise<Record<string, unknown>> {
     return this.read('diagnostics', () => {
-      const versions = this.db.prepare('SELECT sqlite_version() AS sqlite, vec_version() AS vec').get() as { sqlite: string; vec: string };
-      const fts5 = (this.db.prepare(`SELECT sqlite_compileoption_used('ENABLE_FTS5') AS f`).get() as { f: number }).f === 1;
-      const schema = (this.db.prepare('SELECT MAX(version) AS v FROM schema_version').get() as { v: number }).v;
+      const versions = this.stmt('SELECT sqlite_version() AS sqlite, vec_version() AS vec').get() as { sqlite: string; vec: string };
+      const fts5 = (this.stmt(`SELECT sqlite_compileoption_used('ENABLE_FTS5') AS f`).get() as { f: number }).f === 1;
+      const schema = (this.stmt('SELECT MAX(version) AS v FROM schema_version').get() as { v: number }).v;
       const pageCount = this.db.pragma('page_count', { simple: true }) as number;
       const pageSize = this.db.pragma('page_size', { simple: true }) as number;
       const journal = this.db.pragma('journal_mode', { simple: true }) as string;

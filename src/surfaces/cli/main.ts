@@ -1,5 +1,7 @@
 import { createReadStream, createWriteStream, existsSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
+import { parseConversations } from '../../core/conversation.js';
 import { Command, CommanderError, Option } from 'commander';
 import type { Engine } from '../../core/engine.js';
 import { CairnError, isCairnError } from '../../interfaces/errors.js';
@@ -98,6 +100,15 @@ function formatScore(r: SearchResult): string {
   return `${r.score.toFixed(4)} (${part('vector', s.vector)}, ${part('lexical', s.lexical)}, ${part('recency', s.recency)}${rerank})`;
 }
 
+async function readJson(path: string): Promise<unknown> {
+  if (!existsSync(path)) throw new CairnError('INVALID_INPUT', `file ${path} does not exist`, { field: 'file' });
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as unknown;
+  } catch (err) {
+    throw new CairnError('INVALID_INPUT', `${path} is not valid JSON: ${(err as Error).message}`, { field: 'file' });
+  }
+}
+
 async function readLines(path: string): Promise<AsyncIterable<string>> {
   if (!existsSync(path)) throw new CairnError('INVALID_INPUT', `file ${path} does not exist`, { field: 'file' });
   if (statSync(path).isDirectory()) throw new CairnError('INVALID_INPUT', `${path} is a directory`, { field: 'file' });
@@ -120,8 +131,12 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
     .option('--db <path>', 'database file (env CAIRN_DB; default ~/.local/share/cairn/cairn.db)')
     .option('--namespace <ns>', 'namespace (env CAIRN_NAMESPACE; default: the git repository of the working directory)')
     .option('--json', 'print JSON for scripts')
-    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
-    .showHelpAfterError('(run cairn --help for usage)')
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      // Usage errors follow the contract of every other error: one line on stderr.
+      outputError: (s, write) => write(`cairn: ${s.replace(/^error: /u, '').trim().replace(/\s*\n\s*/gu, ' ')} (run cairn --help for usage)\n`),
+    })
     .exitOverride();
 
   const sub = (name: string, description: string) =>
@@ -378,6 +393,85 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
         if (g.json) json(w);
         else out(`vector ${w.vector}, lexical ${w.lexical}, recency ${w.recency}`);
       }, { withoutEmbedder: true });
+    });
+
+  sub('verify', 'replay the whole event log into a scratch store and prove the live state identical')
+    .action(async (_o: unknown, cmd: Command) => {
+      await run(cmd, async (engine, g, opened) => {
+        const scratch = opened.scratchStore();
+        try {
+          const r = await engine.verify(scratch);
+          if (g.json) json(r);
+          else {
+            out(`replayed ${r.events} events in ${r.scopes} scopes (${r.memories} memories), mode ${r.mode}, ${r.replayMs} ms (${r.eventsPerSecond} events/s)`);
+            out(`live checksum     ${r.liveChecksum}`);
+            out(`replayed checksum ${r.replayedChecksum}`);
+            for (const gap of r.gaps) out(`GAP in scope ${JSON.stringify(gap.scope)}: missing seq ${gap.missing.slice(0, 20).join(', ')}${gap.missing.length > 20 ? ' …' : ''}`);
+            out(r.ok ? 'verified: the live state is byte-identical to a replay of the log' : 'NOT verified: see above');
+          }
+          if (!r.ok) process.exitCode = EXIT_FAILURE;
+        } finally {
+          await scratch.close();
+        }
+      }, { withoutEmbedder: true });
+    });
+
+  sub('recover', 'rebuild the live state from the newest valid snapshots plus the log (all namespaces unless --namespace)')
+    .action(async (_o: unknown, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const r = await engine.recover(g.namespace ? { namespace: g.namespace } : { all: true });
+        if (g.json) return json(r);
+        for (const s of r.scopes) {
+          const label = s.scope === '' ? '(store)' : s.scope;
+          const problem = s.snapshotProblem ? `, snapshot discarded: ${s.snapshotProblem}` : '';
+          out(`${label}: ${s.mode}${s.snapshotSeq ? ` from snapshot at seq ${s.snapshotSeq}` : ''}, ${s.eventsReplayed} events replayed${problem}`);
+        }
+        out(`recovered: ${r.eventsReplayed} events replayed in ${r.ms} ms; checksum ${r.checksum}`);
+        for (const gap of r.gaps) out(`GAP in scope ${JSON.stringify(gap.scope)}: missing seq ${gap.missing.slice(0, 20).join(', ')}`);
+      }, { withoutEmbedder: true });
+    });
+
+  sub('checkpoint', "write a snapshot of this namespace's state (compare-and-swap)")
+    .option('--expect-version <n>', 'fail with a conflict unless the current snapshot has this version (0: none)', int('expect-version'))
+    .action(async (o: Record<string, unknown>, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const ev = o['expectVersion'] as number | undefined;
+        const r = await engine.checkpoint({ namespace: g.namespace, ...(ev === undefined ? {} : { expectedVersion: ev === 0 ? null : ev }) });
+        if (g.json) json(r);
+        else out(`snapshot version ${r.version} at seq ${r.seq}`);
+      }, { withoutEmbedder: true });
+    });
+
+  sub('turn', 'commit one conversation turn atomically (turn event + memory item + periodic snapshot)')
+    .argument('<text...>', 'the turn text')
+    .requiredOption('--session <id>', 'session id')
+    .requiredOption('--turn <n>', 'turn number', int('turn'))
+    .option('--speaker <name>', 'who spoke')
+    .action(async (textParts: string[], o: Record<string, unknown>, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const r = await engine.commitTurn({
+          namespace: g.namespace,
+          session: o['session'] as string,
+          turn: o['turn'] as number,
+          text: textParts.join(' '),
+          ...(o['speaker'] ? { speaker: o['speaker'] as string } : {}),
+        });
+        if (g.json) json(r);
+        else out(`turn committed | event_seq=${r.eventSeq} | items +${r.itemsAdded} | dedupe update=${r.deduplicated} | snapshot ${r.snapshot ? `v${r.snapshotVersion}` : 'no'}`);
+      });
+    });
+
+  sub('ingest', 'commit every turn of a conversation file (LoCoMo sample or { "turns": [...] }), one transaction per turn')
+    .argument('<file>', 'conversation JSON')
+    .action(async (file: string, _o: unknown, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const conversations = parseConversations(await readJson(file));
+        const progress = createProgress('ingesting');
+        const r = await engine.ingest(conversations, { namespace: g.namespace, onProgress: (d, t) => progress.update(d, t) });
+        progress.finish();
+        if (g.json) return json({ conversations: r });
+        for (const c of r) out(`${c.conversation} → ${c.namespace}: ${c.turns} turns, ${c.itemsAdded} memories, ${c.snapshots} snapshots`);
+      });
     });
 
   sub('doctor', 'check the installation and the database')
