@@ -1,0 +1,36 @@
+import * as assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { createSqliteStore } from '../../src/adapters/sqlite/sqlite-store.js';
+import { createUseEmbedder } from '../../src/adapters/embed-use/use-embedder.js';
+import { createGptTokenCounter } from '../../src/adapters/tokenizer/gpt-token-counter.js';
+import { parseConversations } from '../../src/core/conversation.js';
+import { Engine } from '../../src/core/engine.js';
+import { verify } from '../../src/core/replay.js';
+import { repoRoot } from './helpers.js';
+
+const dataFile = process.env['CAIRN_LOCOMO'] ?? join(repoRoot, '..', 'shared', 'data', 'locomo', 'locomo10.json');
+const dir = mkdtempSync(join(tmpdir(), 'cairn-locomo-replay-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('replay equality on LoCoMo', { skip: existsSync(dataFile) ? false : `LoCoMo data not found at ${dataFile}` }, () => {
+  it('every conversation ingested turn by turn replays to the same checksum (stops at the first mismatch)', { timeout: 1_200_000 }, async () => {
+    const conversations = parseConversations(JSON.parse(readFileSync(dataFile, 'utf8')));
+    assert.equal(conversations.length, 10);
+    const embedder = createUseEmbedder();
+    for (const conversation of conversations) {
+      const store = createSqliteStore({ path: join(dir, `${conversation.id}.db`) });
+      const engine = new Engine({ store, embedder, tokenCounter: createGptTokenCounter(), defaultNamespace: `locomo/${conversation.id}` });
+      const [ingested] = await engine.ingest([conversation]);
+      assert.equal(ingested?.turns, conversation.turns.length);
+      const scratch = createSqliteStore({ path: ':memory:' });
+      const report = await verify(store, scratch);
+      await scratch.close();
+      await store.close();
+      assert.ok(report.ok, `${conversation.id}: live ${report.liveChecksum} ≠ replayed ${report.replayedChecksum}`);
+      assert.equal(report.events, conversation.turns.length * 2 + 1, `${conversation.id}: one turn event + one item per turn, plus the embedder record`);
+    }
+  });
+});
