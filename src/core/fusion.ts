@@ -46,7 +46,8 @@ export interface FuseInput {
 /**
  * Weighted reciprocal-rank fusion of the vector and lexical candidate lists plus a recency ranking of their
  * union (newest first). Recency ranks only memories another signal found, so it reorders matches and never
- * brings in an unrelated note. Ties break toward the newer memory.
+ * brings in an unrelated note. Equal values within a signal share a rank; equal fused scores break toward the
+ * newer memory.
  */
 export function fuse(input: FuseInput): SearchResult[] {
   const { memories, weights, k } = input;
@@ -68,10 +69,15 @@ export function fuse(input: FuseInput): SearchResult[] {
     return d;
   };
   const apply = (signal: SignalName, hits: RankedHit[]) => {
+    let position = 0;
     let rank = 0;
+    let previous: number | null = null;
     for (const hit of hits) {
       if (!memories.has(hit.id)) continue; // vanished between candidate query and fetch
-      rank++;
+      position++;
+      // Equal values share a rank (1, 1, 3): a tie must not favour whichever row the backend listed first.
+      if (hit.raw !== previous) rank = position;
+      previous = hit.raw;
       const d = detailFor(hit.id);
       const contribution = weights[signal] / (k + rank);
       d.signals[signal] = { rank, contribution, raw: hit.raw };
