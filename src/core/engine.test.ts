@@ -586,7 +586,8 @@ describe('Engine', () => {
   describe('score details', () => {
     function checkDetails(results: SearchResult[], weights: Record<string, number>): void {
       assert.ok(results.length > 0);
-      const seen: Record<string, Set<number>> = { vector: new Set(), lexical: new Set(), recency: new Set() };
+      // Rank per signal → the raw value that earned it: one rank, one value (ties share a rank).
+      const seen: Record<string, Map<number, number>> = { vector: new Map(), lexical: new Map(), recency: new Map() };
       results.forEach((r, i) => {
         if (i > 0) assert.ok((results[i - 1]?.score as number) >= r.score, 'best first');
         let sum = 0;
@@ -597,8 +598,9 @@ describe('Engine', () => {
             assert.equal(d.raw, null);
           } else {
             assert.ok(Number.isInteger(d.rank) && d.rank >= 1);
-            assert.ok(!seen[signal]?.has(d.rank), `${signal} rank ${d.rank} appears twice`);
-            seen[signal]?.add(d.rank);
+            const other = seen[signal]?.get(d.rank);
+            assert.ok(other === undefined || other === d.raw, `${signal} rank ${d.rank} given to different values`);
+            seen[signal]?.set(d.rank, d.raw as number);
             assert.ok(Math.abs(d.contribution - (weights[signal] as number) / (RRF_K + d.rank)) < 1e-12, `${signal} contribution`);
             assert.equal(typeof d.raw, 'number');
           }

@@ -110,6 +110,46 @@ describe('fuse', () => {
     for (const r of results) assert.deepEqual(r.scoreDetails.signals.recency, { rank: null, contribution: 0, raw: null });
   });
 
+  it('equal values in a signal share a rank (1, 1, 3), so list order decides nothing', () => {
+    const weights = { vector: 0.5, lexical: 1, recency: 0 };
+    const results = fuse(
+      input([memory('A', 40), memory('B', 10), memory('C', 5)], {
+        lexical: [
+          { id: 'A', raw: 3.25 },
+          { id: 'B', raw: 3.25 },
+          { id: 'C', raw: 1 },
+        ],
+        weights,
+      }),
+    );
+    const lexical = new Map(results.map((r) => [r.memory.id, r.scoreDetails.signals.lexical]));
+    assert.deepEqual([lexical.get('A')?.rank, lexical.get('B')?.rank, lexical.get('C')?.rank], [1, 1, 3]);
+    close(lexical.get('A')?.contribution ?? NaN, 1 / 61, 'A');
+    close(lexical.get('B')?.contribution ?? NaN, 1 / 61, 'B');
+    close(lexical.get('C')?.contribution ?? NaN, 1 / 63, 'C');
+    // Equal scores: the newer memory first, whatever order the backend returned them in.
+    assert.deepEqual(results.map((r) => r.memory.id), ['B', 'A', 'C']);
+  });
+
+  it('a tie in one signal leaves the decision to the others', () => {
+    const older = memory('OLD', 40);
+    const newer = memory('NEW', 10);
+    const results = fuse(
+      input([older, newer], {
+        lexical: [
+          { id: 'OLD', raw: 3.25 },
+          { id: 'NEW', raw: 3.25 },
+        ],
+        vector: [
+          { id: 'NEW', raw: 0.59 },
+          { id: 'OLD', raw: 0.57 },
+        ],
+        weights: { vector: 0.5, lexical: 1, recency: 0 },
+      }),
+    );
+    assert.deepEqual(results.map((r) => r.memory.id), ['NEW', 'OLD']);
+  });
+
   it('recency reorders matches of equal relevance: the newer one wins', () => {
     const old = memory('OLD', 40);
     const fresh = memory('NEW', 2);
