@@ -70,13 +70,19 @@ export const MIGRATIONS: readonly string[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** The vec0 table; `active` and `kind` are metadata columns so KNN filters them inside the index. */
+/**
+ * The vec0 table. The namespace is a partition key, so a KNN query scans only its namespace's vectors;
+ * `active` and `kind` are metadata columns filtered inside the index. Chunks of 64 vectors instead of the
+ * default 1024: every partition allocates whole chunks, and with 1024 a namespace of a few notes would cost
+ * 2 MB (measured: 100 namespaces × 100 vectors took 214 MB with 1024, 27 MB with 64, inserts 2× faster).
+ */
 export function vectorTableSql(dimensions: number): string {
   if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 8192) throw new Error(`bad dimensions ${dimensions}`);
   return `CREATE VIRTUAL TABLE memories_vec USING vec0(
     namespace TEXT PARTITION KEY,
     active INTEGER,
     kind TEXT,
-    embedding float[${dimensions}] distance_metric=cosine
+    embedding float[${dimensions}] distance_metric=cosine,
+    chunk_size=64
   )`;
 }
