@@ -116,9 +116,11 @@ function assertDescending(values: number[], what: string): void {
 
 export function describeStoreContract(name: string, makeStore: MakeStore, options: StoreContractOptions = {}): void {
   const skip = options.skip ?? {};
+  const titles = new Set<string>();
 
   /** One contract case on a fresh store, closed afterwards whatever happens. */
   const test = (title: string, fn: (store: Store, t: TestContext) => Promise<void>) => {
+    titles.add(title);
     const reason = skip[title];
     it(title, reason ? { skip: reason } : {}, async (t) => {
       const store = await makeStore();
@@ -883,5 +885,10 @@ export function describeStoreContract(name: string, makeStore: MakeStore, option
       });
     });
   });
+
+  // A skip must name a case that exists, so a renamed case cannot silently stay skipped.
+  for (const title of Object.keys(skip)) {
+    if (!titles.has(title)) throw new Error(`describeStoreContract(${name}): skip names no contract case: ${JSON.stringify(title)}`);
+  }
 }
 
