@@ -352,6 +352,8 @@ describe('cairn CLI end to end', { concurrency: 3 }, () => {
         [['frobnicate', ...g], /unknown command 'frobnicate'/u],
         [['weights', '--set', 'vector=lots', ...g], /weights/u],
         [['save', 'namespace with a control character', '--db', db, '--namespace', 'a\u0007b'], /namespace: must not contain control characters/u],
+        [['import', join(sandbox, 'no-such-file.jsonl'), ...g], /no-such-file\.jsonl does not exist/u],
+        [['export', '--out', join(sandbox, 'no-such-folder', 'out.jsonl'), ...g], /cannot write .*no-such-folder/u],
       ];
       const runs = await Promise.all([...cases.map(([args]) => cairn(args)), cairn(['save', '', '--importance', '3', ...g, '--json'])]);
       cases.forEach(([args, pattern], i) => assertError(runs[i] as Run, 2, pattern, `cairn ${args.join(' ')}`));
@@ -364,6 +366,7 @@ describe('cairn CLI end to end', { concurrency: 3 }, () => {
 
       const stats = await ok<{ total: number; events: number }>(['stats', ...g, '--json']);
       assert.deepEqual({ total: stats.total, events: stats.events }, { total: 0, events: 0 }, 'rejected input wrote nothing');
+      assert.equal(existsSync(join(sandbox, 'no-such-folder')), false);
     });
 
     it('other failures exit 1: NOT_FOUND, CONFLICT, and a --db that is not SQLite (left byte for byte)', async () => {

@@ -1,4 +1,4 @@
-import { createReadStream, createWriteStream, existsSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, openSync, statSync, type WriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { parseConversations } from '../../core/conversation.js';
@@ -106,6 +106,15 @@ async function readJson(path: string): Promise<unknown> {
     return JSON.parse(await readFile(path, 'utf8')) as unknown;
   } catch (err) {
     throw new CairnError('INVALID_INPUT', `${path} is not valid JSON: ${(err as Error).message}`, { field: 'file' });
+  }
+}
+
+/** Opens an output file now, so a bad path fails before anything is exported rather than silently after. */
+function openOutput(path: string): WriteStream {
+  try {
+    return createWriteStream(path, { fd: openSync(path, 'w') });
+  } catch (err) {
+    throw new CairnError('INVALID_INPUT', `cannot write ${path}: ${(err as Error).message}`, { field: 'out', cause: err });
   }
 }
 
@@ -335,7 +344,8 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
     .option('--all', 'include forgotten, superseded and expired memories')
     .action(async (o: Record<string, unknown>, cmd: Command) => {
       await run(cmd, async (engine, g) => {
-        const file = o['out'] ? createWriteStream(o['out'] as string) : null;
+        const file = o['out'] ? openOutput(o['out'] as string) : null;
+        file?.on('error', () => {}); // reported by end() below; without a listener it would crash the process
         const target: NodeJS.WritableStream = file ?? io.stdout;
         let n = 0;
         for await (const line of engine.exportLines({ namespace: g.namespace, includeInactive: Boolean(o['all']) })) {
@@ -344,8 +354,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
         }
         if (file) {
           await new Promise<void>((resolve, reject) => {
-            file.once('error', reject);
-            file.end(() => resolve());
+            file.end((err?: Error | null) => (err ? reject(new CairnError('INTERNAL', `writing ${String(o['out'])}: ${err.message}`, { cause: err })) : resolve()));
           });
           io.stderr.write(`exported ${n} memories to ${o['out']}\n`);
         }
