@@ -343,6 +343,8 @@ describe('cairn CLI end to end', { concurrency: 3 }, () => {
         [['save', 'not a number', '--importance', 'high', ...g], /importance: must be a whole number/u],
         [['save', 'odd kind', '--kind', 'wish', ...g], /'wish' is invalid/u],
         [['save', 'bad tag', '--tags', '!nope', ...g], /tags\[0\]/u],
+        [['save', 'a tag with a line break', '--tags', 'two\nlines', ...g], /tags\[0\]: "two\\nlines"/u],
+        [['save', 'a date with a line break', '--expires', '2030-01-01\nlater', ...g], /expiresAt: /u],
         [['search', 'anything', '--limit', 'ten', ...g], /limit: must be a whole number/u],
         [['search', 'anything', '--limit', '0', ...g], /limit: must be a whole number from 1 to 200/u],
         [['search', 'anything', '--colour', 'red', ...g], /unknown option '--colour'/u],

@@ -552,6 +552,11 @@ async function doctor(engine: Engine, opened: OpenedEngine): Promise<Record<stri
   };
 }
 
+/** An error is one line on stderr even when it quotes input with line breaks. */
+function oneLine(message: string): string {
+  return message.replace(/\r/gu, '\\r').replace(/\n/gu, '\\n');
+}
+
 /** Runs the CLI; resolves to the exit code. Errors become one line on stderr. */
 export async function main(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const open = async (flags: GlobalOpts, opts: { withoutEmbedder?: boolean } = {}) => {
@@ -570,10 +575,10 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
     const wantsJson = argv.includes('--json');
     if (isCairnError(err)) {
       if (wantsJson) io.stderr.write(`${JSON.stringify({ error: { code: err.code, message: err.message, field: err.field, hint: err.hint } })}\n`);
-      else io.stderr.write(`cairn: ${err.message}${err.hint ? ` (${err.hint})` : ''}\n`);
+      else io.stderr.write(`cairn: ${oneLine(err.message)}${err.hint ? ` (${oneLine(err.hint)})` : ''}\n`);
       return err.code === 'INVALID_INPUT' ? EXIT_INVALID : EXIT_FAILURE;
     }
-    io.stderr.write(`cairn: unexpected error: ${(err as Error).message}\n`);
+    io.stderr.write(`cairn: unexpected error: ${oneLine((err as Error).message)}\n`);
     if (process.env['CAIRN_DEBUG']) io.stderr.write(`${(err as Error).stack}\n`);
     return EXIT_FAILURE;
   }
