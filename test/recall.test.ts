@@ -150,7 +150,6 @@ describe('recall quality', () => {
 
   it(
     'a newer note outranks an older one whose wording matches slightly better',
-    { todo: 'recency (a rank among all matches, small weight) cannot outweigh one rank of BM25 or vector; a ranking-weights question' },
     async () => {
       const older = await engine.save({ text: 'Start the dev server with make dev', createdAt: '2026-03-05T09:00:00Z' });
       const newer = await engine.save({ text: 'Start the dev server with pnpm dev --turbo', createdAt: '2026-04-05T09:00:00Z' });

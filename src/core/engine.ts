@@ -20,6 +20,7 @@ import { vectorHash } from './checksum.js';
 import { emit, indexText, STORE_SCOPE } from './events.js';
 import { queryTerms } from './lexical.js';
 import { buildSnapshot } from './snapshot.js';
+import { preferNewerOnSameTopic } from './topics.js';
 import { recover, verify, type RecoverReport, type VerifyReport } from './replay.js';
 import type { Conversation } from './conversation.js';
 import { renderHeader, renderMemoryLine } from './render.js';
@@ -113,6 +114,9 @@ export interface TurnResult {
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 200;
 export const DEFAULT_TOKEN_BUDGET = 1000;
+/** Candidates fetched per signal before fusion: max(limit × DEFAULT_CANDIDATE_FACTOR, DEFAULT_MIN_CANDIDATES). */
+export const DEFAULT_CANDIDATE_FACTOR = 5;
+export const DEFAULT_MIN_CANDIDATES = 50;
 
 /** A memory is active when it is not forgotten, not superseded and not expired at `now`. */
 export function isActive(memory: Memory, now: string): boolean {
@@ -146,8 +150,8 @@ export class Engine {
     this.tokens = config.tokenCounter;
     this.defaultNamespace = validateNamespace(config.defaultNamespace, 'default namespace');
     this.defaultWeights = resolveWeights(DEFAULT_WEIGHTS, config.weights);
-    this.candidateFactor = config.candidateFactor ?? 5;
-    this.minCandidates = config.minCandidates ?? 50;
+    this.candidateFactor = config.candidateFactor ?? DEFAULT_CANDIDATE_FACTOR;
+    this.minCandidates = config.minCandidates ?? DEFAULT_MIN_CANDIDATES;
     this.clock = config.now ?? (() => new Date());
     this.log = config.logger;
     this.snapshotEvery = config.snapshotEvery ?? 10;
@@ -709,6 +713,11 @@ export class Engine {
       weights,
       k: RRF_K,
     });
+    if (weights.recency > 0 && results.length > 1) {
+      const window = Math.min(results.length, Math.max(limit * 2, 20));
+      const vectors = await this.store.getVectors(results.slice(0, window).map((r) => r.memory.id));
+      results = preferNewerOnSameTopic(results, vectors, window);
+    }
 
     if (this.reranker && results.length > 1) {
       const head = results.slice(0, Math.max(limit * 3, 30));

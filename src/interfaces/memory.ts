@@ -96,6 +96,8 @@ export interface ScoreDetails {
   fused: number;
   /** The reranker's score when a reranker reordered the results. */
   rerank: number | null;
+  /** Set when this memory was moved above an older memory on the same topic (that memory's id). */
+  newerThan?: string;
 }
 
 export interface SearchOptions {
