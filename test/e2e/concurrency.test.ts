@@ -5,7 +5,7 @@
  * failed or let a lock error through.
  */
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -86,9 +86,13 @@ interface Exit {
   stderr: string;
 }
 
+/** Every process this file started, so a failed run kills the ones still waiting at the barrier. */
+const children: ChildProcess[] = [];
+
 function run(label: string, args: string[], env: NodeJS.ProcessEnv): Promise<Exit> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -98,7 +102,7 @@ function run(label: string, args: string[], env: NodeJS.ProcessEnv): Promise<Exi
   });
 }
 
-async function waitFor(predicate: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+async function waitFor(predicate: () => boolean, what: string, timeoutMs = 180_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!predicate()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -120,6 +124,7 @@ before(() => {
 });
 
 after(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
 });
 
