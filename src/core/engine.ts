@@ -7,6 +7,8 @@ import type {
   Memory,
   MemoryInput,
   MemoryKind,
+  Provenance,
+  RouteInfo,
   SaveResult,
   SearchOptions,
   SearchResult,
@@ -627,6 +629,57 @@ export class Engine {
     return { reindexed: pending.length, embedder: info };
   }
 
+  // ---------------------------------------------------------------------------------- routes, task notes
+
+  /** Saves a route: where something lives. Its text comes from `routeText`, so equal routes dedupe. */
+  async saveRoute(route: RouteInput, options: { namespace?: string | undefined; metadata?: Provenance | undefined } = {}): Promise<SaveResult> {
+    const r = validateRoute(route);
+    return this.save({ text: routeText(r), kind: 'route', route: r, namespace: options.namespace, metadata: options.metadata });
+  }
+
+  /**
+   * Replaces a route with a new version that supersedes it (the old one stays in history, out of recall).
+   * Fields missing from `patch` keep their value. NOT_FOUND when there is no such memory, INVALID_INPUT
+   * when it is not a route, CONFLICT when nothing would change or it was already replaced.
+   */
+  async updateRoute(id: string, patch: Partial<RouteInput>, options: { namespace?: string | undefined; metadata?: Provenance | undefined } = {}): Promise<SaveResult> {
+    const mid = validateId(id, 'id');
+    const old = await this.get(mid, { namespace: options.namespace });
+    if (!old) throw new CairnError('NOT_FOUND', `no memory ${mid} in namespace ${this.ns(options.namespace)}`, { field: 'id' });
+    if (old.kind !== 'route' || !old.route) throw new CairnError('INVALID_INPUT', `id: memory ${mid} is a ${old.kind}, not a route`, { field: 'id' });
+    const next = validateRoute({
+      title: patch.title ?? old.route.title,
+      description: patch.description ?? old.route.description,
+      paths: patch.paths ?? old.route.paths,
+    });
+    if (routeText(next) === routeText(old.route)) {
+      throw new CairnError('CONFLICT', `route ${mid} already has this title, description and paths`, { field: 'id' });
+    }
+    return this.supersede(mid, { text: routeText(next), route: next, namespace: old.namespace, metadata: options.metadata });
+  }
+
+  /**
+   * Keeps what was learned on a task as one note linked to it, importance TASK_NOTE_IMPORTANCE. Context
+   * shorter than TASK_NOTE_MIN_CHARS characters is not stored (too little to be worth recalling): the
+   * result says why and nothing is written.
+   */
+  async taskNote(input: TaskNoteInput): Promise<TaskNoteResult> {
+    if (typeof input !== 'object' || input === null) throw new CairnError('INVALID_INPUT', 'task note must be an object');
+    const namespace = this.ns(input.namespace);
+    const taskId = validateTaskId(input.taskId);
+    const context = validateText(input.context, 'context');
+    const chars = [...context.trim()].length;
+    if (chars < TASK_NOTE_MIN_CHARS) {
+      return {
+        stored: false,
+        chars,
+        reason: `not stored: the context has ${chars} characters, a task note needs at least ${TASK_NOTE_MIN_CHARS}; say what was done, what was learned and why`,
+      };
+    }
+    const result = await this.save({ text: context, kind: 'note', importance: TASK_NOTE_IMPORTANCE, taskId, namespace, metadata: input.metadata });
+    return { stored: true, chars, ...result };
+  }
+
   // ----------------------------------------------------------------------------------------------- read
 
   /** The memory with this id in the namespace, or null (also when it lives in another namespace). */
@@ -858,6 +911,33 @@ function validateTaskId(value: unknown): string {
   }
   return value;
 }
+
+/** A route given to saveRoute / updateRoute; description and paths default to empty. */
+export interface RouteInput {
+  title: string;
+  description?: string;
+  paths?: string[];
+}
+
+/** The text of a route memory: title, description and paths, so a change to any of them is a new text. */
+export function routeText(route: RouteInfo): string {
+  const head = [route.title, route.description].filter(Boolean).join(': ');
+  return route.paths.length ? `${head} (paths: ${route.paths.join(', ')})` : head;
+}
+
+/** A task note shorter than this many characters (after trimming) is not stored. */
+export const TASK_NOTE_MIN_CHARS = 40;
+export const TASK_NOTE_IMPORTANCE = 4;
+
+export interface TaskNoteInput {
+  taskId: string;
+  /** What was done, learned and why. */
+  context: string;
+  namespace?: string | undefined;
+  metadata?: Provenance | undefined;
+}
+
+export type TaskNoteResult = ({ stored: true; chars: number } & SaveResult) | { stored: false; chars: number; reason: string };
 
 /** One export line: what `import` needs to recreate the memory. */
 export function toExportRecord(m: Memory): Record<string, unknown> {
