@@ -9,6 +9,7 @@ import { MEMORY_KINDS, type Memory, type MemoryKind, type SearchResult, type Sig
 import type { OpenedEngine } from '../open-engine.js';
 import { runDemo } from './demo.js';
 import { createProgress } from './progress.js';
+import { registerMcpCommands } from '../mcp/mcp-commands.js';
 
 /** Exit codes of the scriptable contract. */
 export const EXIT_OK = 0;
@@ -504,6 +505,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
       await runDemo({ out, dbPath: g.db, keep: Boolean(o['keep']) });
     });
 
+  registerMcpCommands(program, open);
   return program;
 }
 

@@ -1,0 +1,79 @@
+import type { Command } from 'commander';
+import { CairnError } from '../../interfaces/errors.js';
+import type { OpenedEngine } from '../open-engine.js';
+
+/** Opens the engine from the global flags (the CLI's lazy opener). */
+export type OpenEngineFn = (flags: { db?: string; namespace?: string }, opts?: { withoutEmbedder?: boolean }) => Promise<OpenedEngine>;
+
+/** An AbortSignal that fires on SIGINT or SIGTERM; `dispose` removes the handlers. */
+function stopSignal(): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const onSignal = () => controller.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/u.test(value.trim()) || n > 65_535) throw new CairnError('INVALID_INPUT', `port: must be a whole number from 0 to 65535 (got ${JSON.stringify(value)})`, { field: 'port' });
+  return n;
+}
+
+/**
+ * `cairn mcp` (stdio) and `cairn serve` (Streamable HTTP). The MCP modules load only when one of these runs,
+ * and the embedding model only on the first tool call that needs it, so `initialize` is answered at once.
+ */
+export function registerMcpCommands(program: Command, open: OpenEngineFn): void {
+  const version = program.version() ?? '0.0.0';
+
+  program
+    .command('mcp')
+    .description('serve the memory tools to a coding agent over MCP on stdin/stdout')
+    .option('--db <path>', 'database file')
+    .option('--namespace <ns>', 'default namespace of the tools')
+    .action(async (_o: unknown, cmd: Command) => {
+      const g = cmd.optsWithGlobals() as { db?: string; namespace?: string };
+      const opened = await open(g);
+      const stop = stopSignal();
+      try {
+        const { serveStdio } = await import('./mcp-stdio.js');
+        await serveStdio({ engine: opened.engine, logger: opened.logger, version, signal: stop.signal });
+      } finally {
+        stop.dispose();
+        await opened.close();
+      }
+    });
+
+  program
+    .command('serve')
+    .description('serve MCP over Streamable HTTP at http://<host>:<port>/mcp until interrupted')
+    .option('--db <path>', 'database file')
+    .option('--namespace <ns>', 'default namespace of the tools')
+    .option('--port <n>', 'port (0: any free port)', port, 7337)
+    .option('--host <address>', 'address to bind', '127.0.0.1')
+    .action(async (o: { port: number; host: string }, cmd: Command) => {
+      const g = cmd.optsWithGlobals() as { db?: string; namespace?: string };
+      const opened = await open(g);
+      const stop = stopSignal();
+      try {
+        const { createHttpApp, listen, isLoopback } = await import('./mcp-http.js');
+        const http = createHttpApp({ engine: opened.engine, logger: opened.logger, version, host: o.host });
+        const running = await listen(http, o.host, o.port);
+        // stdout stays free for whoever runs this; the address goes to stderr as one line.
+        process.stderr.write(`cairn: serving MCP at ${running.url}/mcp (namespace ${JSON.stringify(opened.config.namespace)}, database ${opened.config.dbPath})\n`);
+        if (!isLoopback(o.host)) opened.logger.warn(`listening on ${o.host}, not loopback: anyone who can reach this port can read and write memory`);
+        if (!stop.signal.aborted) await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));
+        await running.close();
+      } finally {
+        stop.dispose();
+        await opened.close();
+      }
+    });
+}

@@ -1,0 +1,176 @@
+import { z } from 'zod';
+import { MAX_LIMIT } from '../../core/engine.js';
+import { MAX_TAGS } from '../../core/validate.js';
+import { MEMORY_KINDS, ORIGINS } from '../../interfaces/memory.js';
+
+/**
+ * Input and output schemas of the MCP tools. They describe the arguments to the model and reject
+ * malformed calls before anything runs; the engine still validates every value (formats, byte limits),
+ * so these carry only shapes and ranges a model benefits from seeing.
+ */
+
+const namespace = z
+  .string()
+  .min(1)
+  .describe("Memory namespace; default: this project's (the git repository the server runs in)")
+  .optional();
+
+const limit = (fallback: number) => z.number().int().min(1).max(MAX_LIMIT).describe(`How many results (default ${fallback})`).optional();
+
+const memoryId = (what: string) => z.string().min(1).describe(what);
+
+/** The kinds a model may store; routes have their own tools. */
+export const CATEGORIES = MEMORY_KINDS.filter((k) => k !== 'route') as [Exclude<(typeof MEMORY_KINDS)[number], 'route'>, ...Exclude<(typeof MEMORY_KINDS)[number], 'route'>[]];
+
+/** Provenance a caller may add; `source` is always `mcp` and is not accepted. */
+const metadata = z
+  .strictObject({
+    trigger: z.string().max(512).optional(),
+    sessionId: z.string().max(512).optional(),
+    origin: z.enum(ORIGINS).optional(),
+    agent: z.string().max(512).optional(),
+    externalId: z.string().max(512).optional(),
+    speaker: z.string().max(512).optional(),
+  })
+  .describe('Provenance: who or what produced this (source is always "mcp")')
+  .optional();
+
+export const SaveMemoryInput = z.strictObject({
+  text: z.string().min(1).describe('What to remember, self-contained (it will be read later without this conversation)'),
+  namespace,
+  metadata,
+});
+
+export const SearchMemoryInput = z.strictObject({
+  query: z.string().min(1).describe('What to look for, in plain words'),
+  limit: limit(10),
+  namespace,
+});
+
+export const MemoryStoreInput = z.strictObject({
+  content: z.string().min(1).describe('The memory, self-contained: what was decided or learned, and why'),
+  category: z.enum(CATEGORIES).describe('decision | constraint | convention | gotcha | fact | note'),
+  importance: z.number().int().min(1).max(10).describe('1 (trivia) to 10 (must never be missed); 5 is ordinary'),
+  tags: z.array(z.string().min(1).max(64)).max(MAX_TAGS).describe(`Up to ${MAX_TAGS} short topic tags, e.g. ["auth", "billing"]; may be empty`),
+  task_id: z.string().min(1).max(128).describe('The task this belongs to, if any').optional(),
+  supersedes: memoryId('Id of an older memory this one replaces (it leaves recall)').optional(),
+  namespace,
+});
+
+export const ContextQueryInput = z.strictObject({
+  query: z.string().min(1).describe('The task or question at hand'),
+  limit: limit(40),
+  token_budget: z.number().int().min(50).max(20_000).describe('Upper bound of the returned block in tokens (default 1000)').optional(),
+  namespace,
+});
+
+export const MemoryForgetInput = z.strictObject({
+  id: memoryId('Id of the memory to forget'),
+  reason: z.string().min(1).max(1000).describe('Why it no longer holds'),
+  namespace,
+});
+
+export const MemoryRestoreInput = z.strictObject({
+  id: memoryId('Id of a forgotten memory'),
+  namespace,
+});
+
+const routePaths = z.array(z.string().min(1)).max(50).describe('Files or folders, e.g. ["src/billing/tax.ts"]');
+
+export const RouteCreateInput = z.strictObject({
+  title: z.string().min(1).max(200).describe('Short name of the area, e.g. "checkout tax"'),
+  description: z.string().max(2000).describe('What lives there and what it is for'),
+  paths: routePaths,
+  namespace,
+});
+
+export const RouteUpdateInput = z.strictObject({
+  id: memoryId('Id of the route to replace'),
+  title: z.string().min(1).max(200).optional(),
+  description: z.string().max(2000).optional(),
+  paths: routePaths.optional(),
+  namespace,
+});
+
+export const RouteQueryInput = z.strictObject({
+  query: z.string().min(1).describe('The area or feature to locate'),
+  limit: limit(5),
+  namespace,
+});
+
+export const TaskNoteInput = z.strictObject({
+  task_id: z.string().min(1).max(128).describe('The task this note belongs to'),
+  context: z.string().min(1).describe('What was done, learned and why; at least 40 characters'),
+  namespace,
+});
+
+export const CommitTurnInput = z.strictObject({
+  session: z.string().min(1).max(200).describe('Conversation or agent session id'),
+  turn: z.number().int().min(0).describe('Turn number within the session'),
+  text: z.string().min(1).describe("The turn's text"),
+  speaker: z.string().max(200).optional(),
+  namespace,
+});
+
+// ------------------------------------------------------------------------------------------------ outputs
+
+const RouteOut = z.object({ title: z.string(), description: z.string(), paths: z.array(z.string()) });
+
+export const MemoryOut = z.object({
+  id: z.string(),
+  text: z.string(),
+  kind: z.enum(MEMORY_KINDS),
+  namespace: z.string(),
+  importance: z.number(),
+  tags: z.array(z.string()),
+  taskId: z.string().nullable(),
+  createdAt: z.string(),
+  metadata: z.record(z.string(), z.string()),
+  route: RouteOut.nullable(),
+  supersedes: z.string().nullable(),
+});
+
+export const ScoredOut = MemoryOut.extend({ score: z.number() });
+
+export const SavedOut = z.object({ id: z.string(), duplicate: z.boolean(), memory: MemoryOut });
+
+export const SearchOut = z.object({ namespace: z.string(), results: z.array(ScoredOut) });
+
+export const ContextOut = z.object({
+  namespace: z.string(),
+  text: z.string(),
+  tokens: z.number(),
+  tokenBudget: z.number(),
+  memories: z.array(ScoredOut),
+  routes: z.array(ScoredOut),
+  omitted: z.number(),
+});
+
+export const ForgetOut = z.object({ id: z.string(), forgotten: z.boolean(), forgottenAt: z.string().nullable(), reason: z.string().nullable() });
+
+export const RestoreOut = z.object({ id: z.string(), restored: z.boolean(), memory: MemoryOut });
+
+export const RouteUpdateOut = z.object({ id: z.string(), supersedes: z.string(), memory: MemoryOut });
+
+export const RouteQueryOut = z.object({ namespace: z.string(), routes: z.array(ScoredOut) });
+
+export const TaskNoteOut = z.object({
+  stored: z.boolean(),
+  id: z.string().nullable(),
+  duplicate: z.boolean(),
+  chars: z.number(),
+  reason: z.string().nullable(),
+});
+
+export const CommitTurnOut = z.object({
+  eventSeq: z.number(),
+  itemIds: z.array(z.string()),
+  itemsAdded: z.number(),
+  deduplicated: z.boolean(),
+  snapshot: z.boolean(),
+  snapshotVersion: z.number().nullable(),
+});
+
+export type AnyInput = z.ZodObject;
+export type AnyOutput = z.ZodObject;
+export type Infer<T extends z.ZodType> = z.output<T>;
