@@ -203,3 +203,9 @@ export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, env
   });
   return { engine, config, logger, scratchStore: () => createSqliteStore({ path: ':memory:' }), close: () => store.close() };
 }
+
+/** Where agents keep their user-level configuration (`cairn init` writes Kimi Code's hooks there). */
+export function agentHomes(env: NodeJS.ProcessEnv = process.env): { home: string; kimiHome: string } {
+  const home = env['HOME'] || homedir();
+  return { home, kimiHome: env['KIMI_CODE_HOME'] ? resolve(env['KIMI_CODE_HOME']) : join(home, '.kimi-code') };
+}

@@ -8,6 +8,7 @@ import { CairnError, isCairnError } from '../../interfaces/errors.js';
 import { MEMORY_KINDS, type Memory, type MemoryKind, type SearchResult, type SignalWeights } from '../../interfaces/memory.js';
 import type { OpenedEngine } from '../open-engine.js';
 import { runDemo } from './demo.js';
+import { registerInit } from './init.js';
 import { createProgress } from './progress.js';
 import { registerMcpCommands } from '../mcp/mcp-commands.js';
 
@@ -506,6 +507,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
     });
 
   registerMcpCommands(program, open);
+  registerInit(program, io);
   return program;
 }
 

@@ -1,0 +1,244 @@
+/**
+ * What `cairn init <agent>` writes for each agent: its MCP configuration (project-level files, pointing at
+ * this installation's bin by absolute path), the memory rules in its instruction file, and for some agents
+ * the hooks or plugin that capture before compaction. Planning reads files and returns their new text;
+ * writing is the caller's (so `--dry-run` shares every line of this).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { memoryRulesMarkdown } from '../../core/agent-rules.js';
+import { CairnError } from '../../interfaces/errors.js';
+import { MARKDOWN_MARKERS, TOML_MARKERS, editJson, type JsonEdit, objectAt, outsideBlock, shellQuote, tomlString, upsertBlock } from './init-edit.js';
+
+export const AGENTS = ['claude', 'opencode', 'kimi', 'codex', 'cursor', 'gemini'] as const;
+export type AgentName = (typeof AGENTS)[number];
+
+export function isAgent(name: string): name is AgentName {
+  return (AGENTS as readonly string[]).includes(name);
+}
+
+export interface InitContext {
+  /** The project the agent works in; project-level files are written here. */
+  projectDir: string;
+  /** Kimi Code's home (`$KIMI_CODE_HOME`, default ~/.kimi-code): its hooks live only in its user config. */
+  kimiHome: string;
+  /** The Node.js executable and cairn's bin, both absolute: agents start servers without the user's PATH. */
+  node: string;
+  bin: string;
+  /** A database to pin in the server and hook commands; default: cairn's own default, shared by all agents. */
+  db?: string | undefined;
+}
+
+export interface PlannedFile {
+  /** Absolute path. */
+  path: string;
+  /** Current text; null when the file does not exist. */
+  before: string | null;
+  /** Text after init; equal to `before` when nothing changes. */
+  after: string;
+  /** What cairn puts in it, for the report. */
+  what: string;
+}
+
+/** The hook events cairn handles, with the names Claude Code and Kimi Code give them. */
+const HOOK_EVENTS = [
+  { event: 'SessionStart', command: 'session-start', matcher: 'startup|resume|clear|compact', timeout: 30 },
+  { event: 'UserPromptSubmit', command: 'user-prompt-submit', timeout: 15 },
+  { event: 'PreCompact', command: 'pre-compact', matcher: 'manual|auto', timeout: 60 },
+  { event: 'Stop', command: 'stop', timeout: 15 },
+] as const;
+
+function read(path: string): string | null {
+  return existsSync(path) ? readFileSync(path, 'utf8') : null;
+}
+
+function dbArgs(ctx: InitContext): string[] {
+  return ctx.db ? ['--db', ctx.db] : [];
+}
+
+function serverArgs(ctx: InitContext): string[] {
+  return [ctx.bin, 'mcp', ...dbArgs(ctx)];
+}
+
+function hookCommand(ctx: InitContext, command: string): string {
+  return [ctx.node, ctx.bin, ...dbArgs(ctx), 'hook', command].map(shellQuote).join(' ');
+}
+
+/** True for a hook command that cairn wrote, whatever path it used then (so a re-run replaces it). */
+function isCairnHook(command: unknown, hook: string): boolean {
+  return typeof command === 'string' && new RegExp(`cairn(\\.js|\\.mjs)?'?\\s.*\\bhook ${hook}$`, 'u').test(command);
+}
+
+function file(ctx: InitContext, rel: string, what: string, edit: (before: string | null, path: string) => string): PlannedFile {
+  const path = join(ctx.projectDir, rel);
+  const before = read(path);
+  return { path, before, after: edit(before, rel), what };
+}
+
+function rules(ctx: InitContext, rel: string, header = ''): PlannedFile {
+  return file(ctx, rel, 'memory rules between cairn markers', (before, name) => upsertBlock(before === null && header ? header : before, memoryRulesMarkdown(), MARKDOWN_MARKERS, name));
+}
+
+/** `mcpServers.cairn` in the `{ "mcpServers": { … } }` shape Claude Code, Kimi Code, Cursor and Gemini CLI share. */
+function mcpServersJson(ctx: InitContext, rel: string, entry: Record<string, unknown>): PlannedFile {
+  return file(ctx, rel, 'MCP server "cairn"', (before, name) =>
+    editJson(before, name, (root) => {
+      objectAt(root, 'mcpServers', name);
+      return [[['mcpServers', 'cairn'], entry]];
+    }),
+  );
+}
+
+function claudeHooks(ctx: InitContext): PlannedFile {
+  return file(ctx, join('.claude', 'settings.json'), 'hooks: SessionStart, UserPromptSubmit, PreCompact, Stop → cairn hook', (before, name) =>
+    editJson(before, name, (root) => {
+      const hooks = objectAt(root, 'hooks', name);
+      return HOOK_EVENTS.map((h): JsonEdit => {
+        const groups = hooks[h.event] ?? [];
+        if (!Array.isArray(groups)) throw new CairnError('INVALID_INPUT', `${name}: hooks.${h.event} must be a list`, { field: 'file' });
+        const group = { ...('matcher' in h ? { matcher: h.matcher } : {}), hooks: [{ type: 'command', command: hookCommand(ctx, h.command), timeout: h.timeout }] };
+        const ours = groups.findIndex((g: unknown) => {
+          const handlers = (g as { hooks?: unknown } | null)?.hooks;
+          return Array.isArray(handlers) && handlers.some((x: unknown) => isCairnHook((x as { command?: unknown } | null)?.command, h.command));
+        });
+        return [['hooks', h.event, ours], group];
+      });
+    }),
+  );
+}
+
+function openCodeConfig(ctx: InitContext): PlannedFile {
+  // OpenCode reads opencode.json or opencode.jsonc; edit the one that exists.
+  const rel = !existsSync(join(ctx.projectDir, 'opencode.json')) && existsSync(join(ctx.projectDir, 'opencode.jsonc')) ? 'opencode.jsonc' : 'opencode.json';
+  return file(ctx, rel, 'MCP server "cairn" in the mcp block', (before, name) =>
+    editJson(before, name, (root) => {
+      objectAt(root, 'mcp', name);
+      const cairn: JsonEdit = [['mcp', 'cairn'], { type: 'local', command: [ctx.node, ...serverArgs(ctx)], enabled: true }];
+      return before === null ? [[['$schema'], 'https://opencode.ai/config.json'], cairn] : [cairn];
+    }),
+  );
+}
+
+const GENERATED = '// Generated by `cairn init opencode`';
+
+/** The OpenCode plugin (V1 hooks object, see opencode.ai/docs/plugins): capture before compaction. */
+function openCodePlugin(ctx: InitContext): PlannedFile {
+  const rel = join('.opencode', 'plugins', 'cairn.js');
+  const cairn = JSON.stringify([ctx.node, ctx.bin, ...dbArgs(ctx)]);
+  const text = `${GENERATED}; run it again to update this file, delete it to remove.
+// Before OpenCode compacts a session, the conversation so far is handed to \`cairn hook pre-compact\` (as a
+// Claude Code style transcript), so what was decided survives the compaction.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const CAIRN = ${cairn};
+
+function hook(event, payload, cwd) {
+  return new Promise((resolve) => {
+    const child = spawn(CAIRN[0], [...CAIRN.slice(1), 'hook', event], { cwd, stdio: ['pipe', 'ignore', 'ignore'] });
+    const timer = setTimeout(() => child.kill(), 60_000);
+    child.on('error', resolve);
+    child.on('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.stdin.on('error', () => {});
+    child.stdin.end(JSON.stringify(payload));
+  });
+}
+
+async function writeTranscript(client, sessionID, dir) {
+  try {
+    const response = await client.session.messages({ path: { id: sessionID } });
+    const lines = [];
+    for (const m of response?.data ?? []) {
+      const role = m?.info?.role;
+      if (role !== 'user' && role !== 'assistant') continue;
+      const text = (m.parts ?? []).filter((p) => p?.type === 'text' && !p.synthetic && p.text).map((p) => p.text).join('\\n');
+      if (!text) continue;
+      const timestamp = new Date(m.info.time?.created ?? Date.now()).toISOString();
+      lines.push(JSON.stringify({ type: role, sessionId: sessionID, timestamp, message: { role, content: [{ type: 'text', text }] } }));
+    }
+    const path = join(dir, 'transcript.jsonl');
+    writeFileSync(path, lines.length ? \`\${lines.join('\\n')}\\n\` : '');
+    return path;
+  } catch {
+    return undefined;
+  }
+}
+
+export const CairnMemory = async ({ client, directory }) => ({
+  'experimental.session.compacting': async (input) => {
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-opencode-'));
+    try {
+      const transcript_path = await writeTranscript(client, input.sessionID, dir);
+      await hook('pre-compact', { session_id: input.sessionID, transcript_path, cwd: directory, hook_event_name: 'PreCompact', trigger: 'auto', agent: 'opencode' }, directory);
+    } catch {
+      // Memory capture must never break compaction.
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+});
+`;
+  return file(ctx, rel, 'plugin: capture before compaction → cairn hook pre-compact', (before, name) => {
+    if (before !== null && !before.startsWith(GENERATED)) {
+      throw new CairnError('INVALID_INPUT', `${name} exists and was not written by cairn init; move it away to let cairn write its plugin there`, { field: 'file' });
+    }
+    return before === text ? before : text;
+  });
+}
+
+/** Kimi Code's `[[hooks]]` live in its user config only (not per project). */
+function kimiHooks(ctx: InitContext): PlannedFile {
+  const path = join(ctx.kimiHome, 'config.toml');
+  const before = read(path);
+  const events = HOOK_EVENTS.filter((h) => h.event !== 'SessionStart'); // Kimi does not inject SessionStart output
+  const body = events.flatMap((h) => ['[[hooks]]', `event = ${tomlString(h.event)}`, `command = ${tomlString(hookCommand(ctx, h.command))}`, `timeout = ${h.timeout}`, '']).slice(0, -1).join('\n');
+  return { path, before, after: upsertBlock(before, body, TOML_MARKERS, path), what: `[[hooks]] ${events.map((h) => h.event).join(', ')} → cairn hook (user config)` };
+}
+
+function codexConfig(ctx: InitContext): PlannedFile {
+  return file(ctx, join('.codex', 'config.toml'), '[mcp_servers.cairn] between cairn markers', (before, name) => {
+    // A [mcp_servers.cairn] table the user wrote stays theirs: a second one would make the file invalid.
+    if (before !== null && /^\s*\[\s*mcp_servers\s*\.\s*(?:cairn|"cairn")\s*\]/mu.test(outsideBlock(before, TOML_MARKERS, name))) {
+      throw new CairnError('INVALID_INPUT', `${name} already defines [mcp_servers.cairn] outside cairn's markers; remove it to let cairn init manage it, or keep editing it by hand`, { field: 'file' });
+    }
+    const body = ['[mcp_servers.cairn]', `command = ${tomlString(ctx.node)}`, `args = [${serverArgs(ctx).map(tomlString).join(', ')}]`].join('\n');
+    return upsertBlock(before, body, TOML_MARKERS, name);
+  });
+}
+
+const CURSOR_RULE_HEADER = `---
+description: cairn memory - look up before exploring, store what was learned after each action
+alwaysApply: true
+---
+`;
+
+/** Plans every file `cairn init <agent>` writes. Throws INVALID_INPUT for an unknown agent. */
+export function planInit(agent: string, ctx: InitContext): PlannedFile[] {
+  if (!isAgent(agent)) throw new CairnError('INVALID_INPUT', `unknown agent "${agent}": choose one of ${AGENTS.join(', ')}`, { field: 'agent' });
+  const stdio = { command: ctx.node, args: serverArgs(ctx) };
+  switch (agent) {
+    case 'claude':
+      return [mcpServersJson(ctx, '.mcp.json', { type: 'stdio', ...stdio }), claudeHooks(ctx), rules(ctx, 'CLAUDE.md')];
+    case 'opencode':
+      return [openCodeConfig(ctx), rules(ctx, 'AGENTS.md'), openCodePlugin(ctx)];
+    case 'kimi':
+      return [mcpServersJson(ctx, join('.kimi-code', 'mcp.json'), stdio), rules(ctx, 'AGENTS.md'), kimiHooks(ctx)];
+    case 'codex':
+      return [codexConfig(ctx), rules(ctx, 'AGENTS.md')];
+    case 'cursor':
+      return [mcpServersJson(ctx, join('.cursor', 'mcp.json'), stdio), rules(ctx, join('.cursor', 'rules', 'cairn.mdc'), CURSOR_RULE_HEADER)];
+    case 'gemini':
+      return [mcpServersJson(ctx, join('.gemini', 'settings.json'), stdio), rules(ctx, 'GEMINI.md')];
+  }
+}
+
+/** A path for the report: relative to the project when inside it. */
+export function displayPath(ctx: InitContext, path: string): string {
+  const rel = relative(ctx.projectDir, path);
+  return rel.startsWith('..') ? path : rel;
+}

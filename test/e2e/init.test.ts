@@ -1,0 +1,331 @@
+/**
+ * End-to-end tests of `cairn init <agent>`: the real bin writes each agent's MCP configuration, rules and
+ * hooks into a temp project that already holds the user's own content, keeps that content, changes no byte
+ * on a second run, and writes nothing with --dry-run.
+ */
+import * as assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parse as parseSmolToml } from 'smol-toml';
+import { MEMORY_RULES, memoryRulesMarkdown } from '../../src/core/agent-rules.js';
+
+// dist/test/e2e/init.test.js → repository root
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const BIN = join(ROOT, 'bin', 'cairn.js');
+const NODE = process.execPath;
+const BEGIN = '<!-- cairn:begin';
+const END = '<!-- cairn:end -->';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+let sandbox: string;
+
+function cairn(args: string[], options: { cwd: string; home: string; env?: Record<string, string> }): Promise<Run> {
+  return new Promise((resolvePromise, reject) => {
+    const env = { PATH: process.env['PATH'] ?? '', HOME: options.home, XDG_CONFIG_HOME: join(options.home, '.config'), ...options.env };
+    const child = spawn(NODE, [BIN, ...args], { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
+  });
+}
+
+async function ok(args: string[], options: { cwd: string; home: string; env?: Record<string, string> }): Promise<string> {
+  const r = await cairn(args, options);
+  assert.equal(r.code, 0, `cairn ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+  assert.equal(r.stderr, '', `cairn ${args.join(' ')} wrote to stderr`);
+  return r.stdout;
+}
+
+/** Every file under `dir` with its bytes, to compare whole trees. */
+function snapshot(dir: string): Map<string, string> {
+  const files = new Map<string, string>();
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else files.set(relative(dir, p), readFileSync(p, 'latin1'));
+    }
+  };
+  if (existsSync(dir)) walk(dir);
+  return files;
+}
+
+function write(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+}
+
+const read = (path: string) => readFileSync(path, 'utf8');
+/** TOML as plain objects (the parser's tables have no prototype). */
+const parseToml = (text: string) => JSON.parse(JSON.stringify(parseSmolToml(text))) as Record<string, any>;
+const json = (path: string) => JSON.parse(read(path)) as Record<string, any>;
+
+/** The text between cairn's markers, asserting there is exactly one block. */
+function block(path: string): string {
+  const text = read(path);
+  assert.equal(text.split(BEGIN).length - 1, 1, `${path}: one begin marker`);
+  assert.equal(text.split(END).length - 1, 1, `${path}: one end marker`);
+  return text.slice(text.indexOf('\n', text.indexOf(BEGIN)) + 1, text.indexOf(END)).trimEnd();
+}
+
+const USER_MD = '# Shop\n\nUse pnpm, never npm.\nTests: `pnpm test`.\n';
+const USER_SERVER = { command: 'npx', args: ['-y', '@acme/other-mcp'], env: { TOKEN: 'x' } };
+
+interface Case {
+  /** Writes the user's own content into the project (and Kimi's home). */
+  seed(project: string, home: string): void;
+  /** Checks what init wrote and that the user's content survived. */
+  check(project: string, home: string): void;
+}
+
+function assertServer(entry: any, shape: 'claude' | 'plain'): void {
+  assert.ok(entry, 'the cairn server entry exists');
+  if (shape === 'claude') assert.equal(entry.type, 'stdio');
+  assert.equal(entry.command, NODE);
+  assert.deepEqual(entry.args, [BIN, 'mcp']);
+}
+
+function assertRules(path: string, userText: string | null): void {
+  assert.equal(block(path), memoryRulesMarkdown(), `${path}: the rules between the markers`);
+  for (const rule of MEMORY_RULES) assert.ok(read(path).includes(rule));
+  if (userText !== null) assert.ok(read(path).startsWith(userText), `${path}: the user's text is kept as it was, before cairn's block`);
+}
+
+const CASES: Record<string, Case> = {
+  claude: {
+    seed(p) {
+      write(join(p, 'CLAUDE.md'), USER_MD);
+      write(join(p, '.mcp.json'), `${JSON.stringify({ mcpServers: { other: USER_SERVER } }, null, 2)}\n`);
+      write(join(p, '.claude', 'settings.json'), `${JSON.stringify({ permissions: { allow: ['Bash(pnpm test)'] }, hooks: { Stop: [{ hooks: [{ type: 'command', command: 'echo mine' }] }] } }, null, 2)}\n`);
+    },
+    check(p) {
+      const mcp = json(join(p, '.mcp.json'));
+      assert.deepEqual(mcp['mcpServers'].other, USER_SERVER);
+      assertServer(mcp['mcpServers'].cairn, 'claude');
+      const settings = json(join(p, '.claude', 'settings.json'));
+      assert.deepEqual(settings['permissions'], { allow: ['Bash(pnpm test)'] });
+      assert.equal(settings['hooks'].Stop[0].hooks[0].command, 'echo mine', "the user's Stop hook stays first");
+      const commands = (event: string) => (settings['hooks'][event] as any[]).flatMap((g) => g.hooks.map((h: any) => h.command as string));
+      assert.deepEqual(commands('Stop'), ['echo mine', `${NODE} ${BIN} hook stop`]);
+      assert.deepEqual(commands('PreCompact'), [`${NODE} ${BIN} hook pre-compact`]);
+      assert.equal(settings['hooks'].PreCompact[0].matcher, 'manual|auto');
+      assert.deepEqual(commands('SessionStart'), [`${NODE} ${BIN} hook session-start`]);
+      assert.deepEqual(commands('UserPromptSubmit'), [`${NODE} ${BIN} hook user-prompt-submit`]);
+      assertRules(join(p, 'CLAUDE.md'), USER_MD);
+    },
+  },
+  opencode: {
+    seed(p) {
+      write(join(p, 'AGENTS.md'), USER_MD);
+      // JSONC with a comment and the user's own layout: both must survive.
+      write(join(p, 'opencode.json'), '{\n  // my model\n  "model": "anthropic/claude-sonnet-4",\n  "mcp": {\n    "other": { "type": "remote", "url": "http://127.0.0.1:9/mcp" }\n  }\n}\n');
+    },
+    check(p) {
+      const text = read(join(p, 'opencode.json'));
+      assert.ok(text.includes('// my model'), 'the comment is kept');
+      assert.ok(text.includes('"other": { "type": "remote", "url": "http://127.0.0.1:9/mcp" }'), "the user's entry keeps its layout");
+      const config = JSON.parse(text.replace('// my model', '')) as Record<string, any>;
+      assert.equal(config['model'], 'anthropic/claude-sonnet-4');
+      assert.deepEqual(config['mcp'].cairn, { type: 'local', command: [NODE, BIN, 'mcp'], enabled: true });
+      assertRules(join(p, 'AGENTS.md'), USER_MD);
+      const plugin = read(join(p, '.opencode', 'plugins', 'cairn.js'));
+      assert.ok(plugin.includes("'experimental.session.compacting'"));
+      assert.ok(plugin.includes(JSON.stringify([NODE, BIN])), 'the plugin calls this installation');
+    },
+  },
+  kimi: {
+    seed(p, home) {
+      write(join(p, 'AGENTS.md'), USER_MD);
+      write(join(p, '.kimi-code', 'mcp.json'), `${JSON.stringify({ mcpServers: { other: USER_SERVER } }, null, 2)}\n`);
+      write(join(home, '.kimi-code', 'config.toml'), 'default_model = "kimi-k2"\n\n[[hooks]]\nevent = "Stop"\ncommand = "echo mine"\n');
+    },
+    check(p, home) {
+      const mcp = json(join(p, '.kimi-code', 'mcp.json'));
+      assert.deepEqual(mcp['mcpServers'].other, USER_SERVER);
+      assertServer(mcp['mcpServers'].cairn, 'plain');
+      assertRules(join(p, 'AGENTS.md'), USER_MD);
+      const config = parseToml(read(join(home, '.kimi-code', 'config.toml')));
+      assert.equal(config['default_model'], 'kimi-k2');
+      const hooks = config['hooks'] as { event: string; command: string; timeout?: number }[];
+      assert.deepEqual(hooks[0], { event: 'Stop', command: 'echo mine' });
+      assert.deepEqual(
+        hooks.slice(1).map((h) => [h.event, h.command]),
+        [
+          ['UserPromptSubmit', `${NODE} ${BIN} hook user-prompt-submit`],
+          ['PreCompact', `${NODE} ${BIN} hook pre-compact`],
+          ['Stop', `${NODE} ${BIN} hook stop`],
+        ],
+      );
+      for (const h of hooks) assert.deepEqual(Object.keys(h).filter((k) => !['event', 'command', 'matcher', 'timeout'].includes(k)), [], 'Kimi accepts only four keys');
+    },
+  },
+  codex: {
+    seed(p) {
+      write(join(p, 'AGENTS.md'), USER_MD);
+      write(join(p, '.codex', 'config.toml'), 'model = "gpt-5"\n\n[mcp_servers.other]\ncommand = "npx"\nargs = ["-y", "@acme/other-mcp"]\n');
+    },
+    check(p) {
+      const text = read(join(p, '.codex', 'config.toml'));
+      assert.ok(text.startsWith('model = "gpt-5"\n\n[mcp_servers.other]\ncommand = "npx"\n'), "the user's text is kept");
+      const config = parseToml(text);
+      assert.equal(config['model'], 'gpt-5');
+      assert.deepEqual(config['mcp_servers'].other, { command: 'npx', args: ['-y', '@acme/other-mcp'] });
+      assert.deepEqual(config['mcp_servers'].cairn, { command: NODE, args: [BIN, 'mcp'] });
+      assertRules(join(p, 'AGENTS.md'), USER_MD);
+    },
+  },
+  cursor: {
+    seed(p) {
+      write(join(p, '.cursor', 'mcp.json'), `${JSON.stringify({ mcpServers: { other: USER_SERVER } }, null, 2)}\n`);
+      write(join(p, '.cursor', 'rules', 'style.mdc'), '---\nalwaysApply: true\n---\nTabs, not spaces.\n');
+    },
+    check(p) {
+      const mcp = json(join(p, '.cursor', 'mcp.json'));
+      assert.deepEqual(mcp['mcpServers'].other, USER_SERVER);
+      assertServer(mcp['mcpServers'].cairn, 'plain');
+      assert.equal(read(join(p, '.cursor', 'rules', 'style.mdc')), '---\nalwaysApply: true\n---\nTabs, not spaces.\n');
+      const rule = join(p, '.cursor', 'rules', 'cairn.mdc');
+      assert.match(read(rule), /^---\ndescription: .+\nalwaysApply: true\n---\n/u, 'a rule Cursor always applies');
+      assertRules(rule, null);
+    },
+  },
+  gemini: {
+    seed(p) {
+      write(join(p, 'GEMINI.md'), USER_MD);
+      write(join(p, '.gemini', 'settings.json'), `${JSON.stringify({ theme: 'GitHub', mcpServers: { other: USER_SERVER } }, null, 2)}\n`);
+    },
+    check(p) {
+      const settings = json(join(p, '.gemini', 'settings.json'));
+      assert.equal(settings['theme'], 'GitHub');
+      assert.deepEqual(settings['mcpServers'].other, USER_SERVER);
+      assertServer(settings['mcpServers'].cairn, 'plain');
+      assertRules(join(p, 'GEMINI.md'), USER_MD);
+    },
+  },
+};
+
+let counter = 0;
+function project(): { project: string; home: string } {
+  const base = join(sandbox, `p${++counter}`);
+  const dirs = { project: join(base, 'project'), home: join(base, 'home') };
+  mkdirSync(dirs.project, { recursive: true });
+  mkdirSync(dirs.home, { recursive: true });
+  return dirs;
+}
+
+describe('cairn init <agent>', () => {
+  before(() => {
+    sandbox = mkdtempSync(join(tmpdir(), 'cairn-init-'));
+  });
+  after(() => rmSync(sandbox, { recursive: true, force: true }));
+
+  for (const [agent, c] of Object.entries(CASES)) {
+    it(`${agent}: writes config and rules, keeps the user's content, a second run changes nothing`, async () => {
+      const { project: p, home } = project();
+      c.seed(p, home);
+      const first = await ok(['init', agent], { cwd: p, home });
+      assert.match(first, /created|updated/u);
+      c.check(p, home);
+      const afterFirst = snapshot(dirname(p));
+      const second = await ok(['init', agent], { cwd: p, home });
+      assert.deepEqual(snapshot(dirname(p)), afterFirst, 'a second run changes no byte');
+      assert.doesNotMatch(second, /created|updated/u);
+      assert.match(second, /already set up/u);
+    });
+
+    it(`${agent}: --dry-run shows the change and writes nothing`, async () => {
+      const { project: p, home } = project();
+      c.seed(p, home);
+      const before = snapshot(dirname(p));
+      const out = await ok(['init', agent, '--dry-run'], { cwd: p, home });
+      assert.deepEqual(snapshot(dirname(p)), before, 'nothing was written');
+      assert.match(out, /^\+\+\+ b\//mu, 'a diff of each file');
+      assert.ok(out.includes(`+${MEMORY_RULES[0]!.slice(0, 20)}`) || out.includes(MEMORY_RULES[0]!.slice(0, 20)), 'the rules appear in the diff');
+      assert.match(out, /dry run: nothing was written/u);
+      // The dry run shows exactly what the real run then writes.
+      const json = JSON.parse(await ok(['init', agent, '--dry-run', '--json'], { cwd: p, home })) as { files: { path: string; action: string; diff?: string }[] };
+      await ok(['init', agent], { cwd: p, home });
+      for (const f of json.files) assert.equal(f.action === 'unchanged', f.diff === undefined, `${f.path}: a diff exactly when it changes`);
+      c.check(p, home);
+    });
+  }
+
+  it('works in an empty project, and the agents that share AGENTS.md share one block', async () => {
+    const { project: p, home } = project();
+    for (const agent of ['opencode', 'kimi', 'codex']) await ok(['init', agent], { cwd: p, home });
+    assert.equal(read(join(p, 'AGENTS.md')), `${BEGIN} (managed by \`cairn init\`: it replaces what is between these two lines) -->\n${memoryRulesMarkdown()}\n${END}\n`);
+    const config = JSON.parse(read(join(p, 'opencode.json'))) as Record<string, unknown>;
+    assert.equal(config['$schema'], 'https://opencode.ai/config.json');
+  });
+
+  it('replaces only what is between the markers, and --db is pinned as an absolute path', async () => {
+    const { project: p, home } = project();
+    write(join(p, 'GEMINI.md'), `${USER_MD}\n${BEGIN} -->\nan old rule\n${END}\n\n## After\n\nMore of the user's text.\n`);
+    await ok(['init', 'gemini', '--db', 'data/mem.db'], { cwd: p, home });
+    const text = read(join(p, 'GEMINI.md'));
+    assert.ok(text.startsWith(`${USER_MD}\n${BEGIN}`));
+    assert.ok(text.endsWith(`${END}\n\n## After\n\nMore of the user's text.\n`));
+    assert.equal(block(join(p, 'GEMINI.md')), memoryRulesMarkdown());
+    assert.deepEqual(json(join(p, '.gemini', 'settings.json'))['mcpServers'].cairn.args, [BIN, 'mcp', '--db', join(p, 'data', 'mem.db')]);
+  });
+
+  it('refuses what it cannot merge safely and leaves the file as it was', async () => {
+    const { project: p, home } = project();
+    const broken = `${USER_MD}${BEGIN} -->\nno end marker\n`;
+    write(join(p, 'CLAUDE.md'), broken);
+    const r = await cairn(['init', 'claude'], { cwd: p, home });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /CLAUDE\.md: cairn's markers .* are unbalanced/u);
+    assert.equal(read(join(p, 'CLAUDE.md')), broken);
+    assert.equal(existsSync(join(p, '.mcp.json')), false, 'nothing is written when one file cannot be merged');
+
+    write(join(p, '.cursor', 'mcp.json'), '{ "mcpServers": { "other": } }');
+    const bad = await cairn(['init', 'cursor'], { cwd: p, home });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /\.cursor\/mcp\.json is not valid JSON/u);
+
+    write(join(p, '.codex', 'config.toml'), '[mcp_servers.cairn]\ncommand = "my-own-cairn"\n');
+    const own = await cairn(['init', 'codex'], { cwd: p, home });
+    assert.equal(own.code, 2);
+    assert.match(own.stderr, /already defines \[mcp_servers\.cairn\]/u);
+  });
+
+  it('an unknown agent exits 2 with one line naming the agents', async () => {
+    const { project: p, home } = project();
+    const r = await cairn(['init', 'vim'], { cwd: p, home });
+    assert.equal(r.code, 2);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr, 'cairn: unknown agent "vim": choose one of claude, opencode, kimi, codex, cursor, gemini\n');
+    assert.deepEqual(readdirSync(p), []);
+  });
+
+  it('the OpenCode plugin loads as an ES module and hands compaction to cairn hook pre-compact', async () => {
+    const { project: p, home } = project();
+    await ok(['init', 'opencode'], { cwd: p, home });
+    const copy = join(p, 'plugin-copy.mjs');
+    cpSync(join(p, '.opencode', 'plugins', 'cairn.js'), copy);
+    const mod = (await import(pathToFileURL(copy).href)) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(mod), ['CairnMemory'], 'OpenCode calls every export as a plugin: only one');
+    const plugin = mod['CairnMemory'] as (ctx: unknown) => Promise<Record<string, (input: unknown, output: unknown) => Promise<void>>>;
+    const messages = [
+      { info: { role: 'user', time: { created: Date.now() } }, parts: [{ type: 'text', text: 'We round VAT per line.' }] },
+      { info: { role: 'assistant', time: { created: Date.now() } }, parts: [{ type: 'text', text: 'Noted.' }, { type: 'tool', tool: 'bash' }] },
+    ];
+    const hooks = await plugin({ client: { session: { messages: async () => ({ data: messages }) } }, directory: p });
+    assert.equal(typeof hooks['experimental.session.compacting'], 'function');
+    // Whatever cairn hook does (or if it fails), compaction goes on.
+    await hooks['experimental.session.compacting']!({ sessionID: 'ses_1' }, { context: [] });
+  });
+});
