@@ -25,7 +25,7 @@ import { buildSnapshot } from './snapshot.js';
 import { preferNewerOnSameTopic } from './topics.js';
 import { recover, verify, type RecoverReport, type VerifyReport } from './replay.js';
 import type { Conversation } from './conversation.js';
-import { renderHeader, renderMemoryLine } from './render.js';
+import { packSections, renderHeader, renderMemoryLine } from './render.js';
 import { dedupeKey } from './text.js';
 import {
   validateId,
@@ -116,6 +116,29 @@ export interface TurnResult {
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 200;
 export const DEFAULT_TOKEN_BUDGET = 1000;
+/** Token budget of a session brief (see Engine.brief). */
+export const DEFAULT_BRIEF_TOKENS = 800;
+const ROUTES_TITLE = 'Routes (where things live):';
+const MEMORIES_TITLE = 'Memories:';
+
+export interface BriefOptions {
+  namespace?: string | undefined;
+  /** Maximum tokens of the brief; default 800. */
+  tokenBudget?: number | undefined;
+  /** Memories considered from each of the two lists (most important, most recent); default 30. */
+  limit?: number | undefined;
+}
+
+export interface BriefPack {
+  /** The rendered brief, at most tokenBudget tokens; '' when the namespace holds no live memory. */
+  text: string;
+  tokens: number;
+  /** The memories in the brief: routes first, then the others, in brief order. */
+  memories: Memory[];
+  /** Live memories of the namespace left out. */
+  omitted: number;
+}
+
 /** Candidates fetched per signal before fusion: max(limit × DEFAULT_CANDIDATE_FACTOR, DEFAULT_MIN_CANDIDATES). */
 export const DEFAULT_CANDIDATE_FACTOR = 5;
 export const DEFAULT_MIN_CANDIDATES = 50;
@@ -795,46 +818,64 @@ export class Engine {
     const namespace = this.ns(options.namespace);
     const budget = options.tokenBudget === undefined ? DEFAULT_TOKEN_BUDGET : validateLimit(options.tokenBudget, 'tokenBudget', 1_000_000);
     const limit = options.limit === undefined ? 40 : validateLimit(options.limit, 'limit', MAX_LIMIT);
-    const found = await this.search(query, { namespace, limit });
-    const routes = found.filter((r) => r.memory.kind === 'route');
-    const memories = found.filter((r) => r.memory.kind !== 'route');
-    const header = renderHeader(namespace, 'Recalled memory');
-    const lines = [header];
-    let used = await this.tokens.count(header);
-    if (used > budget) return { text: '', tokens: 0, memories: [], routes: [], omitted: found.length };
-    const packedRoutes: SearchResult[] = [];
-    const packedMemories: SearchResult[] = [];
-    const sections: [string, SearchResult[], SearchResult[]][] = [
-      ['Routes (where things live):', routes, packedRoutes],
-      ['Memories:', memories, packedMemories],
-    ];
-    for (const [title, items, packed] of sections) {
-      if (items.length === 0) continue;
-      const titleCost = await this.tokens.count(`\n${title}`);
-      let titled = false;
-      for (const item of items) {
-        const line = renderMemoryLine(item.memory);
-        const cost = (await this.tokens.count(`\n${line}`)) + (titled ? 0 : titleCost);
-        if (used + cost > budget) continue;
-        if (!titled) {
-          lines.push(title);
-          titled = true;
+    const found = await this.search(query, { namespace, limit, ...(options.weights ? { weights: options.weights } : {}) });
+    const { text, tokens, packed } = await packSections(
+      renderHeader(namespace, 'Recalled memory'),
+      [
+        { title: ROUTES_TITLE, items: found.filter((r) => r.memory.kind === 'route') },
+        { title: MEMORIES_TITLE, items: found.filter((r) => r.memory.kind !== 'route') },
+      ],
+      (r) => renderMemoryLine(r.memory),
+      budget,
+      (t) => this.tokens.count(t),
+    );
+    const [routes = [], memories = []] = packed;
+    return { text, tokens, memories, routes, omitted: found.length - routes.length - memories.length };
+  }
+
+  /**
+   * A brief of the namespace for the start of a session: its most important and its most recent live
+   * memories, alternating (the most important first, then the most recent, never twice), packed like
+   * `context` into at most `tokenBudget` tokens (default 800) counted with the real tokenizer, each memory
+   * quoted with its source and date. Needs no embedder. Reads the namespace's memories once, in pages,
+   * keeping only the best `limit` by importance: memory stays bounded whatever the store's size.
+   */
+  async brief(options: BriefOptions = {}): Promise<BriefPack> {
+    const namespace = this.ns(options.namespace);
+    const budget = options.tokenBudget === undefined ? DEFAULT_BRIEF_TOKENS : validateLimit(options.tokenBudget, 'tokenBudget', 1_000_000);
+    const limit = options.limit === undefined ? 30 : validateLimit(options.limit, 'limit', MAX_LIMIT);
+    const now = this.now();
+    const byImportance = (a: Memory, b: Memory) => b.importance - a.importance || (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0);
+    let important: Memory[] = [];
+    let live = 0;
+    for await (const page of this.store.iterateMemories(namespace, 500)) {
+      const active = page.filter((m) => isActive(m, now));
+      live += active.length;
+      important = [...important, ...active].sort(byImportance).slice(0, limit);
+    }
+    const recent = await this.store.listMemories({ namespace, limit, now });
+    const chosen: Memory[] = [];
+    const seen = new Set<string>();
+    for (let i = 0; i < Math.max(important.length, recent.length); i++) {
+      for (const m of [important[i], recent[i]]) {
+        if (m && !seen.has(m.id)) {
+          seen.add(m.id);
+          chosen.push(m);
         }
-        lines.push(line);
-        used += cost;
-        packed.push(item);
       }
     }
-    let text = lines.join('\n');
-    let tokens = await this.tokens.count(text);
-    // Token boundaries across joined lines can differ from the sum of parts: trim until the bound holds.
-    while (tokens > budget && lines.length > 1) {
-      lines.pop();
-      text = lines.join('\n');
-      tokens = await this.tokens.count(text);
-    }
-    const kept = packedRoutes.length + packedMemories.length;
-    return { text, tokens, memories: packedMemories, routes: packedRoutes, omitted: found.length - kept };
+    const { text, tokens, packed } = await packSections(
+      renderHeader(namespace, 'Memory brief (most important and most recent)'),
+      [
+        { title: ROUTES_TITLE, items: chosen.filter((m) => m.kind === 'route') },
+        { title: MEMORIES_TITLE, items: chosen.filter((m) => m.kind !== 'route') },
+      ],
+      (m) => renderMemoryLine(m),
+      budget,
+      (t) => this.tokens.count(t),
+    );
+    const kept = packed.flat();
+    return { text: kept.length ? text : '', tokens: kept.length ? tokens : 0, memories: kept, omitted: live - kept.length };
   }
 
   async stats(): Promise<StoreStats> {

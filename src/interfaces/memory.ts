@@ -132,6 +132,8 @@ export interface ContextOptions {
   /** Maximum tokens of the packed block; default 1000. */
   tokenBudget?: number;
   limit?: number;
+  /** Per-call fusion weights, as for search (e.g. `{ vector: 0 }`: recall without the embedding model). */
+  weights?: Partial<SignalWeights>;
 }
 
 export interface ContextPack {
