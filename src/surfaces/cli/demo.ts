@@ -64,10 +64,7 @@ export async function runDemo(options: { out: (s: string) => void; dbPath?: stri
       const saved = JSON.parse(r.stdout) as { id: string; duplicate: boolean };
       out(`  saved ${saved.id}  ${JSON.stringify(step.args[0])}${saved.duplicate ? ' (already known)' : ''}`);
     }
-    const route = cairn(db, ['route', '--title', 'checkout tax', '--description', 'VAT and tax computation for checkout and invoices', '--paths', 'shop/checkout/tax.py,shop/billing/invoice.py', '--json']);
-    if (route.code !== 0) fail('save route', route);
-    out('  saved a route: checkout tax lives in shop/checkout/tax.py and shop/billing/invoice.py\n');
-
+    out('');
     out('Tuesday: a fresh process, nothing in its context, asks in its own words.');
     for (const q of TUESDAY) {
       const r = cairn(db, ['search', q.query, '--limit', '3', '--json']);
@@ -80,6 +77,10 @@ export async function runDemo(options: { out: (s: string) => void; dbPath?: stri
       out(`       → ${top ? top.text : 'nothing found'}`);
     }
 
+    out('\nThe session also records where the tax code lives (a route), for whoever touches it next.');
+    const route = cairn(db, ['route', '--title', 'checkout tax', '--description', 'VAT and tax computation for checkout and invoices', '--paths', 'shop/checkout/tax.py,shop/billing/invoice.py', '--json']);
+    if (route.code !== 0) fail('save route', route);
+    out('  saved a route: checkout tax lives in shop/checkout/tax.py and shop/billing/invoice.py');
     out('\nContext pack for an agent starting "fix rounding on invoices", within 200 tokens:');
     const ctx = cairn(db, ['context', 'fix rounding on invoices', '--budget', '200', '--json']);
     if (ctx.code !== 0) fail('context', ctx);
