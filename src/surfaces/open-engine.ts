@@ -15,6 +15,7 @@ import type { Embedder, Logger, Reranker } from '../interfaces/embedder.js';
 import { CairnError } from '../interfaces/errors.js';
 import type { Store } from '../interfaces/store.js';
 import { createLogger, parseLogLevel } from './logger.js';
+import { configPath, parseHookSettings, resolveDbPath, type HookSettings } from './settings.js';
 
 /**
  * The composition root: the only module that reads flags, environment variables and config files.
@@ -39,6 +40,8 @@ const ConfigFileSchema = z
     reranker: z.enum(['none', 'overlap']).optional(),
     weights: z.object({ vector: z.number().min(0), lexical: z.number().min(0), recency: z.number().min(0) }).partial().strict().optional(),
     logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).optional(),
+    /** Hook settings, validated by parseHookSettings (settings.ts), which the Stop gate also uses alone. */
+    hooks: z.unknown().optional(),
   })
   .strict();
 
@@ -58,20 +61,12 @@ export interface ResolvedConfig {
   weights: CairnConfigFile['weights'];
   logLevel: ReturnType<typeof parseLogLevel>;
   configFile: string | null;
+  hooks: HookSettings;
 }
 
 export interface Environment {
   env: NodeJS.ProcessEnv;
   cwd: string;
-}
-
-function dataHome(env: NodeJS.ProcessEnv): string {
-  return env['XDG_DATA_HOME'] || join(env['HOME'] || homedir(), '.local', 'share');
-}
-
-function configPath(env: NodeJS.ProcessEnv): string {
-  if (env['CAIRN_CONFIG']) return resolve(env['CAIRN_CONFIG']);
-  return join(env['XDG_CONFIG_HOME'] || join(env['HOME'] || homedir(), '.config'), 'cairn', 'config.json');
 }
 
 function readConfigFile(path: string, explicit: boolean): CairnConfigFile {
@@ -120,7 +115,7 @@ export function resolveConfig(flags: CliFlags, environment: Environment = { env:
   const { env, cwd } = environment;
   const cfgPath = configPath(env);
   const file = readConfigFile(cfgPath, Boolean(env['CAIRN_CONFIG']));
-  const dbPath = resolve(cwd, flags.db || env['CAIRN_DB'] || file.db || join(dataHome(env), 'cairn', 'cairn.db'));
+  const dbPath = resolveDbPath(flags.db, env, cwd, file.db);
 
   let namespace: string;
   let namespaceSource: ResolvedConfig['namespaceSource'];
@@ -154,6 +149,7 @@ export function resolveConfig(flags: CliFlags, environment: Environment = { env:
     weights: file.weights,
     logLevel: parseLogLevel(env['CAIRN_LOG'] || file.logLevel),
     configFile: existsSync(cfgPath) ? cfgPath : null,
+    hooks: parseHookSettings(file.hooks, env),
   };
 }
 
