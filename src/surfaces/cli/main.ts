@@ -10,6 +10,7 @@ import type { OpenedEngine } from '../open-engine.js';
 import { runDemo } from './demo.js';
 import { registerInit } from './init.js';
 import { createProgress } from './progress.js';
+import { registerHookCommand } from '../hooks/hook-command.js';
 import { registerMcpCommands } from '../mcp/mcp-commands.js';
 
 /** Exit codes of the scriptable contract. */
@@ -508,6 +509,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
 
   registerMcpCommands(program, open);
   registerInit(program, io);
+  registerHookCommand(program, io);
   return program;
 }
 

@@ -1,0 +1,162 @@
+import { extractStatements } from '../../core/capture.js';
+import { entryTimestamp, isToolResultLine, parseTranscriptLine, userAuthoredText } from '../../core/transcript.js';
+import { isCairnError } from '../../interfaces/errors.js';
+import type { MemoryInput, SaveResult } from '../../interfaces/memory.js';
+import { fileIdentity, readState, sessionKey, statePath, stringField, writeState, type HookContext, type HookOutcome } from './hook-io.js';
+import { readLines } from './jsonl-reader.js';
+
+/**
+ * The PreCompact hook: before the context is summarised away, keep what the user said that later sessions
+ * need — decisions, constraints, conventions, open instructions — verbatim, with provenance. Write-only:
+ * it never blocks compaction and always exits 0; problems go to the hooks log. The transcript is read
+ * from where the previous capture of the session stopped, in bounded memory.
+ */
+
+/** Statements kept per capture (the most recent ones): bounds the time spent embedding. */
+export const MAX_STATEMENTS_PER_CAPTURE = 200;
+const SAVE_BATCH = 50;
+
+const USER = Buffer.from('"user"');
+const QUEUED = Buffer.from('queued_command');
+const TOOL_RESULT = Buffer.from('"toolUseResult":');
+
+interface StoredCapture {
+  ino: number;
+  offset: number;
+}
+
+export interface CaptureReport {
+  statements: number;
+  saved: number;
+  duplicates: number;
+  /** Statements the ingest filter held for review instead of storing (see `cairn quarantine`). */
+  held: number;
+  /** Statements refused for another reason (logged one by one). */
+  refused: number;
+  /** Older statements left out beyond MAX_STATEMENTS_PER_CAPTURE. */
+  dropped: number;
+}
+
+function plainTrigger(value: string | null): string {
+  return value && /^[a-z_-]{1,32}$/u.test(value) ? value : 'unknown';
+}
+
+export async function handlePreCompact(ctx: HookContext): Promise<HookOutcome> {
+  const { input, log, streams } = ctx;
+  const transcript = stringField(input, 'transcript_path');
+  const sessionId = stringField(input, 'session_id');
+  const trigger = plainTrigger(stringField(input, 'trigger'));
+  if (!transcript) {
+    log.warn('pre-compact: no transcript_path in the hook input; nothing captured', { sessionId });
+    return { code: 0 };
+  }
+  const identity = fileIdentity(transcript);
+  if (!identity) {
+    log.warn('pre-compact: transcript not found; nothing captured', { transcript, sessionId });
+    return { code: 0 };
+  }
+  const path = statePath(ctx.dataDir, 'capture', sessionKey(sessionId, transcript));
+  const stored = readState(path) as Partial<StoredCapture> | null;
+  const from = stored && stored.ino === identity.ino && typeof stored.offset === 'number' && stored.offset <= identity.size ? stored.offset : 0;
+
+  // The most recent statements, at most MAX_STATEMENTS_PER_CAPTURE, in transcript order.
+  const kept: MemoryInput[] = [];
+  let dropped = 0;
+  const metadata = { source: 'pre-compact-hook', trigger, origin: 'user' as const, ...(sessionId ? { sessionId: sessionId.slice(0, 512) } : {}) };
+  const take = (line: string) => {
+    const entry = parseTranscriptLine(line);
+    const text = entry ? userAuthoredText(entry) : null;
+    if (!entry || text === null) return;
+    const at = entryTimestamp(entry);
+    for (const s of extractStatements(text)) {
+      kept.push({ text: s.text, kind: s.kind, importance: s.importance, metadata, ...(at ? { createdAt: at } : {}) });
+      if (kept.length > MAX_STATEMENTS_PER_CAPTURE) {
+        kept.shift();
+        dropped++;
+      }
+    }
+  };
+  let read;
+  try {
+    read = await readLines(transcript, {
+      from,
+      wanted: (b) => (b.includes(USER) || b.includes(QUEUED)) && !b.includes(TOOL_RESULT),
+      onLine: take,
+    });
+  } catch (err) {
+    log.error('pre-compact: cannot read the transcript; nothing captured', { transcript, error: (err as Error).message });
+    return { code: 0 };
+  }
+  let offset = read.endOffset;
+  if (read.tail !== null && parseTranscriptLine(read.tail)) {
+    if (!isToolResultLine(read.tail)) take(read.tail);
+    offset = read.size;
+  }
+
+  let report: CaptureReport = { statements: kept.length, saved: 0, duplicates: 0, held: 0, refused: 0, dropped };
+  if (kept.length > 0) {
+    const cwd = stringField(input, 'cwd') ?? streams.cwd;
+    try {
+      report = { ...report, ...(await save(ctx, kept, cwd)) };
+    } catch (err) {
+      // The offset stays where it was: the next capture retries these statements (saves are deduplicated).
+      log.error('pre-compact: saving failed; nothing captured this time', { sessionId, error: (err as Error).message, code: isCairnError(err) ? err.code : undefined });
+      return { code: 0 };
+    }
+  }
+  try {
+    writeState(path, { ino: identity.ino, offset } satisfies StoredCapture);
+  } catch (err) {
+    log.warn('pre-compact: cannot save the capture position; the next capture rereads the transcript', { path, error: (err as Error).message });
+  }
+  log.info('pre-compact: captured', { sessionId, trigger, from, to: offset, linesSkippedTooLong: read.linesSkippedTooLong, ...report });
+  return { code: 0 };
+}
+
+/** Saves through the engine (which deduplicates), in batches; without the model when it cannot load. */
+async function save(ctx: HookContext, inputs: MemoryInput[], cwd: string): Promise<Pick<CaptureReport, 'saved' | 'duplicates' | 'held' | 'refused'>> {
+  const { openEngine } = await import('../open-engine.js');
+  const environment = { env: ctx.streams.env, cwd };
+  const flags = { db: ctx.streams.flags?.db, namespace: ctx.streams.flags?.namespace };
+  let opened = openEngine(flags, { logger: ctx.log }, environment);
+  let saved = 0;
+  let duplicates = 0;
+  let held = 0;
+  let refused = 0;
+  const count = (results: SaveResult[]) => {
+    for (const r of results) r.duplicate ? duplicates++ : saved++;
+  };
+  try {
+    for (let i = 0; i < inputs.length; i += SAVE_BATCH) {
+      const batch = inputs.slice(i, i + SAVE_BATCH);
+      try {
+        count(await opened.engine.saveMany(batch));
+      } catch (err) {
+        if (isCairnError(err) && err.code === 'EMBEDDER_UNAVAILABLE' && opened.engine.embedder) {
+          ctx.log.warn('pre-compact: the embedder is unavailable; saving without vectors (cairn reindex adds them later)', { error: err.message });
+          await opened.close();
+          opened = openEngine(flags, { logger: ctx.log, withoutEmbedder: true }, environment);
+          i -= SAVE_BATCH;
+          continue;
+        }
+        if (isCairnError(err) && (err.code === 'STORE_UNAVAILABLE' || err.code === 'EMBEDDER_MISMATCH' || err.code === 'INTEGRITY')) throw err;
+        // One statement refused (or held for review by the ingest filter) must not lose the batch: save one
+        // by one and count the others.
+        for (const one of batch) {
+          try {
+            count(await opened.engine.saveMany([one]));
+          } catch (e) {
+            if (isCairnError(e) && e.code === 'QUARANTINED') held++;
+            else {
+              refused++;
+              ctx.log.warn('pre-compact: a statement was not saved', { error: (e as Error).message });
+            }
+          }
+        }
+      }
+    }
+  } finally {
+    await opened.close();
+  }
+  return { saved, duplicates, held, refused };
+}
