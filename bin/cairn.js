@@ -1,6 +1,12 @@
 #!/usr/bin/env node
 // Entry point of the `cairn` command; the compiled CLI lives in dist/ (npm run build).
-import { main } from '../dist/src/surfaces/cli/main.js';
+import { existsSync } from 'node:fs';
 
-const code = await main(process.argv.slice(2));
-process.exitCode = process.exitCode || code;
+if (existsSync(new URL('../dist/src/surfaces/cli/main.js', import.meta.url))) {
+  const { main } = await import('../dist/src/surfaces/cli/main.js');
+  const code = await main(process.argv.slice(2));
+  process.exitCode = process.exitCode || code;
+} else {
+  // Installed as a Claude Code plugin, without install scripts: the launcher sets up a built runtime.
+  await import('../plugin/launch.mjs');
+}
