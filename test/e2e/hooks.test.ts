@@ -320,6 +320,18 @@ describe('hook robustness', () => {
     assert.match(log, /pre-compact: transcript not found/u);
   });
 
+  it('runs through the full CLI too, with --db before or after the event', async () => {
+    const db = newDb();
+    const t = writeTranscript(builder('s-cli').tool('context_query').tool('Edit').tool('Edit'));
+    const before = await spawnRun(process.execPath, [BIN, '--db', db, 'hook', 'stop'], JSON.stringify(stopInput('s-cli-1', t)), baseEnv(), sandbox, false);
+    const after = await spawnRun(process.execPath, [BIN, 'hook', 'stop', '--db', db], JSON.stringify(stopInput('s-cli-2', t)), baseEnv(), sandbox, false);
+    for (const r of [before, after]) {
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, MANDATORY);
+    }
+    assert.ok(existsSync(join(dirname(db), 'hook-state', 'stop-s-cli-1.json')) && existsSync(join(dirname(db), 'hook-state', 'stop-s-cli-2.json')));
+  });
+
   it('an unknown event exits 0 and says so on stderr', async () => {
     const r = await hook('post-tool-use', {}, { db: newDb() });
     assert.equal(r.code, 0);
@@ -523,6 +535,18 @@ describe('cairn hook user-prompt-submit', () => {
     const tight = await hook('user-prompt-submit', prompt('How is VAT rounded on invoices?'), { db, env: { CAIRN_PROMPT_RECALL_DEADLINE_MS: '10' } });
     assert.deepEqual([tight.code, tight.stdout], [0, '']);
     assert.match(logOf(db), /recall missed its deadline; nothing injected \{"deadlineMs":10,"ms":\d+\}/u);
+  });
+
+  it("speaks Kimi Code's dialect: content-part prompts in, a message out; its stop and pre-compact (no transcript) pass", async () => {
+    const kimi = { hook_event_name: 'UserPromptSubmit', session_id: 'k1', session_title: 't', client_type: 'kimi-code-cli', cwd: project, prompt: [{ type: 'text', text: 'Fix the VAT rounding on invoices' }], is_steer: false };
+    const r = await hook('user-prompt-submit', kimi, { db, env: { CAIRN_PROMPT_RECALL_DEADLINE_MS: '20000' } });
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { message: string };
+    assert.match(out.message, /VAT is rounded per invoice line/u);
+    for (const event of ['stop', 'pre-compact']) {
+      const k = await hook(event, { hook_event_name: event, session_id: 'k1', client_type: 'kimi-code-cli', cwd: project, stop_hook_active: false, trigger: 'auto', token_count: 1000 }, { db });
+      assert.deepEqual([k.code, k.stdout, k.stderr], [0, '', ''], event);
+    }
   });
 
   it('stays quiet when turned off, for slash commands and for acknowledgements', async () => {

@@ -311,21 +311,38 @@ describe('cairn init <agent>', () => {
     assert.deepEqual(readdirSync(p), []);
   });
 
-  it('the OpenCode plugin loads as an ES module and hands compaction to cairn hook pre-compact', async () => {
+  it('the OpenCode plugin loads as an ES module and hands the conversation to cairn hook pre-compact', async () => {
     const { project: p, home } = project();
-    await ok(['init', 'opencode'], { cwd: p, home });
+    const db = join(p, 'memory.db');
+    await ok(['init', 'opencode', '--db', db], { cwd: p, home });
     const copy = join(p, 'plugin-copy.mjs');
     cpSync(join(p, '.opencode', 'plugins', 'cairn.js'), copy);
     const mod = (await import(pathToFileURL(copy).href)) as Record<string, unknown>;
     assert.deepEqual(Object.keys(mod), ['CairnMemory'], 'OpenCode calls every export as a plugin: only one');
     const plugin = mod['CairnMemory'] as (ctx: unknown) => Promise<Record<string, (input: unknown, output: unknown) => Promise<void>>>;
+    const said = 'From now on we always round VAT per invoice line, never on the total, because the tax office requires it.';
+    // The shape OpenCode's client returns for a session's messages.
     const messages = [
-      { info: { role: 'user', time: { created: Date.now() } }, parts: [{ type: 'text', text: 'We round VAT per line.' }] },
-      { info: { role: 'assistant', time: { created: Date.now() } }, parts: [{ type: 'text', text: 'Noted.' }, { type: 'tool', tool: 'bash' }] },
+      { info: { role: 'user', time: { created: Date.now() } }, parts: [{ type: 'text', text: said }] },
+      { info: { role: 'assistant', time: { created: Date.now() } }, parts: [{ type: 'text', text: 'Noted, per line.' }, { type: 'tool', tool: 'bash' }] },
     ];
     const hooks = await plugin({ client: { session: { messages: async () => ({ data: messages }) } }, directory: p });
     assert.equal(typeof hooks['experimental.session.compacting'], 'function');
-    // Whatever cairn hook does (or if it fails), compaction goes on.
-    await hooks['experimental.session.compacting']!({ sessionID: 'ses_1' }, { context: [] });
+    // The plugin's cairn runs with OpenCode's environment, here this process's: keep it in the sandbox.
+    const saved = { HOME: process.env['HOME'], XDG_DATA_HOME: process.env['XDG_DATA_HOME'], CAIRN_EMBEDDER: process.env['CAIRN_EMBEDDER'] };
+    Object.assign(process.env, { HOME: home, XDG_DATA_HOME: join(home, '.local', 'share'), CAIRN_EMBEDDER: 'none' });
+    try {
+      await hooks['experimental.session.compacting']!({ sessionID: 'ses_1' }, { context: [] });
+    } finally {
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    if (existsSync(db)) {
+      const list = await ok(['list', '--db', db, '--namespace', p, '--json'], { cwd: p, home, env: { CAIRN_EMBEDDER: 'none' } });
+      assert.ok((JSON.parse(list) as { memories: { text: string }[] }).memories.some((m) => m.text === said), `the user's statement was captured: ${list}`);
+    } else {
+      const hook = await cairn(['hook', '--help'], { cwd: p, home });
+      assert.notEqual(hook.code, 0, 'cairn hook exists, so the capture should have written the database');
+    }
   });
 });

@@ -10,6 +10,9 @@ import { stringField, type HookContext, type HookOutcome } from './hook-io.js';
  * (about 1.5 s), so with the default embedder recall is lexical plus recency (`vector: 0`), which needs no
  * model; an HTTP embedder is tried as configured. Slash commands, acknowledgements and empty prompts
  * recall nothing. Opt out with CAIRN_PROMPT_RECALL=off or `hooks.promptRecall.enabled: false`.
+ *
+ * Kimi Code runs the same command: its input carries `client_type`, its prompt may be a list of content
+ * parts, and it injects a hook's `message` rather than Claude Code's `additionalContext`.
  */
 
 /** Characters of the prompt used as the query: a long paste adds noise, not precision. */
@@ -18,7 +21,7 @@ const RESULTS = 5;
 
 export async function handleUserPromptSubmit(ctx: HookContext, settings: HookSettings['promptRecall']): Promise<HookOutcome> {
   if (!settings.enabled) return { code: 0 };
-  const prompt = stringField(ctx.input, 'prompt');
+  const prompt = promptText(ctx.input['prompt']);
   if (!prompt || isSlashCommand(prompt) || isHarnessMarkup(prompt) || isAcknowledgement(prompt)) return { code: 0 };
   const deadline = ctx.startedAt + settings.deadlineMs;
   let timer: NodeJS.Timeout | undefined;
@@ -39,9 +42,22 @@ export async function handleUserPromptSubmit(ctx: HookContext, settings: HookSet
     return { code: 0, abandoned: answer === null };
   }
   if (answer === null) return { code: 0 };
-  if (answer.text) writeContext(ctx.streams.stdout, 'UserPromptSubmit', answer.text);
+  if (answer.text) {
+    if (typeof ctx.input['client_type'] === 'string') ctx.streams.stdout.write(`${JSON.stringify({ message: answer.text })}\n`);
+    else writeContext(ctx.streams.stdout, 'UserPromptSubmit', answer.text);
+  }
   ctx.log.debug('user-prompt-submit: recalled', { memories: answer.count, ms: Math.round(elapsed) });
   return { code: 0 };
+}
+
+/** The prompt as text: a string, or the text parts of a content-part list. */
+function promptText(value: unknown): string | null {
+  if (typeof value === 'string') return value.trim() ? value : null;
+  if (!Array.isArray(value)) return null;
+  const parts = value
+    .map((p) => (typeof p === 'object' && p !== null && (p as { type?: unknown }).type === 'text' ? (p as { text?: unknown }).text : null))
+    .filter((t): t is string => typeof t === 'string' && t.trim() !== '');
+  return parts.length ? parts.join('\n') : null;
 }
 
 async function recall(ctx: HookContext, query: string, tokenBudget: number): Promise<{ text: string; count: number } | null> {
