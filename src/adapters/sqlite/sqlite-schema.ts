@@ -48,7 +48,9 @@ export const MIGRATIONS: readonly string[] = [
     UNIQUE (namespace, seq)
   );
   CREATE INDEX events_type ON events(namespace, type);
-  CREATE TABLE vector_blobs (hash TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
+  -- A rowid table: a 2 KB vector fits inside its leaf page; as a WITHOUT ROWID table every vector spilled
+  -- into an overflow page of its own (measured 4.7 KB per memory instead of about 2.1 KB).
+  CREATE TABLE vector_blobs (id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, data BLOB NOT NULL);
   CREATE TABLE snapshots (
     scope TEXT PRIMARY KEY,
     version INTEGER NOT NULL,
