@@ -1,0 +1,71 @@
+import * as assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { isCairnError } from '../interfaces/errors.js';
+import { SECRET_SAMPLES } from '../../test/fixtures/secret-samples.js';
+import { applyRedaction, DEFAULT_REDACTION_CONFIG, parseAllowEntry, redact, type RedactionConfig } from './redact.js';
+
+describe('redaction', () => {
+  for (const sample of SECRET_SAMPLES) {
+    it(`replaces a ${sample.kind} with its placeholder`, () => {
+      const r = redact(sample.text(sample.secret));
+      assert.ok(!r.text.includes(sample.secret), r.text);
+      assert.ok(r.text.includes(`[REDACTED:${sample.kind}]`), r.text);
+      assert.equal(r.counts[sample.kind], 1);
+    });
+  }
+
+  it('leaves ordinary engineering notes alone', () => {
+    for (const text of [
+      'We use sha256 and utf8 everywhere; PORT=8080 and password_min_length: 12.',
+      'The password is reset via the admin page; token: refreshed hourly; auth: handled by middleware.',
+      'commit 3f9a2b1c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a fixed the token refresh',
+      'Set SECRET_KEY=${SECRET_KEY} and API_KEY=<your-key>; password: process.env.DB_PASS',
+      'Order 1234567890123 shipped; tokens: 4096 per request; retry after 30s.',
+      'Use Bearer tokens for the public API and Basic auth only for the admin page.',
+    ]) {
+      const r = redact(text);
+      assert.deepEqual(r.counts, {}, text);
+      assert.equal(r.text, text);
+    }
+  });
+
+  it('is idempotent: placeholders are not redacted again', () => {
+    const once = redact(SECRET_SAMPLES.map((s) => s.text(s.secret)).join('\n'));
+    const twice = redact(once.text);
+    assert.equal(twice.text, once.text);
+    assert.deepEqual(twice.counts, {});
+  });
+
+  it('mode off changes nothing; reject throws INVALID_INPUT naming the kind, never the secret', () => {
+    const sample = SECRET_SAMPLES.find((s) => s.kind === 'github-token')!;
+    const text = sample.text(sample.secret);
+    assert.equal(redact(text, { ...DEFAULT_REDACTION_CONFIG, mode: 'off' }).text, text);
+    const reject: RedactionConfig = { ...DEFAULT_REDACTION_CONFIG, mode: 'reject' };
+    assert.throws(
+      () => applyRedaction(text, reject, 'text', {}),
+      (err: unknown) => isCairnError(err, 'INVALID_INPUT') && err.message.includes('github-token') && !err.message.includes(sample.secret),
+    );
+  });
+
+  it('keeps allow-listed findings (exact strings and regexes)', () => {
+    const aws = SECRET_SAMPLES.find((s) => s.kind === 'aws-access-key')!;
+    const gh = SECRET_SAMPLES.find((s) => s.kind === 'github-token')!;
+    const text = `${aws.text(aws.secret)} and ${gh.text(gh.secret)}`;
+    const exact = redact(text, { ...DEFAULT_REDACTION_CONFIG, allowExact: [aws.secret] });
+    assert.ok(exact.text.includes(aws.secret));
+    assert.ok(!exact.text.includes(gh.secret));
+    const pattern = parseAllowEntry('/^ghp_/');
+    assert.ok(pattern.pattern);
+    const byRegex = redact(text, { ...DEFAULT_REDACTION_CONFIG, allowPatterns: [pattern.pattern] });
+    assert.ok(byRegex.text.includes(gh.secret));
+    assert.ok(!byRegex.text.includes(aws.secret));
+    assert.deepEqual(parseAllowEntry('plain'), { exact: 'plain' });
+  });
+
+  it('e-mail addresses and phone numbers are redacted only when switched on', () => {
+    const text = 'ask alice@example.com or call +1 415 555 0100';
+    assert.deepEqual(redact(text).counts, {});
+    const on = redact(text, { ...DEFAULT_REDACTION_CONFIG, enable: ['email', 'phone'] });
+    assert.equal(on.text, 'ask [REDACTED:email] or call [REDACTED:phone]');
+  });
+});

@@ -1,0 +1,266 @@
+import { CairnError } from '../interfaces/errors.js';
+
+/**
+ * Secret and PII redaction, run by the engine on every text before anything else sees it (dedupe key,
+ * embedding, ingest filter, event, quarantine), so a credential pasted into a note never reaches the
+ * database file. Each finding is replaced by a typed placeholder such as `[REDACTED:github-token]`; the
+ * write's event records the kinds and counts, never the secret.
+ */
+
+export type RedactionMode = 'off' | 'redact' | 'reject';
+
+export interface RedactionConfig {
+  mode: RedactionMode;
+  /** Findings equal to one of these strings are kept (e.g. a documented example key). */
+  allowExact: readonly string[];
+  /** Findings matching one of these are kept. */
+  allowPatterns: readonly RegExp[];
+  /** Detector kinds that are off by default and switched on here (e.g. `email`). */
+  enable: readonly string[];
+  /** Detector kinds switched off. */
+  disable: readonly string[];
+}
+
+export const DEFAULT_REDACTION_CONFIG: RedactionConfig = { mode: 'redact', allowExact: [], allowPatterns: [], enable: [], disable: [] };
+
+/** Kinds and how many of each were found, e.g. `{ "github-token": 1, "password": 2 }`. */
+export type RedactionCounts = Record<string, number>;
+
+export interface Redacted {
+  text: string;
+  counts: RedactionCounts;
+}
+
+interface Detector {
+  kind: string;
+  /** Global regex. With a `secret` named group only that part is replaced; otherwise the whole match. */
+  pattern: RegExp;
+  /** Extra check on the candidate secret. */
+  accept?: (secret: string, match: RegExpExecArray) => boolean;
+  /** Off unless enabled in the config. */
+  optIn?: boolean;
+  /** The placeholder kind when it depends on the match (e.g. the key name of an assignment). */
+  kindOf?: (match: RegExpExecArray) => string;
+}
+
+/** Shannon entropy in bits per character. */
+export function entropy(s: string): number {
+  const freq = new Map<string, number>();
+  for (const c of s) freq.set(c, (freq.get(c) ?? 0) + 1);
+  let h = 0;
+  for (const n of freq.values()) {
+    const p = n / s.length;
+    h -= p * Math.log2(p);
+  }
+  return h;
+}
+
+function classes(s: string): number {
+  return [/[a-z]/u, /[A-Z]/u, /[0-9]/u, /[^A-Za-z0-9]/u].filter((re) => re.test(s)).length;
+}
+
+/** Values that name a secret rather than hold one: `$VAR`, `${VAR}`, `<your key>`, `process.env.X`, `***`. */
+function isReference(value: string): boolean {
+  return (
+    /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/u.test(value) ||
+    /^<[^>]*>$/u.test(value) ||
+    /^\{\{.*\}\}$/u.test(value) ||
+    /^(?:process\.env|os\.environ|env\.|secrets\.|vault:|op:\/\/|ENV\[)/u.test(value) ||
+    /^[*x•.\-_]{3,}$/iu.test(value) ||
+    /^(?:null|none|nil|true|false|undefined|empty|required|optional|string|redacted)$/iu.test(value) ||
+    value.startsWith('[REDACTED')
+  );
+}
+
+function luhn(digits: string): boolean {
+  let sum = 0;
+  let double = false;
+  for (let i = digits.length - 1; i >= 0; i--) {
+    let d = Number(digits[i]);
+    if (double) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    double = !double;
+  }
+  return sum % 10 === 0;
+}
+
+/** Placeholder kind of a `key = value` finding, from the key's name. */
+function assignmentKind(key: string): string {
+  const k = key.toLowerCase();
+  if (/pass|pwd/u.test(k)) return 'password';
+  if (/api[_-]?key|apikey/u.test(k)) return 'api-key';
+  if (/token/u.test(k)) return 'token';
+  return 'secret';
+}
+
+const SECRET_KEY_WORDS = 'pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?key|credentials?|signing[_-]?key|encryption[_-]?key|session[_-]?key|webhook[_-]?secret|sas[_-]?token';
+
+/**
+ * The detectors, most specific first: once a span is replaced by a placeholder no later detector can
+ * match inside it, so a GitHub token in `GITHUB_TOKEN=ghp_…` is reported as a github-token.
+ */
+const DETECTORS: readonly Detector[] = [
+  { kind: 'private-key', pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)/gu },
+  { kind: 'anthropic-key', pattern: /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}/gu },
+  { kind: 'openai-key', pattern: /(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}/gu, accept: (s) => /[0-9]/u.test(s) && /[A-Za-z]/u.test(s.slice(3)) },
+  { kind: 'github-token', pattern: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])/gu },
+  { kind: 'gitlab-token', pattern: /(?<![A-Za-z0-9_-])(?:glpat|gldt|glrt|glptt|glft|glsoat|glcbt|gloas)-[A-Za-z0-9_-]{20,}/gu },
+  { kind: 'slack-token', pattern: /(?<![A-Za-z0-9-])xox[abposre]-[A-Za-z0-9-]{10,}/gu },
+  { kind: 'slack-webhook', pattern: /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9_/-]{20,}/gu },
+  { kind: 'stripe-key', pattern: /(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}/gu },
+  { kind: 'stripe-webhook-secret', pattern: /(?<![A-Za-z0-9_])whsec_[A-Za-z0-9]{24,}/gu },
+  { kind: 'aws-access-key', pattern: /(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}(?![A-Z0-9])/gu },
+  {
+    kind: 'aws-secret-key',
+    pattern: /(?<ctx>aws.{0,24}?(?:secret|private)[^\n]{0,24}?|secret_?access_?key[^\n]{0,8}?)(?<![A-Za-z0-9/+=])(?<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/giu,
+  },
+  { kind: 'gcp-api-key', pattern: /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/gu },
+  { kind: 'gcp-oauth-token', pattern: /(?<![A-Za-z0-9_-])ya29\.[0-9A-Za-z_-]{20,}/gu },
+  { kind: 'gcp-service-account-key', pattern: /"private_key_id"\s*:\s*"(?<secret>[0-9a-f]{40})"/gu },
+  {
+    kind: 'azure-key',
+    pattern: /(?:AccountKey|SharedAccessKey|SharedSecretValue|SharedAccessSignature)\s*=\s*(?<secret>[A-Za-z0-9+/=%]{20,})/giu,
+  },
+  { kind: 'azure-sas-token', pattern: /[?&]sig=(?<secret>[A-Za-z0-9%+/=]{30,})/gu },
+  { kind: 'npm-token', pattern: /(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])/gu },
+  { kind: 'huggingface-token', pattern: /(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9_])/gu },
+  { kind: 'sendgrid-key', pattern: /(?<![A-Za-z0-9_])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}/gu },
+  { kind: 'jwt', pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/gu },
+  // scheme://user:password@host — the user name stays, the password goes.
+  { kind: 'url-password', pattern: /\b[a-z][a-z0-9+.-]*:\/\/[^\s:@/?#]*:(?<secret>[^\s@/?#]+)@/giu, accept: (s) => !isReference(s) },
+  { kind: 'bearer-token', pattern: /\b(?:Bearer|Basic|Token)\s+(?<secret>[A-Za-z0-9\-._~+/]{16,}=*)/gu, accept: (s) => classes(s) >= 2 && /[0-9]/u.test(s) },
+  // KEY=value and key: value assignments (.env files, YAML, JSON, connection strings), and `password is x`.
+  {
+    kind: 'secret',
+    pattern: new RegExp(
+      `(?<key>[A-Za-z0-9_.-]*(?:${SECRET_KEY_WORDS})[A-Za-z0-9_.-]*)["']?\\s*(?<op>==?|:=|=>|:|\\bis\\b|\\bwas\\b)\\s*(?:(?<q>["'\`])(?<quoted>[^"'\`\\n]{1,256}?)\\k<q>|(?<bare>[^\\s"'\`;,)}\\]\\[]{3,}))`,
+      'giu',
+    ),
+    accept: (_s, m) => {
+      const quoted = m.groups?.['quoted'];
+      const secret = quoted ?? m.groups?.['bare'] ?? '';
+      if (isReference(secret)) return false;
+      const key = m.groups?.['key'] ?? '';
+      const op = m.groups?.['op'] ?? '';
+      const envStyle = /^[A-Z0-9_.-]+$/u.test(key) && /[A-Z]/u.test(key) && (op === '=' || op === ':');
+      if (envStyle || (quoted !== undefined && op !== 'is' && op !== 'was')) return true;
+      // Prose (`password: reset it via the admin page`, `the token is refreshed hourly`): only values that
+      // look generated or password-like count.
+      return secret.length >= 6 && (/[0-9]/u.test(secret) || classes(secret) >= 3) && !/^\d{1,6}$/u.test(secret) && !/^\d+(?:ms|s|m|h|d)$/u.test(secret);
+    },
+    kindOf: (m) => assignmentKind(m.groups?.['key'] ?? ''),
+  },
+  {
+    kind: 'password',
+    pattern: /(?:^|[;\s"'])(?:Password|Pwd)\s*=\s*(?<secret>[^;"'\s]{1,})/giu,
+    accept: (s) => !isReference(s),
+  },
+  // Long random-looking strings next to a word that says it is secret.
+  {
+    kind: 'high-entropy-secret',
+    pattern: /(?<ctx>\b(?:key|secret|token|passw\w*|credential\w*|auth\w*|bearer|signature|private|apikey|api_key)\b[^\n]{0,40}?)(?<![A-Za-z0-9+/=_-])(?<secret>[A-Za-z0-9+/=_-]{24,})(?![A-Za-z0-9+/=_-])/giu,
+    accept: (s) => entropy(s) >= 3.6 && classes(s) >= 3 && /[0-9]/u.test(s) && !/^[0-9a-f]+$/iu.test(s),
+  },
+  // PII
+  {
+    kind: 'credit-card',
+    pattern: /(?<![0-9])(?<secret>[0-9](?:[ -]?[0-9]){12,18})(?![0-9])/gu,
+    accept: (s) => {
+      const digits = s.replace(/[ -]/gu, '');
+      return digits.length >= 13 && digits.length <= 19 && /^[3-6]/u.test(digits) && luhn(digits);
+    },
+  },
+  { kind: 'us-ssn', pattern: /\b(?:SSN|social security(?: number)?)\b[^\n0-9]{0,12}(?<secret>[0-9]{3}-[0-9]{2}-[0-9]{4})\b/giu },
+  { kind: 'email', pattern: /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}(?![A-Za-z0-9.-])/gu, optIn: true },
+  { kind: 'phone', pattern: /(?<![0-9+])\+?[0-9]{1,3}[ .-]?\(?[0-9]{3}\)?[ .-]?[0-9]{3}[ .-]?[0-9]{4}(?![0-9])/gu, optIn: true },
+];
+
+/** Every placeholder kind, for configuration validation and documentation. */
+export const REDACTION_KINDS: readonly string[] = [...new Set([...DETECTORS.map((d) => d.kind), 'password', 'api-key', 'token', 'secret'])];
+
+export function placeholder(kind: string): string {
+  return `[REDACTED:${kind}]`;
+}
+
+function allowed(secret: string, config: RedactionConfig): boolean {
+  return config.allowExact.includes(secret) || config.allowPatterns.some((re) => {
+    re.lastIndex = 0;
+    return re.test(secret);
+  });
+}
+
+/** Finds and replaces secrets in `text`. Pure: the same text and config give the same result. */
+export function redact(text: string, config: RedactionConfig = DEFAULT_REDACTION_CONFIG): Redacted {
+  const counts: RedactionCounts = {};
+  if (config.mode === 'off') return { text, counts };
+  let out = text;
+  const kept: string[] = [];
+  for (const d of DETECTORS) {
+    if (config.disable.includes(d.kind)) continue;
+    if (d.optIn && !config.enable.includes(d.kind)) continue;
+    d.pattern.lastIndex = 0;
+    out = out.replace(d.pattern, (...args: unknown[]) => {
+      const match = args[0] as string;
+      const groups = (typeof args[args.length - 1] === 'object' ? args[args.length - 1] : undefined) as Record<string, string | undefined> | undefined;
+      const offset = args.find((a) => typeof a === 'number') as number;
+      const secret = groups?.['secret'] ?? groups?.['quoted'] ?? groups?.['bare'] ?? match;
+      if (secret.includes('[REDACTED:')) return match;
+      const m = Object.assign([match], { index: offset, input: out, groups }) as unknown as RegExpExecArray;
+      if (d.accept && !d.accept(secret, m)) return match;
+      // An allowed finding stays allowed when a later, broader detector (KEY=value) sees it again.
+      if (kept.some((k) => secret.includes(k) || k.includes(secret))) return match;
+      if (allowed(secret, config)) {
+        kept.push(secret);
+        return match;
+      }
+      const kind = d.kindOf ? d.kindOf(m) : d.kind;
+      counts[kind] = (counts[kind] ?? 0) + 1;
+      if (secret === match) return placeholder(kind);
+      // Replace only the secret part (its last occurrence in the match: the key name comes first).
+      const at = match.lastIndexOf(secret);
+      return match.slice(0, at) + placeholder(kind) + match.slice(at + secret.length);
+    });
+  }
+  return { text: out, counts };
+}
+
+/** Adds `more` into `into`. */
+export function addCounts(into: RedactionCounts, more: RedactionCounts): RedactionCounts {
+  for (const [k, n] of Object.entries(more)) into[k] = (into[k] ?? 0) + n;
+  return into;
+}
+
+/**
+ * Applies the configured mode to one field: returns the redacted text, or throws INVALID_INPUT in reject
+ * mode naming the kinds found (never the secret).
+ */
+export function applyRedaction(text: string, config: RedactionConfig, field: string, counts: RedactionCounts): string {
+  const r = redact(text, config);
+  const kinds = Object.keys(r.counts);
+  if (kinds.length === 0) return text;
+  if (config.mode === 'reject') {
+    throw new CairnError('INVALID_INPUT', `${field}: contains ${kinds.map((k) => `a ${k}`).join(', ')}; secrets are not stored (redaction mode is reject)`, {
+      field,
+      hint: 'remove the secret, or allow-list it if it is a known public example',
+    });
+  }
+  addCounts(counts, r.counts);
+  return r.text;
+}
+
+/**
+ * Parses an allow-list entry from configuration: `/pattern/flags` is a regular expression, anything else an
+ * exact string.
+ */
+export function parseAllowEntry(entry: string): { exact?: string; pattern?: RegExp } {
+  const m = /^\/(.+)\/([a-z]*)$/su.exec(entry);
+  if (!m) return { exact: entry };
+  try {
+    return { pattern: new RegExp(m[1] as string, (m[2] as string).replace(/[gy]/gu, '')) };
+  } catch (err) {
+    throw new CairnError('INVALID_INPUT', `redaction allow-list: ${entry} is not a valid regular expression: ${(err as Error).message}`, { field: 'redaction.allow' });
+  }
+}
