@@ -1,6 +1,8 @@
 import { CairnError } from '../interfaces/errors.js';
 import type { Memory } from '../interfaces/memory.js';
+import type { QuarantineEntry } from '../interfaces/quarantine.js';
 import type { EmbedderInfo, StoredEvent, StoreTx } from '../interfaces/store.js';
+import type { RedactionCounts } from './redact.js';
 import { analyse } from './lexical.js';
 
 /**
@@ -13,12 +15,22 @@ import { analyse } from './lexical.js';
  * part of the log, so replay never re-runs the embedding model.
  */
 
+/**
+ * Quarantine. A write the ingest filter blocks leaves no trace in any namespace: the only event is a
+ * store-wide `quarantine.*` event carrying the content-free entry (hash, score, pass, anchor id, source,
+ * times, status), projected into the quarantine table. The held text and the anchor learned from it are
+ * derived from user content; they live in the vault and learned-anchor tables, outside the log, because the
+ * log is immutable and an erasure request must be able to remove them. They are not part of any projection,
+ * so `cairn verify` replays the log without them and still matches. `redactions` on memory and turn events
+ * records which kinds of secret were replaced and how many, never the secret.
+ */
+
 /** Scope of store-wide events (the embedder record); never a valid namespace, which cannot be empty. */
 export const STORE_SCOPE = '';
 
 export type EventBody =
-  | { type: 'memory.saved'; memory: Memory; vector: string | null }
-  | { type: 'memory.updated'; memory: Memory; vector?: string | null }
+  | { type: 'memory.saved'; memory: Memory; vector: string | null; redactions?: RedactionCounts }
+  | { type: 'memory.updated'; memory: Memory; vector?: string | null; redactions?: RedactionCounts }
   | { type: 'memory.superseded'; memory: Memory }
   | { type: 'memory.forgotten'; memory: Memory }
   | { type: 'memory.restored'; memory: Memory }
@@ -27,7 +39,11 @@ export type EventBody =
   | { type: 'store.embedder'; embedder: EmbedderInfo }
   | { type: 'store.vectors-reset' }
   | { type: 'settings.changed'; key: string; value: unknown }
-  | { type: 'turn.committed'; session: string; turn: number; text: string; speaker: string | null; items: string[] };
+  | { type: 'turn.committed'; session: string; turn: number; text: string; speaker: string | null; items: string[]; redactions?: RedactionCounts }
+  | { type: 'quarantine.held'; entry: QuarantineEntry }
+  | { type: 'quarantine.repeated'; entry: QuarantineEntry }
+  | { type: 'quarantine.released'; entry: QuarantineEntry }
+  | { type: 'quarantine.dropped'; entry: QuarantineEntry };
 
 export type EventType = EventBody['type'];
 
@@ -111,6 +127,12 @@ export async function project(tx: StoreTx, body: EventBody, scope: string): Prom
       return;
     case 'turn.committed':
       return; // the turn's items arrive as their own memory events
+    case 'quarantine.held':
+    case 'quarantine.repeated':
+    case 'quarantine.released':
+    case 'quarantine.dropped':
+      await tx.putQuarantine(body.entry);
+      return;
     default: {
       const unknown: { type: string } = body;
       throw new CairnError('INTEGRITY', `unknown event type ${unknown.type} in the log`);

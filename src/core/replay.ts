@@ -1,6 +1,7 @@
 import { CairnError } from '../interfaces/errors.js';
 import type { ScopeInfo, Store, StoredEvent, StoreTx } from '../interfaces/store.js';
-import { StateHasher, vectorHash } from './checksum.js';
+import { createHash } from 'node:crypto';
+import { canonicalJson, StateHasher, vectorHash } from './checksum.js';
 import { bodyOf, insertProjected, project, STORE_SCOPE } from './events.js';
 import { checkSnapshot, type SnapshotProblem } from './snapshot.js';
 
@@ -25,6 +26,8 @@ export interface VerifyReport {
   gaps: Gap[];
   liveChecksum: string;
   replayedChecksum: string;
+  /** Checksums of the quarantine projection (content-free entries), live and replayed; must be equal too. */
+  quarantine: { live: string; replayed: string };
   replayMs: number;
   eventsPerSecond: number;
   totalMs: number;
@@ -105,6 +108,17 @@ export async function stateChecksum(store: Store, only?: string[]): Promise<{ ch
   return { checksum: hasher.digest(), memories };
 }
 
+/**
+ * SHA-256 over the canonical JSON of every quarantine entry, by id. Kept apart from `stateChecksum`: a
+ * blocked write changes the quarantine but must leave the memory state exactly as it was.
+ */
+export async function quarantineChecksum(store: Store): Promise<string> {
+  const entries = await store.listQuarantine({ status: 'all', limit: Number.MAX_SAFE_INTEGER });
+  const hash = createHash('sha256').update('cairn-quarantine/1\n');
+  for (const e of entries.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) hash.update(canonicalJson(e)).update('\n');
+  return hash.digest('hex');
+}
+
 /** Applies a stored event to `tx`, first copying the vector blob it references from `source` when needed. */
 async function applyStored(tx: StoreTx, event: StoredEvent, source: Store | null): Promise<void> {
   const body = bodyOf(event);
@@ -147,8 +161,10 @@ export async function verify(store: Store, scratch: Store): Promise<VerifyReport
   const replayMs = performance.now() - t0;
   const live = await stateChecksum(store);
   const replayed = await stateChecksum(scratch);
+  const quarantine = { live: await quarantineChecksum(store), replayed: await quarantineChecksum(scratch) };
   return {
-    ok: gaps.length === 0 && live.checksum === replayed.checksum,
+    ok: gaps.length === 0 && live.checksum === replayed.checksum && quarantine.live === quarantine.replayed,
+    quarantine,
     mode: 'full-replay',
     events,
     scopes: scopes.length,
@@ -192,6 +208,7 @@ export async function recover(store: Store, options: { namespace?: string } = {}
     if (!options.namespace) {
       // Store-wide scope first: the embedder record decides which vectors the namespaces can hold.
       await tx.resetVectors();
+      await tx.clearQuarantine(); // rebuilt from the quarantine events of the store-wide scope
       const n = await replayScopeTail(store, tx, STORE_SCOPE, 0);
       reports.push({ scope: STORE_SCOPE, mode: 'full-replay', snapshotSeq: null, snapshotProblem: null, eventsReplayed: n });
     }

@@ -1,4 +1,5 @@
 import type { Memory, MemoryKind, StoreStats } from './memory.js';
+import type { QuarantineEntry, QuarantineListOptions } from './quarantine.js';
 
 /**
  * What a backend can do. Core asks these flags, never which backend it talks to; a missing capability has a
@@ -145,6 +146,26 @@ export interface StoreTx {
   deleteSnapshot(scope: string): Promise<void>;
   /** Removes the projection (memories, full-text rows, vectors, settings) of a namespace; the log stays. */
   clearProjection(namespace: string): Promise<void>;
+
+  // Quarantine of the ingest filter. `putQuarantine`/`clearQuarantine` are the projection of the store-wide
+  // quarantine events; the vault and the learned anchors are not in the log (see events.ts).
+  /** Inserts or replaces the quarantine entry with this id. */
+  putQuarantine(entry: QuarantineEntry): Promise<void>;
+  getQuarantine(id: string): Promise<QuarantineEntry | null>;
+  /** Entries whose held text has this hash, oldest first. */
+  findQuarantineByHash(hash: string): Promise<QuarantineEntry[]>;
+  /** Removes every quarantine entry (recovery rebuilds them from the log); vault and anchors stay. */
+  clearQuarantine(): Promise<void>;
+  /** Keeps the held text and the original request (JSON) of an entry. */
+  putQuarantineVault(id: string, text: string, request: unknown): Promise<void>;
+  getQuarantineVault(id: string): Promise<{ text: string; request: unknown } | null>;
+  deleteQuarantineVault(id: string): Promise<void>;
+  /** Stores the embedding of a blocked text as an anchor shared by every namespace of the store. */
+  putLearnedAnchor(id: string, vector: Float32Array, at: string): Promise<void>;
+  getLearnedAnchor(id: string): Promise<Float32Array | null>;
+  deleteLearnedAnchor(id: string): Promise<void>;
+  /** Caches vectors computed from code constants (the seed anchors) under `key`. */
+  putAnchorCache(key: string, vectors: Float32Array[]): Promise<void>;
 }
 
 /**
@@ -188,6 +209,14 @@ export interface Store {
   getSnapshot(scope: string): Promise<SnapshotRecord | null>;
   listSettings(namespace: string): Promise<{ key: string; value: unknown }[]>;
   stats(now: string): Promise<StoreStats>;
+  getQuarantine(id: string): Promise<QuarantineEntry | null>;
+  /** Quarantine entries, newest first; by default only the held ones. */
+  listQuarantine(options: QuarantineListOptions): Promise<QuarantineEntry[]>;
+  findQuarantineByHash(hash: string): Promise<QuarantineEntry[]>;
+  getQuarantineVault(id: string): Promise<{ text: string; request: unknown } | null>;
+  /** Every learned anchor of the store (all namespaces, all agents). */
+  learnedAnchors(): Promise<{ id: string; vector: Float32Array }[]>;
+  getAnchorCache(key: string): Promise<Float32Array[] | null>;
   /** Backend facts for `cairn doctor`: versions, schema version, sizes. */
   diagnostics(): Promise<Record<string, unknown>>;
   close(): Promise<void>;

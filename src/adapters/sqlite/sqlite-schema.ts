@@ -68,6 +68,35 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (namespace, key)
   ) WITHOUT ROWID;
   `,
+  // 2: the ingest filter's quarantine. \`quarantine\` is a projection of the store-wide quarantine events and
+  // holds no content; the held text (\`quarantine_vault\`) and the anchors learned from blocks
+  // (\`learned_anchors\`) are derived from user content and live outside the immutable log, so they can be
+  // erased. \`anchor_cache\` keeps the seed catalogue's vectors per embedder (derived from code, not data).
+  `
+  CREATE TABLE quarantine (
+    id TEXT PRIMARY KEY,
+    hash TEXT NOT NULL,
+    entry TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX quarantine_status ON quarantine(status, created_at);
+  CREATE INDEX quarantine_hash ON quarantine(hash);
+  CREATE TABLE quarantine_vault (
+    id TEXT PRIMARY KEY,
+    text TEXT NOT NULL,
+    request TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE TABLE learned_anchors (
+    id TEXT PRIMARY KEY,
+    vector BLOB NOT NULL,
+    created_at TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE TABLE anchor_cache (
+    key TEXT PRIMARY KEY,
+    vectors BLOB NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -5,7 +5,8 @@ import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { CairnError } from '../../interfaces/errors.js';
 import type { Memory, MemoryKind, StoreStats } from '../../interfaces/memory.js';
-import { vectorFromBytes, vectorHash } from '../../core/checksum.js';
+import type { QuarantineEntry, QuarantineListOptions } from '../../interfaces/quarantine.js';
+import { vectorBytes, vectorFromBytes, vectorHash } from '../../core/checksum.js';
 import type {
   CandidateFilter,
   EmbedderInfo,
@@ -508,7 +509,103 @@ export class SqliteStore implements Store {
         this.stmt('DELETE FROM memories WHERE namespace = ?').run(namespace);
         this.stmt('DELETE FROM settings WHERE namespace = ?').run(namespace);
       },
+      putQuarantine: async (entry) => {
+        this.stmt(
+          `INSERT INTO quarantine (id, hash, entry, status, created_at) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (id) DO UPDATE SET hash = excluded.hash, entry = excluded.entry, status = excluded.status, created_at = excluded.created_at`,
+        ).run(entry.id, entry.hash, JSON.stringify(entry), entry.status, entry.createdAt);
+      },
+      getQuarantine: async (id) => this.getQuarantineSync(id),
+      findQuarantineByHash: async (hash) => this.findQuarantineByHashSync(hash),
+      clearQuarantine: async () => {
+        this.stmt('DELETE FROM quarantine').run();
+      },
+      putQuarantineVault: async (id, text, request) => {
+        this.stmt('INSERT OR REPLACE INTO quarantine_vault (id, text, request) VALUES (?, ?, ?)').run(id, text, JSON.stringify(request));
+      },
+      getQuarantineVault: async (id) => this.getQuarantineVaultSync(id),
+      deleteQuarantineVault: async (id) => {
+        this.stmt('DELETE FROM quarantine_vault WHERE id = ?').run(id);
+      },
+      putLearnedAnchor: async (id, vector, at) => {
+        this.stmt('INSERT OR REPLACE INTO learned_anchors (id, vector, created_at) VALUES (?, ?, ?)').run(id, vectorBytes(vector), at);
+      },
+      getLearnedAnchor: async (id) => {
+        const r = this.stmt('SELECT vector FROM learned_anchors WHERE id = ?').get(id) as { vector: Buffer } | undefined;
+        return r ? vectorFromBytes(r.vector) : null;
+      },
+      deleteLearnedAnchor: async (id) => {
+        this.stmt('DELETE FROM learned_anchors WHERE id = ?').run(id);
+      },
+      putAnchorCache: async (key, vectors) => {
+        const dims = vectors[0]?.length ?? 0;
+        const buf = Buffer.alloc(4 + vectors.length * dims * 4);
+        buf.writeUInt32LE(dims, 0);
+        vectors.forEach((v, i) => vectorBytes(v).copy(buf, 4 + i * dims * 4));
+        this.stmt('INSERT OR REPLACE INTO anchor_cache (key, vectors) VALUES (?, ?)').run(key, buf);
+      },
     };
+  }
+
+  private getQuarantineSync(id: string): QuarantineEntry | null {
+    const r = this.stmt('SELECT entry FROM quarantine WHERE id = ?').get(id) as { entry: string } | undefined;
+    return r ? (JSON.parse(r.entry) as QuarantineEntry) : null;
+  }
+
+  private findQuarantineByHashSync(hash: string): QuarantineEntry[] {
+    const rows = this.stmt('SELECT entry FROM quarantine WHERE hash = ? ORDER BY id').all(hash) as { entry: string }[];
+    return rows.map((r) => JSON.parse(r.entry) as QuarantineEntry);
+  }
+
+  private getQuarantineVaultSync(id: string): { text: string; request: unknown } | null {
+    const r = this.stmt('SELECT text, request FROM quarantine_vault WHERE id = ?').get(id) as { text: string; request: string } | undefined;
+    return r ? { text: r.text, request: JSON.parse(r.request) as unknown } : null;
+  }
+
+  async getQuarantine(id: string): Promise<QuarantineEntry | null> {
+    return this.read('reading the quarantine', () => this.getQuarantineSync(id));
+  }
+
+  async listQuarantine(options: QuarantineListOptions): Promise<QuarantineEntry[]> {
+    const status = options.status ?? 'held';
+    const limit = options.limit ?? 50;
+    return this.read('reading the quarantine', () => {
+      const rows = (
+        status === 'all'
+          ? this.stmt('SELECT entry FROM quarantine ORDER BY id DESC LIMIT ?').all(limit)
+          : this.stmt('SELECT entry FROM quarantine WHERE status = ? ORDER BY id DESC LIMIT ?').all(status, limit)
+      ) as { entry: string }[];
+      return rows.map((r) => JSON.parse(r.entry) as QuarantineEntry);
+    });
+  }
+
+  async findQuarantineByHash(hash: string): Promise<QuarantineEntry[]> {
+    return this.read('reading the quarantine', () => this.findQuarantineByHashSync(hash));
+  }
+
+  async getQuarantineVault(id: string): Promise<{ text: string; request: unknown } | null> {
+    return this.read('reading the quarantine vault', () => this.getQuarantineVaultSync(id));
+  }
+
+  async learnedAnchors(): Promise<{ id: string; vector: Float32Array }[]> {
+    return this.read('reading learned anchors', () =>
+      (this.stmt('SELECT id, vector FROM learned_anchors ORDER BY id').all() as { id: string; vector: Buffer }[]).map((r) => ({
+        id: r.id,
+        vector: vectorFromBytes(r.vector),
+      })),
+    );
+  }
+
+  async getAnchorCache(key: string): Promise<Float32Array[] | null> {
+    return this.read('reading the anchor cache', () => {
+      const r = this.stmt('SELECT vectors FROM anchor_cache WHERE key = ?').get(key) as { vectors: Buffer } | undefined;
+      if (!r || r.vectors.length < 4) return null;
+      const dims = r.vectors.readUInt32LE(0);
+      if (dims === 0) return [];
+      const out: Float32Array[] = [];
+      for (let at = 4; at + dims * 4 <= r.vectors.length; at += dims * 4) out.push(vectorFromBytes(r.vectors.subarray(at, at + dims * 4)));
+      return out;
+    });
   }
 
   private writeVector(rowid: bigint, memory: Memory, vector: Float32Array): void {
