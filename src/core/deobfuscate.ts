@@ -1,0 +1,127 @@
+/**
+ * Undoes the cheap tricks that hide an instruction from an embedding model while keeping it readable to a
+ * language model: confusable characters (Cyrillic/Greek look-alikes, fullwidth and mathematical letters),
+ * invisible characters, combining marks, leetspeak, letters spaced or dotted apart, and shouting (the
+ * sentence encoder is case-sensitive: an all-caps sentence lands far from its lower-case twin).
+ *
+ * `deobfuscate` returns the text unchanged when it uses none of these tricks, so ordinary text costs no
+ * second embedding. The output is only ever scored by the ingest filter, never stored.
+ */
+
+/** Invisible format characters: zero-width space/joiners, word joiner, BOM, soft hyphen, bidi controls, tags. */
+const INVISIBLE = /[\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0]|\uDB40[\uDC00-\uDC7F]/gu;
+
+/** Look-alike letters of other scripts mapped to the Latin letter they imitate. */
+const CONFUSABLES: Record<string, string> = {
+  // Cyrillic
+  а: 'a', е: 'e', ё: 'e', һ: 'h', і: 'i', ї: 'i', ј: 'j', к: 'k', о: 'o', р: 'p', с: 'c', т: 't', у: 'y', х: 'x',
+  ѕ: 's', ԁ: 'd', ԛ: 'q', ԝ: 'w', ɡ: 'g', ո: 'n', ս: 'u', ӏ: 'l',
+  А: 'A', В: 'B', Е: 'E', Ѕ: 'S', І: 'I', Ј: 'J', К: 'K', М: 'M', Н: 'H', О: 'O', Р: 'P', С: 'C', Т: 'T', Х: 'X', У: 'Y', Ԁ: 'D', Ԛ: 'Q', Ԝ: 'W',
+  // Greek
+  α: 'a', β: 'b', γ: 'y', ε: 'e', ι: 'i', κ: 'k', ν: 'v', ο: 'o', ρ: 'p', τ: 't', υ: 'u', χ: 'x', ω: 'w',
+  Α: 'A', Β: 'B', Ε: 'E', Ζ: 'Z', Η: 'H', Ι: 'I', Κ: 'K', Μ: 'M', Ν: 'N', Ο: 'O', Ρ: 'P', Τ: 'T', Υ: 'Y', Χ: 'X',
+  // Latin look-alikes outside ASCII
+  ı: 'i', ȷ: 'j', ł: 'l', ø: 'o', đ: 'd', ħ: 'h', ŀ: 'l', ſ: 's', ɑ: 'a', ɩ: 'i', ʏ: 'y', ᴀ: 'a', ʙ: 'b', ᴄ: 'c', ᴅ: 'd', ᴇ: 'e', ɢ: 'g', ʜ: 'h', ɪ: 'i',
+  ᴊ: 'j', ᴋ: 'k', ʟ: 'l', ᴍ: 'm', ɴ: 'n', ᴏ: 'o', ᴘ: 'p', ʀ: 'r', ꜱ: 's', ᴛ: 't', ᴜ: 'u', ᴠ: 'v', ᴡ: 'w', ᴢ: 'z',
+};
+const CONFUSABLE_CLASS = new RegExp(`[${Object.keys(CONFUSABLES).join('')}]`, 'u');
+
+/** Digits and symbols standing for letters inside a word. */
+const LEET: Record<string, string> = { '0': 'o', '1': 'i', '2': 'z', '3': 'e', '4': 'a', '5': 's', '6': 'g', '7': 't', '8': 'b', '9': 'g', '@': 'a', $: 's', '!': 'i', '|': 'l', '+': 't', '€': 'e', '£': 'l' };
+
+export interface Deobfuscated {
+  /** The cleaned text; equal to the input when no trick was found. */
+  text: string;
+  changed: boolean;
+  /** Which tricks were undone, for the audit record: `invisible`, `confusables`, `marks`, `leet`, `spacing`, `case`. */
+  tricks: string[];
+}
+
+/** A word of letters with digits or symbols inside or attached to it, e.g. `1gn0r3`, `pr3v10u5`, `4ll`. */
+const LEET_WORD = /(?<![\p{L}\p{N}@$!|+€£])(?=[\p{L}\p{N}@$!|+€£]*\p{L})(?=[\p{L}\p{N}@$!|+€£]*[0-9@$|+€£])[\p{L}\p{N}@$!|+€£]{2,}(?![\p{L}\p{N}@$!|+€£])/gu;
+
+function isLeetWord(word: string): boolean {
+  // A trailing version or size (`utf8`, `sha256`, `v2`, `x86_64`) is a name, not a disguise: count it only when
+  // a substitute sits before the last letter, or the word starts with one.
+  const letters = [...word];
+  const lastLetter = letters.findLastIndex((c) => /\p{L}/u.test(c));
+  return letters.some((c, i) => c in LEET && (i < lastLetter || i === 0));
+}
+
+function unleet(word: string): string {
+  return [...word].map((c) => LEET[c] ?? c).join('');
+}
+
+/** Runs of at least four single characters separated by one space, dot, dash, underscore or asterisk. */
+const SPACED = /(?<![\p{L}\p{N}])(?:[\p{L}\p{N}@$!|][ .\-_*·]){3,}[\p{L}\p{N}@$!|](?![\p{L}\p{N}])/gu;
+
+function collapseSpaced(text: string): string {
+  return text.replace(SPACED, (run) => {
+    // Wider gaps (two spaces, ` / `) between spaced letters separate words.
+    return run.replace(/[ .\-_*·]/gu, '');
+  });
+}
+
+/** Lower-cases a text written mostly in capitals (four or more all-caps words making up at least 60 %). */
+function unshout(text: string): string | null {
+  const words = text.match(/\p{L}{2,}/gu) ?? [];
+  const caps = words.filter((w) => w.length >= 3 && w === w.toUpperCase() && w !== w.toLowerCase());
+  if (caps.length < 4 || caps.length < words.length * 0.6) return null;
+  return text.replace(/\p{L}{2,}/gu, (w) => (w === w.toUpperCase() ? w.toLowerCase() : w));
+}
+
+export function deobfuscate(input: string): Deobfuscated {
+  const tricks: string[] = [];
+  let text = input;
+
+  const visible = text.replace(INVISIBLE, '');
+  if (visible !== text) tricks.push('invisible');
+  text = visible;
+
+  // NFKC folds fullwidth, circled, mathematical and other compatibility letters (ｉｇｎｏｒｅ, 𝐢𝐠𝐧𝐨𝐫𝐞).
+  const compat = text.normalize('NFKC');
+  if (compat !== text) tricks.push('confusables');
+  text = compat;
+
+  // Combining marks piled on letters (Zalgo text); accents of real words survive a round trip through NFC.
+  const stripped = text.normalize('NFD').replace(/\p{M}{2,}/gu, '').normalize('NFC');
+  if (stripped !== text) tricks.push('marks');
+  text = stripped;
+
+  // Look-alikes: in words that also hold Latin letters, and in words made only of look-alikes when the
+  // text is mostly Latin, so real Cyrillic or Greek prose is left alone.
+  const latin = (text.match(/[A-Za-z]/gu) ?? []).length;
+  const other = (text.match(/[\p{Script=Cyrillic}\p{Script=Greek}]/gu) ?? []).length;
+  let confusable = false;
+  text = text.replace(/[\p{L}\p{M}]+/gu, (word) => {
+    if (!CONFUSABLE_CLASS.test(word)) return word;
+    const chars = [...word];
+    const mixed = chars.some((c) => /[A-Za-z]/u.test(c));
+    const allLookalike = chars.every((c) => c in CONFUSABLES);
+    if (!mixed && !(allLookalike && latin > other)) return word;
+    confusable = true;
+    return chars.map((c) => CONFUSABLES[c] ?? c).join('');
+  });
+  if (confusable && !tricks.includes('confusables')) tricks.push('confusables');
+
+  const collapsed = collapseSpaced(text);
+  if (collapsed !== text) tricks.push('spacing');
+  text = collapsed;
+
+  // Leetspeak: only when at least two words (or a quarter of them) are disguised, so `sha256` or `utf8` in
+  // a note does not cost a second embedding.
+  const leetWords = (text.match(LEET_WORD) ?? []).filter(isLeetWord);
+  const wordCount = (text.match(/\S+/gu) ?? []).length;
+  if (leetWords.length >= 2 || (leetWords.length === 1 && wordCount <= 4)) {
+    text = text.replace(LEET_WORD, (w) => (isLeetWord(w) ? unleet(w) : w));
+    tricks.push('leet');
+  }
+
+  const quiet = unshout(text);
+  if (quiet !== null) {
+    text = quiet;
+    tricks.push('case');
+  }
+
+  return { text, changed: tricks.length > 0 && text !== input, tricks };
+}
