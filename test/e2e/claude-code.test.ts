@@ -110,7 +110,7 @@ describe('Claude Code', { skip: claudeMissing ?? false }, () => {
   after(() => rmSync(sandbox, { recursive: true, force: true }));
 
   it('claude plugin validate accepts the repository as plugin and marketplace', async () => {
-    const out = await ok(claude(['plugin', 'validate', ROOT], { cwd: sandbox }), 'claude plugin validate');
+    const out = await ok(claude(['plugin', 'validate', '--strict', ROOT], { cwd: sandbox }), 'claude plugin validate');
     assert.match(out, /Validation passed/u);
     assert.match(out, /mcpServers: cairn stdio node/u);
     for (const event of ['SessionStart', 'UserPromptSubmit', 'PreCompact', 'Stop']) assert.match(out, new RegExp(`hooks: ${event}`, 'u'));
