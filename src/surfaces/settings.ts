@@ -21,11 +21,16 @@ export interface HookSettings {
     /** Token budget of what one prompt gets. */
     tokenBudget: number;
   };
+  preCompact: {
+    /** Save in a detached worker, so compaction does not wait for the embedding model (default true). */
+    background: boolean;
+  };
 }
 
 export const DEFAULT_HOOK_SETTINGS: HookSettings = {
   stopGate: { enabled: true, ...DEFAULT_STOP_GATE },
   promptRecall: { enabled: true, deadlineMs: 300, tokenBudget: 400 },
+  preCompact: { background: true },
 };
 
 export function dataHome(env: NodeJS.ProcessEnv): string {
@@ -71,15 +76,17 @@ function section(raw: unknown, field: string, keys: string[]): Record<string, un
 /**
  * The hook settings: environment > the config file's `hooks` object > defaults. Config file shape:
  * `{ "hooks": { "stopGate": { "enabled", "minToolCalls", "interval", "readOnlyEntries" },
- *               "promptRecall": { "enabled", "deadlineMs", "tokenBudget" } } }`.
+ *               "promptRecall": { "enabled", "deadlineMs", "tokenBudget" },
+ *               "preCompact": { "background" } } }`.
  * Environment: CAIRN_STOP_GATE (on/off), CAIRN_STOP_MIN_TOOL_CALLS, CAIRN_STOP_INTERVAL,
  * CAIRN_STOP_READ_ONLY_ENTRIES, CAIRN_PROMPT_RECALL (on/off), CAIRN_PROMPT_RECALL_DEADLINE_MS,
- * CAIRN_PROMPT_RECALL_TOKENS. Throws INVALID_INPUT naming the bad field.
+ * CAIRN_PROMPT_RECALL_TOKENS, CAIRN_PRE_COMPACT_BACKGROUND (on/off). Throws INVALID_INPUT naming the bad field.
  */
 export function parseHookSettings(fileHooks: unknown, env: NodeJS.ProcessEnv): HookSettings {
-  const hooks = section(fileHooks, 'hooks', ['stopGate', 'promptRecall']);
+  const hooks = section(fileHooks, 'hooks', ['stopGate', 'promptRecall', 'preCompact']);
   const gate = section(hooks['stopGate'], 'hooks.stopGate', ['enabled', 'minToolCalls', 'interval', 'readOnlyEntries']);
   const prompt = section(hooks['promptRecall'], 'hooks.promptRecall', ['enabled', 'deadlineMs', 'tokenBudget']);
+  const compact = section(hooks['preCompact'], 'hooks.preCompact', ['background']);
   const d = DEFAULT_HOOK_SETTINGS;
   const flag = (envKey: string, fileValue: unknown, field: string, fallback: boolean): boolean => {
     const e = env[envKey];
@@ -104,6 +111,9 @@ export function parseHookSettings(fileHooks: unknown, env: NodeJS.ProcessEnv): H
       enabled: flag('CAIRN_PROMPT_RECALL', prompt['enabled'], 'hooks.promptRecall.enabled', d.promptRecall.enabled),
       deadlineMs: num('CAIRN_PROMPT_RECALL_DEADLINE_MS', prompt['deadlineMs'], 'hooks.promptRecall.deadlineMs', d.promptRecall.deadlineMs, 10, 60_000),
       tokenBudget: num('CAIRN_PROMPT_RECALL_TOKENS', prompt['tokenBudget'], 'hooks.promptRecall.tokenBudget', d.promptRecall.tokenBudget, 50, 4000),
+    },
+    preCompact: {
+      background: flag('CAIRN_PRE_COMPACT_BACKGROUND', compact['background'], 'hooks.preCompact.background', d.preCompact.background),
     },
   };
 }

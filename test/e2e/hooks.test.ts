@@ -5,7 +5,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -82,6 +82,17 @@ function cairn(args: string[], db: string, env: Record<string, string> = {}): Pr
 let dbCounter = 0;
 function newDb(): string {
   return join(sandbox, `db-${++dbCounter}`, 'cairn.db');
+}
+
+/** Waits until the hooks log has a line matching `pattern` (a detached worker writes it later). */
+async function waitForLog(db: string, pattern: RegExp, timeoutMs: number): Promise<string> {
+  const until = performance.now() + timeoutMs;
+  for (;;) {
+    const hit = logOf(db).split('\n').find((l) => pattern.test(l));
+    if (hit) return hit;
+    if (performance.now() > until) throw new Error(`no log line ${pattern} after ${timeoutMs} ms: ${logOf(db)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 function logOf(db: string): string {
@@ -430,16 +441,31 @@ describe('cairn hook pre-compact', () => {
     assert.equal((await listMemories(db)).length, decisions.length + 1);
   });
 
-  it('saves with the real embedder by default, so the captured decisions are found by meaning', async () => {
+  it('with the local model, a detached worker saves (compaction does not wait for embedding), found by meaning', async () => {
     const db = newDb();
-    const { builder: b } = realisticSession('sess-capture-3');
+    const { builder: b, decisions } = realisticSession('sess-capture-3');
     const t = writeTranscript(b);
     const r = await hook('pre-compact', { session_id: 'sess-capture-3', transcript_path: t, cwd: project, trigger: 'auto' }, { db, env: { CAIRN_EMBEDDER: 'use' } });
-    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual([r.code, r.stdout, r.stderr], [0, '', '']);
+    const returned = performance.now();
+    assert.doesNotMatch(logOf(db), /pre-compact: captured/u, 'the hook returned before the statements were embedded');
+    const line = await waitForLog(db, /pre-compact: captured .*/u, 120_000);
+    assert.ok(performance.now() > returned);
+    assert.match(line, new RegExp(`"statements":${decisions.length},`, 'u'));
+    assert.ok(existsSync(join(dirname(db), 'hook-state', 'capture-sess-capture-3.json')), 'the worker recorded the position');
     const s = await cairn(['search', '--json', '--namespace', NAMESPACE, '--weights', 'lexical=0,recency=0', 'how is tax rounded on invoices'], db, { CAIRN_EMBEDDER: 'use' });
     assert.equal(s.code, 0, s.stderr);
     const results = (JSON.parse(s.stdout) as { results: { text: string }[] }).results;
     assert.ok(results.length > 0, `nothing saved by pre-compact: ${logOf(db)}`);
+  });
+
+  it('saves in place when asked to (hooks.preCompact.background off), model included', async () => {
+    const db = newDb();
+    const { builder: b, decisions } = realisticSession('sess-capture-4');
+    const t = writeTranscript(b);
+    const r = await hook('pre-compact', { session_id: 'sess-capture-4', transcript_path: t, cwd: project, trigger: 'manual' }, { db, env: { CAIRN_EMBEDDER: 'use', CAIRN_PRE_COMPACT_BACKGROUND: 'off' } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(logOf(db), new RegExp(`pre-compact: captured .*"statements":${decisions.length},`, 'u'));
   });
 
   it('never blocks compaction: a database that cannot be opened is logged, exit 0, and retried next time', async () => {
@@ -483,9 +509,19 @@ describe('cairn hook session-start', () => {
     assert.equal(ctx.split('\n').filter((l) => l.startsWith('Ignore')).length, 0);
   });
 
-  it('prints nothing for a repository without memories', async () => {
-    const r = await hook('session-start', { session_id: 's-empty', cwd: project, source: 'startup' }, { db: newDb() });
+  it('prints nothing for a repository without memories, and drops hook state of sessions long gone', async () => {
+    const db = newDb();
+    const stateDir = join(dirname(db), 'hook-state');
+    mkdirSync(stateDir, { recursive: true });
+    const old = join(stateDir, 'stop-ancient.json');
+    const recent = join(stateDir, 'stop-recent.json');
+    writeFileSync(old, '{}');
+    writeFileSync(recent, '{}');
+    const sixtyDaysAgo = new Date(Date.now() - 60 * 86_400_000);
+    utimesSync(old, sixtyDaysAgo, sixtyDaysAgo);
+    const r = await hook('session-start', { session_id: 's-empty', cwd: project, source: 'startup' }, { db });
     assert.deepEqual([r.code, r.stdout, r.stderr], [0, '', '']);
+    assert.deepEqual([existsSync(old), existsSync(recent)], [false, true]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../interfaces/embedder.js';
 import { createLogger, parseLogLevel } from '../logger.js';
@@ -46,6 +46,8 @@ export interface HookContext {
   input: HookInput;
   streams: HookStreams;
   log: Logger;
+  /** The database file (absolute), resolved once for every handler. */
+  dbPath: string;
   /** Folder of the database; hooks keep their log and state next to it. */
   dataDir: string;
   /** performance.now() when the hook started, for deadlines. */
@@ -147,6 +149,33 @@ export function writeState(path: string, value: unknown): void {
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(value));
   renameSync(tmp, path);
+}
+
+/**
+ * Removes session state files untouched for `maxAgeDays` (Claude Code itself deletes transcripts after 30
+ * days by default), so the state folder does not grow forever. Returns how many were removed.
+ */
+export function pruneStates(dataDir: string, maxAgeDays = 45, now = Date.now()): number {
+  const dir = join(dataDir, 'hook-state');
+  let removed = 0;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    const path = join(dir, name);
+    try {
+      if (now - statSync(path).mtimeMs > maxAgeDays * 86_400_000) {
+        rmSync(path, { force: true });
+        removed++;
+      }
+    } catch {
+      // another hook removed or replaced it meanwhile
+    }
+  }
+  return removed;
 }
 
 /** Identity of a transcript file, so a replaced file (not appended to) restarts reading from its start. */

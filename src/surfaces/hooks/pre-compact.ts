@@ -1,5 +1,8 @@
 import { extractStatements } from '../../core/capture.js';
 import { entryTimestamp, isToolResultLine, parseTranscriptLine, userAuthoredText } from '../../core/transcript.js';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from '../../interfaces/embedder.js';
 import { isCairnError } from '../../interfaces/errors.js';
 import type { MemoryInput, SaveResult } from '../../interfaces/memory.js';
 import { fileIdentity, readState, sessionKey, statePath, stringField, writeState, type HookContext, type HookOutcome } from './hook-io.js';
@@ -9,7 +12,8 @@ import { readLines } from './jsonl-reader.js';
  * The PreCompact hook: before the context is summarised away, keep what the user said that later sessions
  * need — decisions, constraints, conventions, open instructions — verbatim, with provenance. Write-only:
  * it never blocks compaction and always exits 0; problems go to the hooks log. The transcript is read
- * from where the previous capture of the session stopped, in bounded memory.
+ * from where the previous capture of the session stopped, in bounded memory; the statements are then
+ * saved by a detached worker (capture-worker.ts), so compaction waits for reading, not for embedding.
  */
 
 /** Statements kept per capture (the most recent ones): bounds the time spent embedding. */
@@ -41,7 +45,7 @@ function plainTrigger(value: string | null): string {
   return value && /^[a-z_-]{1,32}$/u.test(value) ? value : 'unknown';
 }
 
-export async function handlePreCompact(ctx: HookContext): Promise<HookOutcome> {
+export async function handlePreCompact(ctx: HookContext, background = true): Promise<HookOutcome> {
   const { input, log, streams } = ctx;
   const transcript = stringField(input, 'transcript_path');
   const sessionId = stringField(input, 'session_id');
@@ -93,32 +97,104 @@ export async function handlePreCompact(ctx: HookContext): Promise<HookOutcome> {
     offset = read.size;
   }
 
-  let report: CaptureReport = { statements: kept.length, saved: 0, duplicates: 0, held: 0, refused: 0, dropped };
-  if (kept.length > 0) {
-    const cwd = stringField(input, 'cwd') ?? streams.cwd;
-    try {
-      report = { ...report, ...(await save(ctx, kept, cwd)) };
-    } catch (err) {
-      // The offset stays where it was: the next capture retries these statements (saves are deduplicated).
-      log.error('pre-compact: saving failed; nothing captured this time', { sessionId, error: (err as Error).message, code: isCairnError(err) ? err.code : undefined });
-      return { code: 0 };
-    }
+  const job: CaptureJob = {
+    version: 1,
+    dataDir: ctx.dataDir,
+    statePath: path,
+    ino: identity.ino,
+    from,
+    offset,
+    cwd: stringField(input, 'cwd') ?? streams.cwd,
+    flags: { db: ctx.dbPath, namespace: streams.flags?.namespace },
+    sessionId,
+    trigger,
+    linesSkippedTooLong: read.linesSkippedTooLong,
+    dropped,
+    inputs: kept,
+  };
+  if (kept.length === 0 || !background || !(await needsModel(job, streams.env))) {
+    await runCaptureJob(job, streams.env, log);
+    return { code: 0 };
   }
+  // Embedding with the local model takes seconds (far more on a busy machine): compaction does not wait
+  // for it. A detached worker saves the statements and then records the position.
+  const spool = `${path.slice(0, -'.json'.length)}.job-${process.pid}-${Date.now()}.json`;
   try {
-    writeState(path, { ino: identity.ino, offset } satisfies StoredCapture);
+    writeState(spool, job);
+    const child = spawn(process.execPath, [fileURLToPath(new URL('./capture-worker.js', import.meta.url)), spool], {
+      cwd: ctx.dataDir,
+      env: streams.env,
+      detached: true,
+      stdio: 'ignore',
+    });
+    child.on('error', (err) => log.error('pre-compact: the capture worker did not start', { error: err.message }));
+    child.unref();
+    log.debug('pre-compact: statements handed to the capture worker', { sessionId, statements: kept.length, pid: child.pid });
   } catch (err) {
-    log.warn('pre-compact: cannot save the capture position; the next capture rereads the transcript', { path, error: (err as Error).message });
+    log.warn('pre-compact: cannot start the capture worker; saving here', { error: (err as Error).message });
+    await runCaptureJob(job, streams.env, log);
   }
-  log.info('pre-compact: captured', { sessionId, trigger, from, to: offset, linesSkippedTooLong: read.linesSkippedTooLong, ...report });
   return { code: 0 };
 }
 
+/** True when saving will load the local embedding model; otherwise saving is quick and done in place. */
+async function needsModel(job: CaptureJob, env: NodeJS.ProcessEnv): Promise<boolean> {
+  const { resolveConfig } = await import('../open-engine.js');
+  return resolveConfig(job.flags, { env, cwd: job.cwd }).embedder.provider === 'use';
+}
+
+/** Everything a capture needs to finish in another process: what to save, and the position to record after. */
+export interface CaptureJob {
+  version: 1;
+  dataDir: string;
+  /** The session's capture state file. */
+  statePath: string;
+  ino: number;
+  from: number;
+  /** Where the next capture starts, once these statements are saved. */
+  offset: number;
+  cwd: string;
+  flags: { db?: string | undefined; namespace?: string | undefined };
+  sessionId: string | null;
+  trigger: string;
+  linesSkippedTooLong: number;
+  dropped: number;
+  inputs: MemoryInput[];
+}
+
+/**
+ * Saves a capture and records the position: only after the statements are saved, and never moving it
+ * back (another capture may have gone further meanwhile). When saving fails the position stays, so the
+ * next capture retries; the engine's dedupe makes that harmless.
+ */
+export async function runCaptureJob(job: CaptureJob, env: NodeJS.ProcessEnv, log: Logger): Promise<void> {
+  const { sessionId, trigger, from, offset } = job;
+  let report: CaptureReport = { statements: job.inputs.length, saved: 0, duplicates: 0, held: 0, refused: 0, dropped: job.dropped };
+  if (job.inputs.length > 0) {
+    try {
+      report = { ...report, ...(await save(job, env, log)) };
+    } catch (err) {
+      log.error('pre-compact: saving failed; nothing captured this time', { sessionId, error: (err as Error).message, code: isCairnError(err) ? err.code : undefined });
+      return;
+    }
+  }
+  try {
+    const stored = readState(job.statePath) as Partial<StoredCapture> | null;
+    const further = stored && stored.ino === job.ino && typeof stored.offset === 'number' && stored.offset > offset;
+    if (!further) writeState(job.statePath, { ino: job.ino, offset } satisfies StoredCapture);
+  } catch (err) {
+    log.warn('pre-compact: cannot save the capture position; the next capture rereads the transcript', { path: job.statePath, error: (err as Error).message });
+  }
+  log.info('pre-compact: captured', { sessionId, trigger, from, to: offset, linesSkippedTooLong: job.linesSkippedTooLong, ...report });
+}
+
 /** Saves through the engine (which deduplicates), in batches; without the model when it cannot load. */
-async function save(ctx: HookContext, inputs: MemoryInput[], cwd: string): Promise<Pick<CaptureReport, 'saved' | 'duplicates' | 'held' | 'refused'>> {
+async function save(job: CaptureJob, env: NodeJS.ProcessEnv, log: Logger): Promise<Pick<CaptureReport, 'saved' | 'duplicates' | 'held' | 'refused'>> {
   const { openEngine } = await import('../open-engine.js');
-  const environment = { env: ctx.streams.env, cwd };
-  const flags = { db: ctx.streams.flags?.db, namespace: ctx.streams.flags?.namespace };
-  let opened = openEngine(flags, { logger: ctx.log }, environment);
+  const inputs = job.inputs;
+  const environment = { env, cwd: job.cwd };
+  const flags = job.flags;
+  let opened = openEngine(flags, { logger: log }, environment);
   let saved = 0;
   let duplicates = 0;
   let held = 0;
@@ -133,9 +209,9 @@ async function save(ctx: HookContext, inputs: MemoryInput[], cwd: string): Promi
         count(await opened.engine.saveMany(batch));
       } catch (err) {
         if (isCairnError(err) && err.code === 'EMBEDDER_UNAVAILABLE' && opened.engine.embedder) {
-          ctx.log.warn('pre-compact: the embedder is unavailable; saving without vectors (cairn reindex adds them later)', { error: err.message });
+          log.warn('pre-compact: the embedder is unavailable; saving without vectors (cairn reindex adds them later)', { error: err.message });
           await opened.close();
-          opened = openEngine(flags, { logger: ctx.log, withoutEmbedder: true }, environment);
+          opened = openEngine(flags, { logger: log, withoutEmbedder: true }, environment);
           i -= SAVE_BATCH;
           continue;
         }
@@ -149,7 +225,7 @@ async function save(ctx: HookContext, inputs: MemoryInput[], cwd: string): Promi
             if (isCairnError(e) && e.code === 'QUARANTINED') held++;
             else {
               refused++;
-              ctx.log.warn('pre-compact: a statement was not saved', { error: (e as Error).message });
+              log.warn('pre-compact: a statement was not saved', { error: (e as Error).message });
             }
           }
         }

@@ -19,17 +19,18 @@ export function isHookEvent(value: string): value is HookEvent {
 export async function runHook(event: string, streams: HookStreams): Promise<HookOutcome> {
   const startedAt = performance.now();
   let settings: HookSettings = DEFAULT_HOOK_SETTINGS;
-  let dataDir: string;
+  let dbPath: string;
   let configProblem: string | null = null;
   try {
     const light = resolveLightConfig({ db: streams.flags?.db }, { env: streams.env, cwd: streams.cwd });
     settings = light.hooks;
-    dataDir = dirname(light.dbPath);
+    dbPath = light.dbPath;
   } catch (err) {
     configProblem = (err as Error).message;
     // Log next to the database the flags or the environment name; the config file is what failed.
-    dataDir = dirname(resolveDbPath(streams.flags?.db, streams.env, streams.cwd, undefined));
+    dbPath = resolveDbPath(streams.flags?.db, streams.env, streams.cwd, undefined);
   }
+  const dataDir = dirname(dbPath);
   const { log } = createHookLog(dataDir, streams.env);
   if (!isHookEvent(event)) {
     streams.stderr.write(`cairn hook: unknown event ${JSON.stringify(event)}; expected one of ${HOOK_EVENTS.join(', ')}\n`);
@@ -48,13 +49,13 @@ export async function runHook(event: string, streams: HookStreams): Promise<Hook
     log.warn(`${event}: ${problem}; hook skipped`, { bytes: raw.text.length });
     return { code: 0 };
   }
-  const ctx: HookContext = { input, streams, log, dataDir, startedAt };
+  const ctx: HookContext = { input, streams, log, dbPath, dataDir, startedAt };
   try {
     switch (event) {
       case 'stop':
         return await (await import('./stop.js')).handleStop(ctx, settings.stopGate);
       case 'pre-compact':
-        return await (await import('./pre-compact.js')).handlePreCompact(ctx);
+        return await (await import('./pre-compact.js')).handlePreCompact(ctx, settings.preCompact.background);
       case 'session-start':
         return await (await import('./session-start.js')).handleSessionStart(ctx);
       case 'user-prompt-submit':

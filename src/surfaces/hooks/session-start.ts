@@ -1,5 +1,5 @@
 import { DEFAULT_BRIEF_TOKENS } from '../../core/engine.js';
-import { stringField, type HookContext, type HookOutcome } from './hook-io.js';
+import { pruneStates, stringField, type HookContext, type HookOutcome } from './hook-io.js';
 
 /**
  * The SessionStart hook: a brief of this repository's most important and most recent memories, at most
@@ -8,10 +8,13 @@ import { stringField, type HookContext, type HookOutcome } from './hook-io.js';
  * the namespace holds no memory.
  */
 export async function handleSessionStart(ctx: HookContext): Promise<HookOutcome> {
+  // Once per session is often enough to drop the state of sessions long gone.
+  const pruned = pruneStates(ctx.dataDir);
+  if (pruned) ctx.log.debug('session-start: removed old hook state files', { pruned });
   const { openEngine } = await import('../open-engine.js');
   const cwd = stringField(ctx.input, 'cwd') ?? ctx.streams.cwd;
   const opened = openEngine(
-    { db: ctx.streams.flags?.db, namespace: ctx.streams.flags?.namespace },
+    { db: ctx.dbPath, namespace: ctx.streams.flags?.namespace },
     { logger: ctx.log, withoutEmbedder: true },
     { env: ctx.streams.env, cwd },
   );
