@@ -1,5 +1,5 @@
 /**
- * cairn with Claude Code itself (the pinned @anthropic-ai/claude-code dev dependency). Claude Code cannot
+ * cairn with Claude Code itself (@anthropic-ai/claude-code 2.1.332, installed by .ci/run into .ci/tools). Claude Code cannot
  * reach its model here, but its offline commands and the start of a session (hooks, MCP servers) run. Every
  * call gets a throwaway HOME, no API key and a time limit.
  */
@@ -14,7 +14,12 @@ import { fileURLToPath } from 'node:url';
 // dist/test/e2e/claude-code.test.js → repository root
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const BIN = join(ROOT, 'bin', 'cairn.js');
-const CLAUDE = join(ROOT, 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe');
+// Claude Code is not a dependency of cairn (the plugin install would download it for every user): .ci/run
+// installs it into .ci/tools; CAIRN_CLAUDE_BIN points at another copy.
+const CLAUDE =
+  process.env['CAIRN_CLAUDE_BIN'] ??
+  [join(ROOT, '.ci', 'tools', 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe'), join(ROOT, 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe')].find((p) => existsSync(p)) ??
+  join(ROOT, '.ci', 'tools', 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe');
 const MARKETPLACE = 'cairn-memory';
 
 /** Why a case cannot run (a cairn command it needs is missing), or null. */
@@ -23,7 +28,7 @@ function missingCommand(args: string[]): string | null {
   return r.status === 0 ? null : `\`cairn ${args.join(' ')}\` is not available in this build (${(r.stderr || '').trim().split('\n')[0]})`;
 }
 
-const claudeMissing = existsSync(CLAUDE) ? null : '@anthropic-ai/claude-code is not installed (npm ci installs it as a dev dependency)';
+const claudeMissing = existsSync(CLAUDE) ? null : `Claude Code not found at ${CLAUDE} (.ci/run installs it: npm install --prefix .ci/tools @anthropic-ai/claude-code@2.1.332)`;
 const mcpMissing = missingCommand(['mcp']);
 const hookMissing = missingCommand(['hook']);
 
