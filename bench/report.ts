@@ -1,0 +1,331 @@
+/**
+ * Writes bench/REPORT.md from the JSON files in a results folder. Every benchmark file is optional: a missing
+ * one is reported as "not run". The latency results get purpose-made tables; any other file is rendered
+ * generically (scalars as key/value tables, records as tables).
+ *
+ *   node dist/bench/report.js [--quick]      (regenerate without running anything)
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { LatencyResults, LevelResult, Stats } from './latency.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+export const ROOT = resolve(HERE, HERE.includes(join('dist', 'bench')) ? '../..' : '..');
+
+/** What the runner did in this invocation, shown at the top of the report. */
+export interface RunRecord {
+  name: string;
+  command: string;
+  status: 'ok' | 'failed' | 'skipped';
+  note?: string;
+  durationMs: number;
+}
+
+export interface ReportOptions {
+  resultsDir: string;
+  out: string;
+  /** The command line that produced the report, e.g. `npm run bench -- --only latency`. */
+  invocation: string;
+  runs?: RunRecord[];
+  totalMs?: number;
+}
+
+/** Result files every full report expects, in report order. */
+const KNOWN: { file: string; title: string; command: string }[] = [
+  { file: 'locomo.json', title: 'LoCoMo evidence recall', command: 'node dist/bench/locomo.js --split all' },
+  { file: 'latency.json', title: 'Latency and size', command: 'node dist/bench/latency.js' },
+];
+
+// ------------------------------------------------------------------------------------------------ formatting
+
+const esc = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+function num(x: number | null | undefined): string {
+  if (x === null || x === undefined || Number.isNaN(x)) return '–';
+  const a = Math.abs(x);
+  if (a !== 0 && a < 1 && !Number.isInteger(x)) return String(Number(x.toPrecision(3)));
+  if (a < 10 && !Number.isInteger(x)) return x.toFixed(2);
+  if (a < 100 && !Number.isInteger(x)) return x.toFixed(1);
+  return Math.round(x).toLocaleString('en-US');
+}
+
+function bytes(b: number): string {
+  if (b >= 2 ** 30) return `${(b / 2 ** 30).toFixed(2)} GiB`;
+  if (b >= 2 ** 20) return `${(b / 2 ** 20).toFixed(1)} MiB`;
+  if (b >= 2 ** 10) return `${(b / 2 ** 10).toFixed(1)} KiB`;
+  return `${b} B`;
+}
+
+function secs(ms: number): string {
+  return ms >= 60_000 ? `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** `p50 / p95` of a latency sample. */
+function pp(s: Stats | undefined): string {
+  return s && s.n > 0 ? `${num(s.p50)} / ${num(s.p95)}` : '–';
+}
+
+function table(head: string[], rows: (string | number)[][], align?: ('l' | 'r')[]): string {
+  const sep = head.map((_, i) => ((align?.[i] ?? (i === 0 ? 'l' : 'r')) === 'r' ? '---:' : '---'));
+  return [head, sep, ...rows.map((r) => r.map((c) => esc(String(c))))].map((r) => `| ${r.join(' | ')} |`).join('\n');
+}
+
+function date(iso: string | undefined | null): string {
+  if (!iso) return 'unknown date';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+// --------------------------------------------------------------------------------------------------- latency
+
+function renderLatency(r: LatencyResults, file: string): string {
+  const out: string[] = [];
+  const m = r.machine;
+  out.push(
+    `Command: \`${r.command}\`${r.invokedBy ? ` (run by \`${r.invokedBy}\`)` : ''} · ${date(r.startedAt)} · took ${secs(r.durationMs)}` +
+      ` · commit ${r.source?.commit ?? 'unknown'}${r.source?.uncommittedSourceFiles.length ? ` with ${r.source.uncommittedSourceFiles.length} uncommitted file(s) under src/` : ''}`,
+  );
+  out.push(
+    `Machine: ${m['cpus']} cores (${m['cpuModel']}), ${m['memoryGiB']} GiB memory, Node ${m['node']}, ${m['platform']}, SQLite ${m['sqlite']}, sqlite-vec ${m['sqliteVec']}.` +
+      ` Data: \`${file}\`.` +
+      (m['loadAverage1mMedian'] !== undefined
+        ? ` Load average (1 min) during the run: median ${m['loadAverage1mMedian']}, max ${m['loadAverage1mMax']} (the benchmark itself keeps about one core busy; more means other work shared the machine).`
+        : ''),
+  );
+  if (r.quick) out.push('\n> **Smoke run (`--quick`)**: small sizes and few samples; not representative.');
+
+  const sizeLabel = (l: LevelResult) => `${num(l.targetMemories)} (${num(l.totalMemories)} in file)`;
+
+  out.push('\n### Goals (at 10k memories)\n');
+  if (r.goals.length === 0) out.push('No 10k level in this run.');
+  else
+    out.push(
+      table(
+        ['Goal', 'Target', 'Measured', 'Met', 'Published Atlas figure'],
+        r.goals.map((g) => [g.goal, g.target, g.measured, g.met ? 'met' : '**not met**', g.goal.startsWith('search') ? '187 ms' : '21.7 ms']),
+        ['l', 'r', 'r', 'l', 'r'],
+      ),
+    );
+
+  out.push('\n### Search, ms (p50 / p95), limit 10, one namespace of several\n');
+  out.push(
+    table(
+      ['Memories in namespace', 'End to end', '…of which query embedding', 'Hybrid, query vector precomputed', 'Lexical + recency only', 'Vector KNN alone (k = 50)', 'BM25 candidates alone (k = 50)'],
+      r.levels.map((l) => [
+        sizeLabel(l),
+        pp(l.search.endToEnd),
+        pp(l.search.endToEndEmbedPart),
+        pp(l.search.precomputedQueryVector),
+        pp(l.search.lexicalRecencyOnly),
+        pp(l.search.vectorKnnOnly),
+        pp(l.search.lexicalCandidatesOnly),
+      ]),
+    ),
+  );
+  out.push(`\nSamples (n) per row: ${r.levels.map((l) => `${num(l.targetMemories)}: ${Object.values(l.search).map((x) => x.n).join(' / ')}`).join('; ')}.`);
+
+  out.push('\n### Save, ms (p50 / p95), one memory per call\n');
+  out.push(
+    table(
+      ['Memories in namespace', 'End to end (with embedding)', '…of which embedding', 'End to end − embedding', 'Excluding embedding (precomputed vector)'],
+      r.levels.map((l) => [sizeLabel(l), pp(l.save.endToEnd), pp(l.save.endToEndEmbedPart), pp(l.save.endToEndMinusEmbed), pp(l.save.excludingEmbedding)]),
+    ),
+  );
+  out.push(`\nSamples (n) per row: ${r.levels.map((l) => `${num(l.targetMemories)}: ${l.save.endToEnd.n} end to end, ${l.save.excludingEmbedding.n} excluding embedding`).join('; ')}.`);
+
+  const e = r.embedder;
+  out.push(`\n### Embedder (${e.id}, ${e.dimensions} dimensions)\n`);
+  out.push(
+    table(
+      ['Measure', 'p50', 'p95', 'n'],
+      [
+        ['Load, first call in the benchmark process (ms)', num(e.loadMsInProcess), '', 1],
+        ['Load, fresh Node process (ms)', num(e.loadMsFreshProcess.p50), num(e.loadMsFreshProcess.p95), e.loadMsFreshProcess.n],
+        ['One text per call (ms per text)', num(e.singleTextMs.p50), num(e.singleTextMs.p95), e.singleTextMs.n],
+        ['Batches of 32 (ms per text)', num(e.batch32PerTextMs.p50), num(e.batch32PerTextMs.p95), `${e.batch32PerTextMs.n} batches`],
+        [`Fill pool: ${num(e.pool.texts)} texts in batches of 32 (ms per text)`, num(e.pool.perTextMs), '', 1],
+      ],
+    ),
+  );
+
+  out.push('\n### Size on disk\n');
+  const parts = [...new Set(r.levels.flatMap((l) => Object.keys(l.storage.breakdownPerMemory)))];
+  out.push(
+    table(
+      ['Memories in file', 'File + WAL after checkpoint', 'Bytes per memory', ...parts.map((p) => `${p}, B/memory`)],
+      r.levels.map((l) => [
+        num(l.storage.memories),
+        bytes(l.storage.fileBytes + l.storage.walBytesAfterCheckpoint),
+        num(l.storage.bytesPerMemory),
+        ...parts.map((p) => num(l.storage.breakdownPerMemory[p] ?? 0)),
+      ]),
+    ),
+  );
+  out.push('\nPer-memory figures divide by every memory in the file (all namespaces). vec0 allocates vectors in chunks per namespace, so small stores pay for empty slots.');
+
+  out.push('\n### Time per phase\n');
+  out.push(
+    table(
+      ['Phase', 'Time'],
+      [
+        ...r.phases.map((p) => [p.name, secs(p.ms)]),
+        ...r.levels.map((l) => [`fill to ${num(l.size)}: rows written through Engine.saveMany (batches of ${r.config.fillBatch})`, `${num(l.fill.rows)} rows, ${num(l.fill.perRowMs)} ms/row`]),
+        ['whole benchmark', secs(r.durationMs)],
+      ],
+    ),
+  );
+
+  out.push('\n### Method\n');
+  out.push(r.method.map((line) => `- ${line}`).join('\n'));
+  return out.join('\n');
+}
+
+// --------------------------------------------------------------------------------------------------- generic
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+const isScalar = (v: Json): v is null | boolean | number | string => v === null || typeof v !== 'object';
+const isRecord = (v: Json): v is { [k: string]: Json } => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function scalar(v: Json): string {
+  if (v === null) return '–';
+  if (typeof v === 'number') return num(v);
+  if (typeof v === 'string') return v.length > 200 ? `${v.slice(0, 197)}…` : v;
+  if (isScalar(v)) return String(v);
+  const s = JSON.stringify(v);
+  return s.length > 120 ? `${s.slice(0, 117)}…` : s;
+}
+
+const META_KEYS = new Set(['command', 'date', 'startedAt', 'finishedAt', 'commit', 'environment', 'machine', 'invokedBy']);
+
+function renderGeneric(value: Json, depth: number, title: string | null): string {
+  const h = '#'.repeat(Math.min(6, depth + 3));
+  const out: string[] = [];
+  if (title) out.push(`\n${h} ${title}\n`);
+  if (isScalar(value)) {
+    out.push(scalar(value));
+  } else if (Array.isArray(value)) {
+    if (value.every(isScalar)) out.push(value.length > 20 ? `${value.slice(0, 20).map(scalar).join(', ')} … (${value.length} in all)` : value.map(scalar).join(', ') || '(none)');
+    else if (value.every((v) => isRecord(v) && Object.values(v).every(isScalar))) {
+      const rows = value as { [k: string]: Json }[];
+      const keys = [...new Set(rows.flatMap((o) => Object.keys(o)))];
+      out.push(table(keys, rows.slice(0, 30).map((o) => keys.map((k) => scalar(o[k] ?? null)))));
+      if (rows.length > 30) out.push(`\n… ${rows.length - 30} more rows in the JSON file.`);
+    } else out.push(`${value.length} items; see the JSON file.`);
+  } else {
+    const entries = Object.entries(value).filter(([k]) => depth > 0 || !META_KEYS.has(k));
+    const scalars = entries.filter(([, v]) => isScalar(v) || (Array.isArray(v) && v.every(isScalar) && v.length <= 12));
+    const nested = entries.filter((e) => !scalars.includes(e));
+    if (scalars.length) out.push(table(['Key', 'Value'], scalars.map(([k, v]) => [k, Array.isArray(v) ? v.map(scalar).join(', ') : scalar(v)]), ['l', 'l']));
+    for (const [k, v] of nested) {
+      // An object of flat objects (e.g. mode → k → recall) reads best as one matrix.
+      if (isRecord(v) && Object.values(v).length && Object.values(v).every((x) => isRecord(x) && Object.values(x).every(isScalar))) {
+        const inner = v as { [k: string]: { [k: string]: Json } };
+        const cols = [...new Set(Object.values(inner).flatMap((o) => Object.keys(o)))];
+        out.push(`\n${'#'.repeat(Math.min(6, depth + 4))} ${k}\n`);
+        out.push(table([k, ...cols], Object.entries(inner).map(([rk, o]) => [rk, ...cols.map((c) => scalar(o[c] ?? null))])));
+      } else if (depth >= 3) {
+        out.push(`\n- **${k}**: \`${scalar(v)}\``);
+      } else {
+        out.push(renderGeneric(v, depth + 1, k));
+      }
+    }
+  }
+  return out.join('\n');
+}
+
+function renderOther(data: Json, file: string, fallbackCommand: string | null): string {
+  const rec = isRecord(data) ? data : {};
+  const env = (isRecord(rec['environment'] ?? null) ? rec['environment'] : isRecord(rec['machine'] ?? null) ? rec['machine'] : null) as { [k: string]: Json } | null;
+  const when = (rec['date'] ?? rec['startedAt'] ?? rec['finishedAt'] ?? null) as string | null;
+  const lines = [
+    `Command: \`${(rec['command'] as string | undefined) ?? fallbackCommand ?? 'unknown'}\` · ${date(when ?? statSync(file).mtime.toISOString())}` +
+      (rec['commit'] ? ` · commit ${scalar(rec['commit'])}` : ''),
+  ];
+  if (env) lines.push(`Machine: ${Object.entries(env).map(([k, v]) => `${k} ${scalar(v)}`).join(', ')}. Data: \`${relative(ROOT, file)}\`.`);
+  else lines.push(`Data: \`${relative(ROOT, file)}\`.`);
+  if (rec['quick'] === true) lines.push('\n> **Smoke run (`--quick`)**: not representative.');
+  lines.push('', renderGeneric(data, 0, null));
+  return lines.join('\n');
+}
+
+// ------------------------------------------------------------------------------------------------------ main
+
+function readJson(path: string): { data: Json } | { error: string } {
+  try {
+    return { data: JSON.parse(readFileSync(path, 'utf8')) as Json };
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+}
+
+/** Builds the report text from whatever result files exist. */
+export function buildReport(options: ReportOptions): string {
+  const dir = options.resultsDir;
+  const present = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')).sort() : [];
+  const sections: { title: string; body: string }[] = [];
+  const seen = new Set<string>();
+  const one = (file: string, title: string, command: string | null) => {
+    seen.add(file);
+    const path = join(dir, file);
+    if (!present.includes(file)) {
+      sections.push({ title, body: `Not run: \`${relative(ROOT, path)}\` does not exist${command ? ` (run \`${command}\` or \`npm run bench\`)` : ''}.` });
+      return;
+    }
+    const parsed = readJson(path);
+    if ('error' in parsed) {
+      sections.push({ title, body: `Could not read \`${relative(ROOT, path)}\`: ${parsed.error}` });
+      return;
+    }
+    const data = parsed.data;
+    const body =
+      isRecord(data) && data['benchmark'] === 'latency' ? renderLatency(data as unknown as LatencyResults, relative(ROOT, path)) : renderOther(data, path, command);
+    sections.push({ title, body });
+  };
+  for (const k of KNOWN) one(k.file, k.title, k.command);
+  for (const f of present) if (!seen.has(f)) one(f, `Other results: ${basename(f, '.json')}`, null);
+
+  const head: string[] = [];
+  head.push('# cairn benchmarks\n');
+  head.push(
+    `Generated ${date(new Date().toISOString())} by \`${options.invocation}\` on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), ` +
+      `${(totalmem() / 2 ** 30).toFixed(1)} GiB memory, Node ${process.version}, ${process.platform} ${process.arch}. ` +
+      'The machine is shared and noisy: figures are medians and percentiles from one run, not best-of-N.',
+  );
+  if (options.runs?.length) {
+    head.push('\nThis invocation:\n');
+    head.push(
+      table(
+        ['Benchmark', 'Command', 'Status', 'Wall time'],
+        options.runs.map((r) => [r.name, `\`${r.command}\``, r.note ? `${r.status}: ${r.note}` : r.status, r.status === 'skipped' ? '–' : secs(r.durationMs)]),
+        ['l', 'l', 'l', 'r'],
+      ),
+    );
+    if (options.totalMs !== undefined) head.push(`\nTotal: ${secs(options.totalMs)} (build not included).`);
+  }
+  head.push('\nSections: ' + sections.map((s) => s.title).join(' · '));
+  return `${head.join('\n')}\n${sections.map((s) => `\n## ${s.title}\n\n${s.body}\n`).join('')}`;
+}
+
+export function writeReport(options: ReportOptions): string {
+  const text = buildReport(options);
+  mkdirSync(dirname(options.out), { recursive: true });
+  writeFileSync(options.out, text);
+  return text;
+}
+
+export function resultsDirFor(quick: boolean): string {
+  return join(ROOT, 'bench', 'results', ...(quick ? ['quick'] : []));
+}
+
+export function reportPathFor(quick: boolean): string {
+  return quick ? join(resultsDirFor(true), 'REPORT.md') : join(ROOT, 'bench', 'REPORT.md');
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  const quick = process.argv.includes('--quick');
+  const out = reportPathFor(quick);
+  writeReport({ resultsDir: resultsDirFor(quick), out, invocation: `node dist/bench/report.js${quick ? ' --quick' : ''}` });
+  process.stderr.write(`wrote ${relative(process.cwd(), out) || out}\n`);
+}
