@@ -1,5 +1,5 @@
 import type { Embedder, Logger, Reranker, TokenCounter } from '../interfaces/embedder.js';
-import { CairnError } from '../interfaces/errors.js';
+import { CairnError, isCairnError } from '../interfaces/errors.js';
 import type {
   ContextOptions,
   ContextPack,
@@ -27,6 +27,17 @@ import { recover, verify, type RecoverReport, type VerifyReport } from './replay
 import type { Conversation } from './conversation.js';
 import { packSections, renderHeader, renderMemoryLine } from './render.js';
 import { dedupeKey } from './text.js';
+import { DEFAULT_FILTER_CONFIG, screenForStore, type FilterVerdict, type IngestFilterConfig } from './ingest-filter.js';
+import { holdInTx, quarantinedError, toView, validateReason, type HeldWrite } from './quarantine.js';
+import { applyRedaction, DEFAULT_REDACTION_CONFIG, redact, type RedactionConfig, type RedactionCounts } from './redact.js';
+import type {
+  QuarantineDetail,
+  QuarantineEntry,
+  QuarantineListOptions,
+  QuarantineReceipt,
+  QuarantineReleaseResult,
+  QuarantineView,
+} from '../interfaces/quarantine.js';
 import {
   validateId,
   validateImportance,
@@ -57,6 +68,32 @@ export interface EngineConfig {
   logger?: Logger;
   /** A turn commit also writes a snapshot of its namespace every this many turns; 0 disables. Default 10. */
   snapshotEvery?: number;
+  /**
+   * The ingest filter (on by default; needs an embedder). Texts that read like instructions to the model are
+   * held in the quarantine instead of being stored.
+   */
+  ingestFilter?: Partial<IngestFilterConfig>;
+  /** Secret and PII redaction of everything stored (default: mode `redact`). */
+  redaction?: Partial<RedactionConfig>;
+}
+
+/** How the engine's security layer is set, for `cairn doctor`. */
+export interface SecurityStatus {
+  filter: IngestFilterConfig & { active: boolean; reason: string | null };
+  redaction: { mode: RedactionConfig['mode']; allowList: number; enabled: string[]; disabled: string[] };
+}
+
+/** One input of a batch after screening: saved (or found as a duplicate), or held for review. */
+export type SaveOutcome = SaveResult | { quarantined: QuarantineReceipt };
+
+/** Internal options of the write paths, used by a quarantine release. */
+interface WriteOptions {
+  /** Batches: hold blocked items and store the rest (true), or hold them and store nothing (false). */
+  partial?: boolean;
+  /** False when an operator released the text: it is committed without scoring. */
+  screen?: boolean;
+  /** Runs inside the write's transaction after its events (a release records itself atomically). */
+  inTx?: (tx: StoreTx, now: string, memoryIds: string[]) => Promise<void>;
 }
 
 export interface ForgetOptions {
@@ -81,6 +118,8 @@ export interface ImportCounts {
   duplicate: number;
   rejected: number;
   errors: { line: number; message: string }[];
+  /** Lines the ingest filter held for review (not stored; see `cairn quarantine list`). */
+  quarantined: { line: number; id: string; score: number }[];
 }
 
 export type ProgressFn = (done: number, total: number | null) => void;
@@ -167,6 +206,10 @@ export class Engine {
   private readonly clock: () => Date;
   private readonly log: Logger | undefined;
   private readonly snapshotEvery: number;
+  private readonly filterConfig: IngestFilterConfig;
+  private readonly redaction: RedactionConfig;
+  /** Redaction counts of prepared records (kept beside them so they never leak into the Memory). */
+  private readonly redactionsOf = new WeakMap<object, RedactionCounts>();
 
   constructor(config: EngineConfig) {
     this.store = config.store;
@@ -180,6 +223,16 @@ export class Engine {
     this.clock = config.now ?? (() => new Date());
     this.log = config.logger;
     this.snapshotEvery = config.snapshotEvery ?? 10;
+    this.filterConfig = { ...DEFAULT_FILTER_CONFIG, ...config.ingestFilter };
+    this.redaction = { ...DEFAULT_REDACTION_CONFIG, ...config.redaction };
+    for (const [name, t] of [['threshold', this.filterConfig.threshold], ['learnedThreshold', this.filterConfig.learnedThreshold]] as const) {
+      if (typeof t !== 'number' || !(t > -1 && t <= 1)) {
+        throw new CairnError('INVALID_INPUT', `ingestFilter.${name}: must be a number in (-1, 1] (got ${JSON.stringify(t)})`, { field: `ingestFilter.${name}` });
+      }
+    }
+    if (!['off', 'redact', 'reject'].includes(this.redaction.mode)) {
+      throw new CairnError('INVALID_INPUT', `redaction.mode: must be off, redact or reject (got ${JSON.stringify(this.redaction.mode)})`, { field: 'redaction.mode' });
+    }
     if (!Number.isInteger(this.snapshotEvery) || this.snapshotEvery < 0) {
       throw new CairnError('INVALID_INPUT', 'snapshotEvery: must be a whole number, 0 or more', { field: 'snapshotEvery' });
     }
@@ -203,9 +256,16 @@ export class Engine {
   private prepare(input: MemoryInput): Omit<Memory, 'id' | 'createdAt' | 'updatedAt'> & { createdAt: string | null } {
     if (typeof input !== 'object' || input === null) throw new CairnError('INVALID_INPUT', 'memory must be an object');
     const namespace = this.ns(input.namespace);
-    const text = validateText(input.text);
+    // Redaction runs first, so no later step (dedupe key, embedding, filter, event, quarantine) sees a secret.
+    const redactions: RedactionCounts = {};
+    const text = this.scrub(validateText(input.text), 'text', redactions);
     const kind = input.kind === undefined ? 'note' : validateKind(input.kind);
-    const route = input.route === undefined || input.route === null ? null : validateRoute(input.route);
+    const rawRoute = input.route === undefined || input.route === null ? null : validateRoute(input.route);
+    const route = rawRoute && {
+      title: this.scrub(rawRoute.title, 'route.title', redactions),
+      description: this.scrub(rawRoute.description, 'route.description', redactions),
+      paths: rawRoute.paths.map((path, i) => this.scrub(path, `route.paths[${i}]`, redactions)),
+    };
     if (kind === 'route' && !route) {
       throw new CairnError('INVALID_INPUT', 'route: a memory of kind route needs a route (title, description, paths)', {
         field: 'route',
@@ -215,13 +275,13 @@ export class Engine {
       throw new CairnError('INVALID_INPUT', 'route: only memories of kind route carry a route', { field: 'route' });
     }
     const importance = input.importance === undefined ? 5 : validateImportance(input.importance);
-    const tags = input.tags === undefined ? [] : validateTags(input.tags);
+    const tags = input.tags === undefined ? [] : this.scrubTags(validateTags(input.tags), redactions);
     const taskId = input.taskId === undefined || input.taskId === null ? null : validateTaskId(input.taskId);
-    const metadata = validateProvenance(input.metadata);
+    const metadata = this.scrubMetadata(validateProvenance(input.metadata), redactions);
     const createdAt = input.createdAt === undefined ? null : validateTime(input.createdAt, 'createdAt');
     const expiresAt = input.expiresAt === undefined || input.expiresAt === null ? null : validateTime(input.expiresAt, 'expiresAt');
     const supersedes = input.supersedes === undefined || input.supersedes === null ? null : validateId(input.supersedes, 'supersedes');
-    return {
+    const prepared = {
       namespace,
       text,
       kind,
@@ -237,6 +297,64 @@ export class Engine {
       forgottenAt: null,
       forgetReason: null,
       dedupeKey: dedupeKey(namespace, text),
+    };
+    if (Object.keys(redactions).length) this.redactionsOf.set(prepared, redactions);
+    return prepared;
+  }
+
+  /** Redacts one field in the configured mode (reject mode throws INVALID_INPUT naming the kind). */
+  private scrub(text: string, field: string, counts: RedactionCounts): string {
+    return applyRedaction(text, this.redaction, field, counts);
+  }
+
+  private scrubTags(tags: string[], counts: RedactionCounts): string[] {
+    return [...new Set(tags.map((tag, i) => (this.scrub(tag, `tags[${i}]`, counts) === tag ? tag : 'redacted')))];
+  }
+
+  private scrubMetadata(metadata: Memory['metadata'], counts: RedactionCounts): Memory['metadata'] {
+    const out: Record<string, string> = {};
+    for (const [key, value] of Object.entries(metadata)) out[key] = this.scrub(value as string, `metadata.${key}`, counts);
+    return out as Memory['metadata'];
+  }
+
+  /** The `redactions` member of a write event: present only when something was redacted. */
+  private redactionField(p: object): { redactions?: RedactionCounts } {
+    const counts = this.redactionsOf.get(p);
+    return counts ? { redactions: counts } : {};
+  }
+
+  /** Runs the ingest filter over texts about to be stored; null entries passed unscored. */
+  private async screenTexts(items: { text: string; vector: Float32Array | null }[]): Promise<(FilterVerdict | null)[]> {
+    return screenForStore(this.store, this.embedder, this.filterConfig, items);
+  }
+
+  /** Holds blocked writes in one transaction of their own (store-wide events only). */
+  private async hold(held: HeldWrite[]): Promise<QuarantineReceipt[]> {
+    return this.store.transaction(async (tx) => {
+      const now = this.now();
+      const receipts: QuarantineReceipt[] = [];
+      for (const h of held) receipts.push(await holdInTx(tx, h, now));
+      return receipts;
+    });
+  }
+
+  /** The request a release replays for a held save: the prepared (redacted) fields. */
+  private saveRequest(p: ReturnType<Engine['prepare']>): Record<string, unknown> {
+    return {
+      op: 'save',
+      input: {
+        text: p.text,
+        namespace: p.namespace,
+        kind: p.kind,
+        importance: p.importance,
+        tags: p.tags,
+        taskId: p.taskId,
+        metadata: p.metadata,
+        route: p.route,
+        ...(p.createdAt ? { createdAt: p.createdAt } : {}),
+        expiresAt: p.expiresAt,
+        supersedes: p.supersedes,
+      },
     };
   }
 
@@ -299,6 +417,19 @@ export class Engine {
    * (against the store or earlier in the batch) come back as duplicates.
    */
   async saveMany(inputs: MemoryInput[]): Promise<SaveResult[]> {
+    const outcomes = await this.saveScreened(inputs, { partial: false });
+    return outcomes.map((o) => {
+      if ('quarantined' in o) throw new CairnError('INTERNAL', 'a held item reached the results of an all-or-nothing batch');
+      return o;
+    });
+  }
+
+  /**
+   * The write path of save, saveMany and import: redact, dedupe, embed, screen, commit. Texts the ingest
+   * filter blocks are held in the quarantine; with `partial` the rest are stored and the held ones come
+   * back as `{ quarantined }`, otherwise nothing is stored and QUARANTINED is thrown.
+   */
+  private async saveScreened(inputs: MemoryInput[], options: WriteOptions): Promise<SaveOutcome[]> {
     const prepared = inputs.map((input) => this.prepare(input));
     const stored = await this.checkEmbedder();
 
@@ -314,12 +445,52 @@ export class Engine {
     const vectors = await this.embedMany(toEmbed.map((p) => indexText(p)));
     const vectorByKey = new Map(toEmbed.map((p, i) => [p.dedupeKey, vectors[i] ?? null]));
 
+    // The filter scores only texts that would become new memories, reusing their storage vectors.
+    const blocked = new Map<string, HeldWrite>();
+    if (options.screen !== false) {
+      const verdicts = await this.screenTexts(toEmbed.map((p) => ({ text: indexText(p), vector: vectorByKey.get(p.dedupeKey) ?? null })));
+      toEmbed.forEach((p, i) => {
+        const verdict = verdicts[i];
+        if (!verdict?.blocked) return;
+        blocked.set(p.dedupeKey, {
+          text: indexText(p),
+          verdict,
+          op: 'save',
+          namespace: p.namespace,
+          source: p.metadata.source ?? null,
+          agent: p.metadata.agent ?? null,
+          request: this.saveRequest(p),
+        });
+      });
+    }
+    if (blocked.size > 0 && !options.partial) {
+      const receipts = await this.hold([...blocked.values()]);
+      const byKey = new Map([...blocked.keys()].map((k, i) => [k, receipts[i] as QuarantineReceipt]));
+      const held = prepared.flatMap((p, i) => {
+        const receipt = byKey.get(p.dedupeKey);
+        if (!receipt) return [];
+        byKey.delete(p.dedupeKey);
+        return [{ receipt, position: `item ${i + 1}` }];
+      });
+      throw quarantinedError(held, prepared.length);
+    }
+
     void stored;
     return this.store.transaction(async (tx) => {
-      await this.recordEmbedder(tx, this.now());
-      const results: SaveResult[] = [];
+      const now0 = this.now();
+      // A batch that is held as a whole records nothing else: not even the embedder of a fresh store.
+      if (prepared.some((p) => !blocked.has(p.dedupeKey))) await this.recordEmbedder(tx, now0);
+      const results: SaveOutcome[] = [];
       const savedInBatch = new Map<string, Memory>();
+      const heldInBatch = new Map<string, QuarantineReceipt>();
       for (const p of prepared) {
+        const hold = blocked.get(p.dedupeKey);
+        if (hold) {
+          const receipt = heldInBatch.get(p.dedupeKey) ?? (await holdInTx(tx, hold, now0));
+          heldInBatch.set(p.dedupeKey, receipt);
+          results.push({ quarantined: receipt });
+          continue;
+        }
         const existing = savedInBatch.get(p.dedupeKey) ?? (await tx.findLiveByDedupeKey(p.namespace, p.dedupeKey));
         if (existing) {
           results.push({ id: existing.id, duplicate: true, memory: existing });
@@ -341,14 +512,15 @@ export class Engine {
           if (old.supersededBy) {
             throw new CairnError('CONFLICT', `memory ${old.id} is already superseded by ${old.supersededBy}`, { field: 'supersedes' });
           }
-          await emit(tx, memory.namespace, { type: 'memory.saved', memory, vector: await this.putVector(tx, vector) }, now);
+          await emit(tx, memory.namespace, { type: 'memory.saved', memory, vector: await this.putVector(tx, vector), ...this.redactionField(p) }, now);
           await emit(tx, memory.namespace, { type: 'memory.superseded', memory: { ...old, supersededBy: memory.id, updatedAt: now } }, now);
         } else {
-          await emit(tx, memory.namespace, { type: 'memory.saved', memory, vector: await this.putVector(tx, vector) }, now);
+          await emit(tx, memory.namespace, { type: 'memory.saved', memory, vector: await this.putVector(tx, vector), ...this.redactionField(p) }, now);
         }
         savedInBatch.set(p.dedupeKey, memory);
         results.push({ id: memory.id, duplicate: false, memory });
       }
+      if (options.inTx) await options.inTx(tx, this.now(), results.flatMap((r) => ('id' in r ? [r.id] : [])));
       return results;
     });
   }
@@ -363,7 +535,7 @@ export class Engine {
   }
 
   /** commitTurn, reusing vectors embedded ahead in a batch (keyed by the text that was embedded). */
-  private async commitTurnWith(input: TurnInput, embedded: Map<string, Float32Array | null> | null): Promise<TurnResult> {
+  private async commitTurnWith(input: TurnInput, embedded: Map<string, Float32Array | null> | null, options: WriteOptions = {}): Promise<TurnResult> {
     if (typeof input !== 'object' || input === null) throw new CairnError('INVALID_INPUT', 'turn must be an object');
     const namespace = this.ns(input.namespace);
     if (typeof input.session !== 'string' || !/^[\p{L}\p{N}_.:#/@-]{1,200}$/u.test(input.session)) {
@@ -372,12 +544,14 @@ export class Engine {
     if (typeof input.turn !== 'number' || !Number.isInteger(input.turn) || input.turn < 0) {
       throw new CairnError('INVALID_INPUT', `turn: must be a whole number, 0 or more (got ${JSON.stringify(input.turn)})`, { field: 'turn' });
     }
-    const text = validateText(input.text);
+    const turnRedactions: RedactionCounts = {};
+    const text = this.scrub(validateText(input.text), 'text', turnRedactions);
     if (input.speaker !== undefined && (typeof input.speaker !== 'string' || input.speaker.length > 200)) {
       throw new CairnError('INVALID_INPUT', 'speaker: must be a string of at most 200 characters', { field: 'speaker' });
     }
     const at = input.at === undefined ? null : validateTime(input.at, 'at');
-    const items = input.items ?? [{ text }];
+    // Default item: the turn's own text, redacted by prepare so its event records its own redactions.
+    const items = input.items ?? [{ text: input.text }];
     if (!Array.isArray(items) || items.length > 100) throw new CairnError('INVALID_INPUT', 'items: must be a list of at most 100 memories', { field: 'items' });
     const prepared = items.map((item) =>
       this.prepare({
@@ -393,6 +567,43 @@ export class Engine {
     const fresh = await this.embedMany(missing.map((p) => indexText(p)));
     const vectorByKey = new Map(missing.map((p, i) => [p.dedupeKey, fresh[i] ?? null]));
     for (const p of unique) if (embedded?.has(indexText(p))) vectorByKey.set(p.dedupeKey, embedded.get(indexText(p)) ?? null);
+
+    // The turn is atomic, so one blocked text holds the whole turn: the turn's own text (kept verbatim in
+    // its event) and each item that would become a new memory are screened.
+    if (options.screen !== false) {
+      const fresh: typeof unique = [];
+      await this.store.transaction(async (tx) => {
+        for (const p of unique) if (!(await tx.findLiveByDedupeKey(p.namespace, p.dedupeKey))) fresh.push(p);
+      });
+      const candidates = [
+        ...(fresh.some((p) => indexText(p) === text) ? [] : [{ text, vector: embedded?.get(text) ?? null }]),
+        ...fresh.map((p) => ({ text: indexText(p), vector: vectorByKey.get(p.dedupeKey) ?? null })),
+      ];
+      const verdicts = await this.screenTexts(candidates);
+      let worst: { i: number; verdict: FilterVerdict } | null = null;
+      verdicts.forEach((verdict, i) => {
+        if (verdict?.blocked && (!worst || verdict.score > worst.verdict.score)) worst = { i, verdict };
+      });
+      if (worst) {
+        const { i, verdict } = worst as { i: number; verdict: FilterVerdict };
+        const request = {
+          op: 'turn',
+          input: {
+            namespace,
+            session: input.session,
+            turn: input.turn,
+            text,
+            ...(input.speaker !== undefined ? { speaker: input.speaker } : {}),
+            ...(at ? { at } : {}),
+            items: prepared.map((p) => (this.saveRequest(p) as { input: MemoryInput }).input),
+          },
+        };
+        const [receipt] = await this.hold([
+          { text: (candidates[i] as { text: string }).text, verdict, op: 'turn', namespace, source: 'turn', agent: prepared[0]?.metadata.agent ?? null, request },
+        ]);
+        throw quarantinedError([{ receipt: receipt as QuarantineReceipt }], 1);
+      }
+    }
 
     return this.store.transaction(async (tx) => {
       const now = this.now();
@@ -420,7 +631,7 @@ export class Engine {
         }
         const createdAt = p.createdAt ?? now;
         const memory: Memory = { ...p, supersedes: null, id: ulid(Date.parse(createdAt)), createdAt, updatedAt: now };
-        itemEvents.push({ type: 'memory.saved', memory, vector: await this.putVector(tx, vectorByKey.get(p.dedupeKey) ?? null) });
+        itemEvents.push({ type: 'memory.saved', memory, vector: await this.putVector(tx, vectorByKey.get(p.dedupeKey) ?? null), ...this.redactionField(p) });
         itemIds.push(memory.id);
         inTurn.set(p.dedupeKey, memory.id);
         itemsAdded++;
@@ -428,11 +639,20 @@ export class Engine {
       const eventSeq = await emit(
         tx,
         namespace,
-        { type: 'turn.committed', session: input.session, turn: input.turn, text, speaker: input.speaker ?? null, items: itemIds },
+        {
+          type: 'turn.committed',
+          session: input.session,
+          turn: input.turn,
+          text,
+          speaker: input.speaker ?? null,
+          items: itemIds,
+          ...(Object.keys(turnRedactions).length ? { redactions: turnRedactions } : {}),
+        },
         now,
       );
       let lastSeq = eventSeq;
       for (const body of itemEvents) lastSeq = await emit(tx, namespace, body, now);
+      if (options.inTx) await options.inTx(tx, now, itemIds);
       let snapshotVersion: number | null = null;
       if (this.snapshotEvery > 0 && (await tx.countEvents(namespace, 'turn.committed')) % this.snapshotEvery === 0) {
         const current = await tx.getSnapshot(namespace);
@@ -465,7 +685,7 @@ export class Engine {
   async ingest(
     conversations: Conversation[],
     options: { namespace?: string; onProgress?: ProgressFn } = {},
-  ): Promise<{ namespace: string; conversation: string; turns: number; itemsAdded: number; snapshots: number }[]> {
+  ): Promise<{ namespace: string; conversation: string; turns: number; itemsAdded: number; snapshots: number; quarantined: number }[]> {
     const base = this.ns(options.namespace);
     const total = conversations.reduce((s, c) => s + c.turns.length, 0);
     let done = 0;
@@ -474,26 +694,36 @@ export class Engine {
       const namespace = conversations.length > 1 ? validateNamespace(`${base}/${c.id}`) : base;
       let itemsAdded = 0;
       let snapshots = 0;
+      let quarantined = 0;
       // Embed the whole conversation in batches first (much faster than one text at a time); each turn
       // still commits in its own transaction.
       const texts = [...new Set(c.turns.map((t) => t.text))];
       const vectors = await this.embedMany(texts);
       const embedded = new Map(texts.map((t, i) => [t, vectors[i] ?? null]));
       for (const t of c.turns) {
-        const r = await this.commitTurnWith({
-          namespace,
-          session: t.session,
-          turn: t.turn,
-          text: t.text,
-          ...(t.speaker ? { speaker: t.speaker } : {}),
-          ...(t.at ? { at: t.at } : {}),
-          items: [{ text: t.text, metadata: { source: 'import', ...(t.externalId ? { externalId: t.externalId } : {}) } }],
-        }, embedded);
+        let r: TurnResult;
+        try {
+          r = await this.commitTurnWith({
+            namespace,
+            session: t.session,
+            turn: t.turn,
+            text: t.text,
+            ...(t.speaker ? { speaker: t.speaker } : {}),
+            ...(t.at ? { at: t.at } : {}),
+            items: [{ text: t.text, metadata: { source: 'import', ...(t.externalId ? { externalId: t.externalId } : {}) } }],
+          }, embedded);
+        } catch (err) {
+          // A held turn is in the quarantine for review; the rest of the conversation goes on.
+          if (!isCairnError(err, 'QUARANTINED')) throw err;
+          quarantined++;
+          options.onProgress?.(++done, total);
+          continue;
+        }
         itemsAdded += r.itemsAdded;
         if (r.snapshot) snapshots++;
         options.onProgress?.(++done, total);
       }
-      out.push({ namespace, conversation: c.id, turns: c.turns.length, itemsAdded, snapshots });
+      out.push({ namespace, conversation: c.id, turns: c.turns.length, itemsAdded, snapshots, quarantined });
     }
     return out;
   }
@@ -531,18 +761,34 @@ export class Engine {
 
   /** Changes fields of a memory in place; a new text is re-embedded and re-indexed in the same commit. */
   async update(id: string, patch: UpdatePatch, options: { namespace?: string } = {}): Promise<Memory> {
+    return this.updateWith(id, patch, options, {});
+  }
+
+  private async updateWith(id: string, patch: UpdatePatch, options: { namespace?: string }, write: WriteOptions): Promise<Memory> {
     const mid = validateId(id);
     const namespace = this.ns(options.namespace);
-    const text = patch.text === undefined ? undefined : validateText(patch.text);
+    const redactions: RedactionCounts = {};
+    const text = patch.text === undefined ? undefined : this.scrub(validateText(patch.text), 'text', redactions);
     const kind = patch.kind === undefined ? undefined : validateKind(patch.kind);
     const importance = patch.importance === undefined ? undefined : validateImportance(patch.importance);
-    const tags = patch.tags === undefined ? undefined : validateTags(patch.tags);
+    const tags = patch.tags === undefined ? undefined : this.scrubTags(validateTags(patch.tags), redactions);
     const expiresAt = patch.expiresAt === undefined ? undefined : patch.expiresAt === null ? null : validateTime(patch.expiresAt, 'expiresAt');
     await this.checkEmbedder();
     const current = await this.get(mid, { namespace });
     if (!current) throw new CairnError('NOT_FOUND', `no memory ${mid} in namespace ${namespace}`, { field: 'id' });
     const textChanged = text !== undefined && text !== current.text;
     const [vector] = textChanged ? await this.embedMany([indexText({ text, route: current.route })]) : [null];
+    if (textChanged && write.screen !== false) {
+      const screened = indexText({ text, route: current.route });
+      const [verdict] = await this.screenTexts([{ text: screened, vector: vector ?? null }]);
+      if (verdict?.blocked) {
+        const request = { op: 'update', id: mid, namespace, patch: { ...patch, text, ...(tags ? { tags } : {}) } };
+        const [receipt] = await this.hold([
+          { text: screened, verdict, op: 'update', namespace, source: current.metadata.source ?? null, agent: current.metadata.agent ?? null, request },
+        ]);
+        throw quarantinedError([{ receipt: receipt as QuarantineReceipt }], 1);
+      }
+    }
     return this.store.transaction(async (tx) => {
       const fresh = await tx.getMemory(mid);
       if (!fresh || fresh.namespace !== namespace) throw new CairnError('NOT_FOUND', `no memory ${mid} in namespace ${namespace}`, { field: 'id' });
@@ -561,18 +807,20 @@ export class Engine {
         const clash = await tx.findLiveByDedupeKey(namespace, next.dedupeKey);
         if (clash && clash.id !== mid) throw new CairnError('CONFLICT', `an identical live memory already exists: ${clash.id}`, { field: 'text' });
       }
+      const redactionField = Object.keys(redactions).length ? { redactions } : {};
       if (textChanged) {
-        await emit(tx, namespace, { type: 'memory.updated', memory: next, vector: await this.putVector(tx, vector ?? null) }, now);
+        await emit(tx, namespace, { type: 'memory.updated', memory: next, vector: await this.putVector(tx, vector ?? null), ...redactionField }, now);
       } else {
-        await emit(tx, namespace, { type: 'memory.updated', memory: next }, now);
+        await emit(tx, namespace, { type: 'memory.updated', memory: next, ...redactionField }, now);
       }
+      if (write.inTx) await write.inTx(tx, now, [next.id]);
       return next;
     });
   }
 
   /** Soft delete: the memory leaves recall and can be restored. */
   async forget(id: string, options: ForgetOptions = {}): Promise<Memory> {
-    const reason = options.reason === undefined ? null : String(options.reason).slice(0, 1000);
+    const reason = options.reason === undefined ? null : this.scrub(String(options.reason).slice(0, 1000), 'reason', {});
     return this.lifecycle(id, options.namespace, 'memory.forgotten', (m, now) => {
       if (m.forgottenAt) throw new CairnError('CONFLICT', `memory ${m.id} is already forgotten (${m.forgottenAt})`);
       return { ...m, forgottenAt: now, forgetReason: reason, updatedAt: now };
@@ -882,6 +1130,110 @@ export class Engine {
     return this.store.stats(this.now());
   }
 
+  // ------------------------------------------------------------------------------------------ security
+
+  /** How the ingest filter and redaction are set, and whether the filter can run (it needs an embedder). */
+  securityStatus(): SecurityStatus {
+    const active = this.filterConfig.enabled && this.embedder !== null;
+    return {
+      filter: {
+        ...this.filterConfig,
+        active,
+        reason: active ? null : this.filterConfig.enabled ? 'no embedder is configured: writes are not screened' : 'switched off in the configuration',
+      },
+      redaction: {
+        mode: this.redaction.mode,
+        allowList: this.redaction.allowExact.length + this.redaction.allowPatterns.length,
+        enabled: [...this.redaction.enable],
+        disabled: [...this.redaction.disable],
+      },
+    };
+  }
+
+  /**
+   * The review queue of the ingest filter, newest first (held entries unless `status` says otherwise). Each
+   * entry shows the hash, a 16-character preview and the score, never the full text, so an operator can
+   * triage without reading it. Store-wide: every namespace and agent.
+   */
+  async listQuarantine(options: QuarantineListOptions = {}): Promise<QuarantineView[]> {
+    const status = options.status ?? 'held';
+    if (!['held', 'released', 'dropped', 'all'].includes(status)) {
+      throw new CairnError('INVALID_INPUT', `status: must be held, released, dropped or all (got ${JSON.stringify(status)})`, { field: 'status' });
+    }
+    const limit = options.limit === undefined ? 50 : validateLimit(options.limit, 'limit', 10_000);
+    const entries = await this.store.listQuarantine({ status, limit });
+    return Promise.all(entries.map(async (e) => toView(e, (await this.store.getQuarantineVault(e.id))?.text ?? null)));
+  }
+
+  /** One quarantine entry, or null. The full held text only with `reveal` (null once it is gone). */
+  async getQuarantined(id: string, options: { reveal?: boolean } = {}): Promise<QuarantineDetail | null> {
+    const qid = validateId(id, 'id');
+    const entry = await this.store.getQuarantine(qid);
+    if (!entry) return null;
+    const vault = await this.store.getQuarantineVault(qid);
+    return { ...toView(entry, vault?.text ?? null), text: options.reveal ? (vault?.text ?? null) : null };
+  }
+
+  /**
+   * Releases a held write: commits it as the original call would have (save, turn or update, with dedupe),
+   * records the operator's reason, and un-learns the anchor learned from it, all in one transaction. The
+   * same text sent again later passes the filter. CONFLICT unless the entry is held.
+   */
+  async releaseQuarantined(id: string, options: { reason: string }): Promise<QuarantineReleaseResult> {
+    const qid = validateId(id, 'id');
+    const reason = this.scrub(validateReason(options?.reason, true) as string, 'reason', {});
+    const entry = await this.store.getQuarantine(qid);
+    if (!entry) throw new CairnError('NOT_FOUND', `no quarantine entry ${qid}`, { field: 'id' });
+    if (entry.status !== 'held') throw new CairnError('CONFLICT', `quarantine entry ${qid} is already ${entry.status}`, { field: 'id' });
+    const vault = await this.store.getQuarantineVault(qid);
+    if (!vault) throw new CairnError('CONFLICT', `the held text of quarantine entry ${qid} was erased; there is nothing to release`, { field: 'id' });
+    let released: QuarantineEntry | null = null;
+    const inTx = async (tx: StoreTx, now: string, memoryIds: string[]) => {
+      const current = await tx.getQuarantine(qid);
+      if (!current || current.status !== 'held') throw new CairnError('CONFLICT', `quarantine entry ${qid} was decided by another writer`, { field: 'id' });
+      released = { ...current, status: 'released', decidedAt: now, reason, memoryIds: [...new Set(memoryIds)] };
+      await emit(tx, STORE_SCOPE, { type: 'quarantine.released', entry: released }, now);
+      await tx.deleteLearnedAnchor(qid);
+      await tx.deleteQuarantineVault(qid);
+    };
+    const request = vault.request as { op: string; input?: unknown; id?: string; namespace?: string; patch?: UpdatePatch };
+    let duplicate = false;
+    if (request.op === 'save') {
+      const [r] = await this.saveScreened([request.input as MemoryInput], { screen: false, inTx });
+      duplicate = r !== undefined && 'duplicate' in r && r.duplicate;
+    } else if (request.op === 'turn') {
+      const r = await this.commitTurnWith(request.input as TurnInput, null, { screen: false, inTx });
+      duplicate = r.itemsAdded === 0;
+    } else if (request.op === 'update') {
+      await this.updateWith(request.id as string, request.patch ?? {}, { namespace: request.namespace as string }, { screen: false, inTx });
+    } else {
+      throw new CairnError('INTEGRITY', `quarantine entry ${qid} holds an unknown request ${JSON.stringify(request.op)}`);
+    }
+    const done = released as QuarantineEntry | null;
+    if (!done) throw new CairnError('INTERNAL', `release of ${qid} committed no release event`);
+    return { entry: done, memoryIds: done.memoryIds, duplicate };
+  }
+
+  /**
+   * Drops a held write for good: its text leaves the vault; the anchor learned from it stays, so reworded
+   * variants keep being held for every agent of the store. CONFLICT unless the entry is held.
+   */
+  async dropQuarantined(id: string, options: { reason?: string } = {}): Promise<QuarantineEntry> {
+    const qid = validateId(id, 'id');
+    const given = validateReason(options.reason, false);
+    const reason = given === null ? null : this.scrub(given, 'reason', {});
+    return this.store.transaction(async (tx) => {
+      const current = await tx.getQuarantine(qid);
+      if (!current) throw new CairnError('NOT_FOUND', `no quarantine entry ${qid}`, { field: 'id' });
+      if (current.status !== 'held') throw new CairnError('CONFLICT', `quarantine entry ${qid} is already ${current.status}`, { field: 'id' });
+      const now = this.now();
+      const dropped: QuarantineEntry = { ...current, status: 'dropped', decidedAt: now, reason };
+      await emit(tx, STORE_SCOPE, { type: 'quarantine.dropped', entry: dropped }, now);
+      await tx.deleteQuarantineVault(qid);
+      return dropped;
+    });
+  }
+
   // ------------------------------------------------------------------------------------- import/export
 
   /**
@@ -889,20 +1241,26 @@ export class Engine {
    * externalId, metadata). Bad lines are reported with their line number and skipped; good ones are kept.
    */
   async importLines(lines: AsyncIterable<string> | Iterable<string>, onProgress?: ProgressFn, batchSize = 64): Promise<ImportCounts> {
-    const counts: ImportCounts = { imported: 0, duplicate: 0, rejected: 0, errors: [] };
+    const counts: ImportCounts = { imported: 0, duplicate: 0, rejected: 0, errors: [], quarantined: [] };
     let batch: { line: number; input: MemoryInput }[] = [];
     let seen = 0;
+    const tally = (o: SaveOutcome, line: number) => {
+      if ('quarantined' in o) counts.quarantined.push({ line, id: o.quarantined.id, score: o.quarantined.score });
+      else if (o.duplicate) counts.duplicate++;
+      else counts.imported++;
+    };
     const flush = async () => {
       if (batch.length === 0) return;
       try {
-        const results = await this.saveMany(batch.map((b) => b.input));
-        for (const r of results) r.duplicate ? counts.duplicate++ : counts.imported++;
+        // Held lines are reported with their line number; the rest of the batch lands.
+        const results = await this.saveScreened(batch.map((b) => b.input), { partial: true });
+        results.forEach((r, i) => tally(r, (batch[i] as { line: number }).line));
       } catch (err) {
         // A batch failed as a whole (e.g. a supersede target missing): fall back to one line at a time.
         for (const b of batch) {
           try {
-            const r = await this.save(b.input);
-            r.duplicate ? counts.duplicate++ : counts.imported++;
+            const [r] = await this.saveScreened([b.input], { partial: true });
+            if (r) tally(r, b.line);
           } catch (e) {
             counts.rejected++;
             counts.errors.push({ line: b.line, message: (e as Error).message });

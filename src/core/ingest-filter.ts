@@ -117,6 +117,23 @@ export const BENIGN_ANCHORS: readonly string[] = [
   "Provide an overview of cybersecurity techniques for defending networks.",
   "请描述如何在花园里种一棵树。",
   "Create a summary of the instructions in the user manual.",
+  // What a coding agent's memory is mostly made of: facts about a code base, including its security setup.
+  "User passwords are hashed with bcrypt before they are stored in the database.",
+  "API keys are kept in the secrets manager and injected as environment variables at deploy time.",
+  "The auth service times out after five seconds when the identity provider is slow.",
+  "Log every payment error together with the request id so support can trace it.",
+  "The admin panel requires two-factor authentication for every account.",
+  "Integration tests need the seeded fixture data set before they run.",
+  "Tokens expire after one hour and the client refreshes them automatically.",
+  "The rate limit caps the webhook endpoint at one hundred requests per minute.",
+  "Do not call the inventory API from templates; batch the lookups in the view instead.",
+  "Flaky end-to-end tests are tagged and skipped in the nightly pipeline.",
+  "The config file sets the maximum upload size and the allowed file types.",
+  "Security headers are added by the reverse proxy, not by the application.",
+  "The deploy script reads credentials from the CI secret store, never from the repository.",
+  "Run the linter and the type checker before opening a pull request.",
+  "The session cookie is HTTP-only and marked secure in production.",
+  "Emails are sent through a queue worker so the request is never blocked.",
 ];
 
 /** Identifies the catalogue's content: cached anchor vectors are valid only for the same id. */
@@ -145,8 +162,8 @@ export interface IngestFilterConfig {
  */
 export const DEFAULT_FILTER_CONFIG: IngestFilterConfig = {
   enabled: true,
-  threshold: 0.4,
-  margin: 0.05,
+  threshold: 0.48,
+  margin: 0.08,
   learnedThreshold: 0.8,
   deobfuscate: true,
   windows: true,

@@ -15,6 +15,8 @@ import type { Embedder, Logger, Reranker } from '../interfaces/embedder.js';
 import { CairnError } from '../interfaces/errors.js';
 import type { Store } from '../interfaces/store.js';
 import { createLogger, parseLogLevel } from './logger.js';
+import type { IngestFilterConfig } from '../core/ingest-filter.js';
+import { parseAllowEntry, REDACTION_KINDS, type RedactionConfig, type RedactionMode } from '../core/redact.js';
 import { configPath, parseHookSettings, resolveDbPath, type HookSettings } from './settings.js';
 
 /**
@@ -40,6 +42,35 @@ const ConfigFileSchema = z
     reranker: z.enum(['none', 'overlap']).optional(),
     weights: z.object({ vector: z.number().min(0), lexical: z.number().min(0), recency: z.number().min(0) }).partial().strict().optional(),
     logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).optional(),
+    /** The ingest filter and secret redaction (see resolveSecurity). */
+    security: z
+      .object({
+        filter: z
+          .object({
+            enabled: z.boolean(),
+            threshold: z.number().gt(-1).max(1),
+            learnedThreshold: z.number().gt(-1).max(1),
+            deobfuscate: z.boolean(),
+            windows: z.boolean(),
+          })
+          .partial()
+          .strict()
+          .optional(),
+        redaction: z
+          .object({
+            mode: z.enum(['off', 'redact', 'reject']),
+            /** Exact strings, or `/regex/flags`, that are never redacted. */
+            allow: z.array(z.string().min(1)),
+            /** Kinds that are off by default to switch on (`email`, `phone`). */
+            enable: z.array(z.string().min(1)),
+            disable: z.array(z.string().min(1)),
+          })
+          .partial()
+          .strict()
+          .optional(),
+      })
+      .strict()
+      .optional(),
     /** Hook settings, validated by parseHookSettings (settings.ts), which the Stop gate also uses alone. */
     hooks: z.unknown().optional(),
   })
@@ -61,6 +92,7 @@ export interface ResolvedConfig {
   weights: CairnConfigFile['weights'];
   logLevel: ReturnType<typeof parseLogLevel>;
   configFile: string | null;
+  security: SecuritySettings;
   hooks: HookSettings;
 }
 
@@ -149,7 +181,79 @@ export function resolveConfig(flags: CliFlags, environment: Environment = { env:
     weights: file.weights,
     logLevel: parseLogLevel(env['CAIRN_LOG'] || file.logLevel),
     configFile: existsSync(cfgPath) ? cfgPath : null,
+    security: resolveSecurity(env, file.security),
     hooks: parseHookSettings(file.hooks, env),
+  };
+}
+
+export interface SecuritySettings {
+  filter: Partial<IngestFilterConfig>;
+  redaction: RedactionConfig;
+}
+
+function envBoolean(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return undefined;
+  if (['1', 'on', 'true', 'yes'].includes(raw)) return true;
+  if (['0', 'off', 'false', 'no'].includes(raw)) return false;
+  throw new CairnError('INVALID_INPUT', `${name} must be on or off (got ${JSON.stringify(env[name])})`, { field: name });
+}
+
+function envNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= -1 || n > 1) throw new CairnError('INVALID_INPUT', `${name} must be a number in (-1, 1] (got ${JSON.stringify(raw)})`, { field: name });
+  return n;
+}
+
+/**
+ * Security settings: environment over config file over defaults. CAIRN_FILTER=on|off,
+ * CAIRN_FILTER_THRESHOLD, CAIRN_FILTER_LEARNED_THRESHOLD, CAIRN_REDACTION=off|redact|reject and
+ * CAIRN_REDACTION_ALLOW (a JSON array of exact strings or `/regex/flags`) override `security` in the file.
+ */
+export function resolveSecurity(env: NodeJS.ProcessEnv, file: CairnConfigFile['security']): SecuritySettings {
+  const filter: Partial<IngestFilterConfig> = { ...file?.filter };
+  const enabled = envBoolean(env, 'CAIRN_FILTER');
+  if (enabled !== undefined) filter.enabled = enabled;
+  const threshold = envNumber(env, 'CAIRN_FILTER_THRESHOLD');
+  if (threshold !== undefined) filter.threshold = threshold;
+  const learned = envNumber(env, 'CAIRN_FILTER_LEARNED_THRESHOLD');
+  if (learned !== undefined) filter.learnedThreshold = learned;
+
+  const mode = (env['CAIRN_REDACTION']?.trim() || file?.redaction?.mode || 'redact') as RedactionMode;
+  if (!['off', 'redact', 'reject'].includes(mode)) {
+    throw new CairnError('INVALID_INPUT', `CAIRN_REDACTION must be off, redact or reject (got ${JSON.stringify(mode)})`, { field: 'CAIRN_REDACTION' });
+  }
+  let allow: string[] = file?.redaction?.allow ?? [];
+  const allowEnv = env['CAIRN_REDACTION_ALLOW'];
+  if (allowEnv?.trim()) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(allowEnv);
+    } catch {
+      parsed = null;
+    }
+    if (!Array.isArray(parsed) || parsed.some((x) => typeof x !== 'string' || x === '')) {
+      throw new CairnError('INVALID_INPUT', 'CAIRN_REDACTION_ALLOW must be a JSON array of strings (exact values or /regex/flags)', { field: 'CAIRN_REDACTION_ALLOW' });
+    }
+    allow = parsed as string[];
+  }
+  const entries = allow.map(parseAllowEntry);
+  for (const kind of [...(file?.redaction?.enable ?? []), ...(file?.redaction?.disable ?? [])]) {
+    if (!REDACTION_KINDS.includes(kind)) {
+      throw new CairnError('INVALID_INPUT', `security.redaction: unknown kind ${kind}; known: ${REDACTION_KINDS.join(', ')}`, { field: 'security.redaction' });
+    }
+  }
+  return {
+    filter,
+    redaction: {
+      mode,
+      allowExact: entries.flatMap((e) => (e.exact === undefined ? [] : [e.exact])),
+      allowPatterns: entries.flatMap((e) => (e.pattern === undefined ? [] : [e.pattern])),
+      enable: file?.redaction?.enable ?? [],
+      disable: file?.redaction?.disable ?? [],
+    },
   };
 }
 
@@ -196,6 +300,8 @@ export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, env
     defaultNamespace: config.namespace,
     weights: config.weights,
     logger,
+    ingestFilter: config.security.filter,
+    redaction: config.security.redaction,
   });
   return { engine, config, logger, scratchStore: () => createSqliteStore({ path: ':memory:' }), close: () => store.close() };
 }

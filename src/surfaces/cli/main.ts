@@ -10,6 +10,7 @@ import type { OpenedEngine } from '../open-engine.js';
 import { runDemo } from './demo.js';
 import { registerInit } from './init.js';
 import { createProgress } from './progress.js';
+import { registerQuarantineCommands } from './quarantine-command.js';
 import { registerHookCommand } from '../hooks/hook-command.js';
 import { registerMcpCommands } from '../mcp/mcp-commands.js';
 
@@ -336,7 +337,8 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
         const counts = await engine.importLines(lines, (done, total) => progress.update(done, total));
         progress.finish();
         if (g.json) return json(counts);
-        out(`imported ${counts.imported}, duplicate ${counts.duplicate}, rejected ${counts.rejected}`);
+        out(`imported ${counts.imported}, duplicate ${counts.duplicate}, rejected ${counts.rejected}${counts.quarantined.length ? `, held for review ${counts.quarantined.length}` : ''}`);
+        for (const q of counts.quarantined.slice(0, 50)) io.stderr.write(`line ${q.line}: held for review as quarantine ${q.id} (score ${q.score.toFixed(3)}); see cairn quarantine show ${q.id}\n`);
         for (const e of counts.errors.slice(0, 50)) io.stderr.write(`line ${e.line}: ${e.message}\n`);
         if (counts.errors.length > 50) io.stderr.write(`… and ${counts.errors.length - 50} more rejected lines\n`);
       });
@@ -508,6 +510,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
     });
 
   registerMcpCommands(program, open);
+  registerQuarantineCommands(program, io, open);
   registerInit(program, io);
   registerHookCommand(program, io);
   return program;
@@ -550,12 +553,20 @@ async function doctor(engine: Engine, opened: OpenedEngine): Promise<Record<stri
     embedder,
     storedEmbedder: stored ?? 'none yet',
     reranker: engine.hasReranker ? opened.config.reranker : 'none',
+    ingestFilter: ingestFilterLine(engine),
+    redaction: engine.securityStatus().redaction.mode,
     capabilities: caps,
     memories: stats.total,
     events: stats.events,
     namespaces: stats.namespaces.length,
     problems,
   };
+}
+
+function ingestFilterLine(engine: Engine): string {
+  const f = engine.securityStatus().filter;
+  if (!f.active) return `off (${f.reason})`;
+  return `on, threshold ${f.threshold}, learned ${f.learnedThreshold}${f.deobfuscate ? ', de-obfuscation' : ''}${f.windows ? ', windows' : ''}`;
 }
 
 /** An error is one line on stderr even when it quotes input with line breaks. */
