@@ -21,6 +21,10 @@ interface Benchmark {
 const BENCHMARKS: Benchmark[] = [
   { name: 'locomo', script: 'dist/bench/locomo.js', args: ['--split', 'all'] },
   { name: 'latency', script: 'dist/bench/latency.js', args: [] },
+  { name: 'durability', script: 'dist/bench/durability.js', args: [] },
+  { name: 'mcp', script: 'dist/bench/mcp.js', args: [] },
+  { name: 'hooks', script: 'dist/bench/hooks.js', args: [] },
+  { name: 'security', script: 'dist/bench/security.js', args: [] },
 ];
 
 const USAGE = `usage: node dist/bench/run.js [--only ${BENCHMARKS.map((b) => b.name).join('|')}[,…]] [--quick]`;
