@@ -17,6 +17,17 @@ export type {
   StoreStats,
 } from './interfaces/memory.js';
 export type { Store, StoreTx, StoreCapabilities, EmbedderInfo } from './interfaces/store.js';
+export type {
+  QuarantineDetail,
+  QuarantineEntry,
+  QuarantineListOptions,
+  QuarantineReceipt,
+  QuarantineReleaseResult,
+  QuarantineStatus,
+  QuarantineView,
+} from './interfaces/quarantine.js';
+export type { IngestFilterConfig } from './core/ingest-filter.js';
+export type { RedactionConfig, RedactionMode } from './core/redact.js';
 export type { Embedder, Reranker, TokenCounter, Logger } from './interfaces/embedder.js';
 export { Engine, type EngineConfig } from './core/engine.js';
 export { DEFAULT_WEIGHTS } from './core/fusion.js';
