@@ -8,7 +8,6 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { agentHomes } from '../open-engine.js';
 import { unifiedDiff } from './init-edit.js';
 import { AGENTS, displayPath, planInit, type InitContext, type PlannedFile } from './init-targets.js';
 
@@ -43,7 +42,10 @@ export function registerInit(program: Command, io: InitIo): void {
     .option('--db <path>', 'pin this database in the configuration (default: cairn’s default database, shared by every agent)')
     .option('--dry-run', 'print the changes as a diff and write nothing')
     .option('--json', 'print JSON')
-    .action((agent: string, o: { dir?: string; db?: string; dryRun?: boolean; json?: boolean }, cmd: Command) => {
+    .action(async (agent: string, o: { dir?: string; db?: string; dryRun?: boolean; json?: boolean }, cmd: Command) => {
+      // Loaded here, not at startup: open-engine pulls in zod and the SQLite driver, which every other
+      // command would otherwise pay for.
+      const { agentHomes } = await import('../open-engine.js');
       const globals = cmd.optsWithGlobals() as { db?: string; json?: boolean };
       const db = o.db ?? globals.db;
       const ctx: InitContext = {
