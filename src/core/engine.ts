@@ -22,6 +22,8 @@ import { vectorHash } from './checksum.js';
 import { emit, indexText, STORE_SCOPE } from './events.js';
 import { queryTerms } from './lexical.js';
 import { buildSnapshot } from './snapshot.js';
+import { erase } from './erasure.js';
+import type { ErasureCertificate } from './certificate.js';
 import { preferNewerOnSameTopic } from './topics.js';
 import { recover, verify, type RecoverReport, type VerifyReport } from './replay.js';
 import type { Conversation } from './conversation.js';
@@ -726,6 +728,18 @@ export class Engine {
       out.push({ namespace, conversation: c.id, turns: c.turns.length, itemsAdded, snapshots, quarantined });
     }
     return out;
+  }
+
+  /**
+   * Erases every copy of a namespace's or a subject's data, checks nothing is left and returns a certificate
+   * signed with the operator's RS256 private key (see erasure.ts).
+   */
+  async erase(scope: { namespace: string } | { subject: string }, privateKeyPem: string): Promise<ErasureCertificate> {
+    if ('namespace' in scope) validateNamespace(scope.namespace);
+    else if (typeof scope.subject !== 'string' || scope.subject.trim() === '' || scope.subject.length > 512) {
+      throw new CairnError('INVALID_INPUT', 'subject: must be a user id of 1–512 characters', { field: 'subject' });
+    }
+    return erase(this.store, { scope, privateKeyPem, now: this.now() });
   }
 
   /** Replays the whole log into `scratch` (an empty store) and proves the live state equal to it. */

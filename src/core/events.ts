@@ -43,7 +43,10 @@ export type EventBody =
   | { type: 'quarantine.held'; entry: QuarantineEntry }
   | { type: 'quarantine.repeated'; entry: QuarantineEntry }
   | { type: 'quarantine.released'; entry: QuarantineEntry }
-  | { type: 'quarantine.dropped'; entry: QuarantineEntry };
+  | { type: 'quarantine.dropped'; entry: QuarantineEntry }
+  /** An event whose content an erasure removed: it keeps its place in the log and projects to nothing. */
+  | { type: 'erased'; erasure: string; was: string }
+  | { type: 'erasure.completed'; certificate: string; scope: { namespace: string } | { subjectSha256: string }; counts: Record<string, number> };
 
 export type EventType = EventBody['type'];
 
@@ -127,6 +130,9 @@ export async function project(tx: StoreTx, body: EventBody, scope: string): Prom
       return;
     case 'turn.committed':
       return; // the turn's items arrive as their own memory events
+    case 'erased':
+    case 'erasure.completed':
+      return;
     case 'quarantine.held':
     case 'quarantine.repeated':
     case 'quarantine.released':

@@ -71,7 +71,7 @@ export function validateTime(value: unknown, field: string): string {
   return new Date(t).toISOString();
 }
 
-const PROVENANCE_KEYS = ['source', 'trigger', 'sessionId', 'origin', 'agent', 'externalId', 'speaker'] as const;
+const PROVENANCE_KEYS = ['source', 'trigger', 'sessionId', 'origin', 'agent', 'externalId', 'speaker', 'subject'] as const;
 
 export function validateProvenance(value: unknown, field = 'metadata'): Provenance {
   if (value === undefined || value === null) return {};

@@ -19,6 +19,8 @@ export interface Provenance {
   externalId?: string;
   /** Speaker of a conversation turn, for conversation imports. */
   speaker?: string;
+  /** The user the memory is about or came from (a user id): what `cairn erase --subject` matches. */
+  subject?: string;
 }
 
 /** A route says where things live: a title, what it covers, and the paths it points at. */

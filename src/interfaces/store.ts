@@ -14,6 +14,8 @@ export interface StoreCapabilities {
   concurrentWriters: boolean;
   /** The backend fuses signals itself (not used by the embedded store). */
   serverSideFusion: boolean;
+  /** The backend can compact away freed data and scan its own files for erased text (provable erasure). */
+  erasureChecks: boolean;
 }
 
 /** The embedder whose vectors a store holds. A store never mixes two. */
@@ -147,6 +149,14 @@ export interface StoreTx {
   /** Removes the projection (memories, full-text rows, vectors, settings) of a namespace; the log stays. */
   clearProjection(namespace: string): Promise<void>;
 
+  // Erasure. The only operations that change the log: an erased event keeps its scope and sequence number.
+  /** Replaces an event's type and payload (and clears its memory id) in place. */
+  rewriteEvent(scope: string, seq: number, type: string, payload: unknown): Promise<void>;
+  /** Whether any event still refers to this vector hash. */
+  vectorBlobReferenced(hash: string): Promise<boolean>;
+  deleteVectorBlob(hash: string): Promise<void>;
+  deleteQuarantineEntry(id: string): Promise<void>;
+
   // Quarantine of the ingest filter. `putQuarantine`/`clearQuarantine` are the projection of the store-wide
   // quarantine events; the vault and the learned anchors are not in the log (see events.ts).
   /** Inserts or replaces the quarantine entry with this id. */
@@ -217,6 +227,15 @@ export interface Store {
   /** Every learned anchor of the store (all namespaces, all agents). */
   learnedAnchors(): Promise<{ id: string; vector: Float32Array }[]>;
   getAnchorCache(key: string): Promise<Float32Array[] | null>;
+  /** Events not yet erased that refer to one of these memories or belong to this namespace's scope. */
+  countLiveEventsOf(memoryIds: string[], namespace: string | null): Promise<number>;
+  /**
+   * After an erasure: rebuilds indexes that keep deleted entries (full text; vectors when some were removed)
+   * and rewrites the files so freed pages and the write-ahead log hold none of the erased bytes.
+   */
+  compactAfterErasure(options: { vectorsRemoved: boolean }): Promise<void>;
+  /** How many of `needles` (UTF-8) occur anywhere in the store's files. */
+  rawFilesContain(needles: string[]): Promise<number>;
   /** Backend facts for `cairn doctor`: versions, schema version, sizes. */
   diagnostics(): Promise<Record<string, unknown>>;
   close(): Promise<void>;

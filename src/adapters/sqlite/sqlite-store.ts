@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
@@ -216,7 +216,7 @@ function sleep(ms: number): Promise<void> {
  * process holds it, so no write is lost and SQLITE_BUSY never reaches the user before `maxBusyWaitMs`.
  */
 export class SqliteStore implements Store {
-  readonly capabilities: StoreCapabilities = { vectorSearch: true, fullText: true, concurrentWriters: true, serverSideFusion: false };
+  readonly capabilities: StoreCapabilities = { vectorSearch: true, fullText: true, concurrentWriters: true, serverSideFusion: false, erasureChecks: true };
   readonly location: string;
   private readonly db: Database.Database;
   private readonly mutex = new Mutex();
@@ -497,6 +497,18 @@ export class SqliteStore implements Store {
       },
       deleteSnapshot: async (scope) => {
         this.stmt('DELETE FROM snapshots WHERE scope = ?').run(scope);
+      },
+      rewriteEvent: async (scope, seq, type, payload) => {
+        this.stmt('UPDATE events SET type = ?, payload = ?, memory_id = NULL WHERE namespace = ? AND seq = ?').run(type, JSON.stringify(payload), scope, seq);
+      },
+      vectorBlobReferenced: async (hash) =>
+        this.stmt(`SELECT 1 FROM events WHERE instr(payload, ?) > 0 LIMIT 1`).get(hash) !== undefined ||
+        this.stmt('SELECT 1 FROM memories WHERE vector_hash = ? LIMIT 1').get(hash) !== undefined,
+      deleteVectorBlob: async (hash) => {
+        this.stmt('DELETE FROM vector_blobs WHERE hash = ?').run(hash);
+      },
+      deleteQuarantineEntry: async (id) => {
+        this.stmt('DELETE FROM quarantine WHERE id = ?').run(id);
       },
       clearProjection: async (namespace) => {
         const rowids = this.stmt('SELECT rowid FROM memories WHERE namespace = ?').all(namespace) as { rowid: number }[];
@@ -845,6 +857,63 @@ export class SqliteStore implements Store {
       const { n } = this.stmt('SELECT COUNT(*) AS n FROM events').get() as { n: number };
       return { namespaces: rows, total, events: n };
     });
+  }
+
+  async countLiveEventsOf(memoryIds: string[], namespace: string | null): Promise<number> {
+    return this.read('counting events', () => {
+      let n = 0;
+      if (namespace !== null) {
+        n += (this.stmt(`SELECT COUNT(*) AS n FROM events WHERE namespace = ? AND type != 'erased'`).get(namespace) as { n: number }).n;
+      }
+      const byId = this.stmt(`SELECT COUNT(*) AS n FROM events WHERE memory_id = ? AND type != 'erased'`);
+      for (const id of memoryIds) n += (byId.get(id) as { n: number }).n;
+      return n;
+    });
+  }
+
+  async compactAfterErasure(options: { vectorsRemoved: boolean }): Promise<void> {
+    this.ensureOpen();
+    await this.mutex.run(async () => {
+      try {
+        // FTS5 keeps deleted entries in its segments until they are merged.
+        this.db.exec(`INSERT INTO memories_fts (memories_fts) VALUES ('optimize')`);
+        if (options.vectorsRemoved && this.vectorDims !== null) {
+          // vec0 marks deleted rows but may keep their bytes in its chunks: rebuild the index from the rows left.
+          const rows = this.stmt('SELECT m.rowid AS rowid, m.namespace, m.kind, m.forgotten_at, m.superseded_by, b.data FROM memories m JOIN vector_blobs b ON b.hash = m.vector_hash').all() as Row[];
+          this.db.exec('BEGIN IMMEDIATE');
+          try {
+            this.db.exec('DROP TABLE memories_vec');
+            this.statements.clear();
+            this.db.exec(vectorTableSql(this.vectorDims));
+            const ins = this.stmt('INSERT INTO memories_vec (rowid, namespace, active, kind, embedding) VALUES (?, ?, ?, ?, ?)');
+            for (const r of rows) {
+              const live = r['forgotten_at'] === null && r['superseded_by'] === null;
+              ins.run(BigInt(r['rowid'] as number), r['namespace'], live ? 1n : 0n, r['kind'], r['data']);
+            }
+            this.db.exec('COMMIT');
+          } catch (err) {
+            if (this.db.inTransaction) this.db.exec('ROLLBACK');
+            throw err;
+          }
+        }
+        this.db.pragma('wal_checkpoint(TRUNCATE)');
+        this.db.pragma('secure_delete = ON');
+        this.db.exec('VACUUM');
+        this.db.pragma('wal_checkpoint(TRUNCATE)');
+      } catch (err) {
+        throw translate(err, 'compacting after an erasure');
+      }
+    });
+  }
+
+  async rawFilesContain(needles: string[]): Promise<number> {
+    if (this.location === ':memory:') return 0;
+    const files = [this.location, `${this.location}-wal`, `${this.location}-shm`].filter((f) => existsSync(f));
+    const contents = files.map((f) => readFileSync(f));
+    return needles.filter((needle) => {
+      const bytes = Buffer.from(needle, 'utf8');
+      return contents.some((c) => c.includes(bytes));
+    }).length;
   }
 
   async diagnostics(): Promise<Record<string, unknown>> {

@@ -13,6 +13,7 @@ import { createProgress } from './progress.js';
 import { registerQuarantineCommands } from './quarantine-command.js';
 import { registerHookCommand } from '../hooks/hook-command.js';
 import { registerMcpCommands } from '../mcp/mcp-commands.js';
+import { registerEraseCommands } from './erase-command.js';
 
 /** Exit codes of the scriptable contract. */
 export const EXIT_OK = 0;
@@ -510,6 +511,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
     });
 
   registerMcpCommands(program, open);
+  registerEraseCommands(program, open, out);
   registerQuarantineCommands(program, io, open);
   registerInit(program, io);
   registerHookCommand(program, io);

@@ -1,0 +1,197 @@
+import { CairnError } from '../interfaces/errors.js';
+import type { Memory } from '../interfaces/memory.js';
+import type { QuarantineEntry } from '../interfaces/quarantine.js';
+import type { Store, StoredEvent } from '../interfaces/store.js';
+import { checkPrivateKey, signCertificate, type ErasureCertificate, type ErasureCertificateBody } from './certificate.js';
+import { bodyOf, emit, STORE_SCOPE } from './events.js';
+import { ulid } from './ids.js';
+import { stateChecksum } from './replay.js';
+import { sha256Hex } from './text.js';
+
+/**
+ * Provable erasure (GDPR Article 17). Removes every copy of a namespace's or a subject's data — memory rows,
+ * full-text rows, vectors, the content of their events, snapshots, quarantine entries with their held
+ * text and the anchors learned from it — then checks that nothing is left (retrieval, every table, the raw
+ * bytes of the database files) and signs a certificate with the operator's RS256 key.
+ *
+ * The log stays replayable: an erased event keeps its place and sequence number (no gap) but becomes an
+ * `erased` event whose payload names only the erasure; it projects to nothing, exactly as the live store
+ * now holds nothing of it, so `cairn verify` still proves the state.
+ *
+ * A subject is a user id; a memory belongs to it when its provenance `subject`, `speaker` or `agent` is that
+ * id. A quarantine entry belongs to it when its agent is that id.
+ */
+
+export type ErasureScope = { namespace: string } | { subject: string };
+
+export interface EraseOptions {
+  scope: ErasureScope;
+  /** PEM of the operator's RSA private key. */
+  privateKeyPem: string;
+  now: string;
+}
+
+function belongsToSubject(m: Memory, subject: string): boolean {
+  const p = m.metadata as Record<string, string | undefined>;
+  return p['subject'] === subject || p['speaker'] === subject || p['agent'] === subject;
+}
+
+function vectorHashesIn(event: StoredEvent): string[] {
+  const body = bodyOf(event) as { vector?: unknown };
+  return typeof body.vector === 'string' ? [body.vector] : [];
+}
+
+/** The JSON-escaped form a text takes inside an event payload, to look for it in raw bytes too. */
+function jsonForm(text: string): string {
+  return JSON.stringify(text).slice(1, -1);
+}
+
+export async function erase(store: Store, options: EraseOptions): Promise<ErasureCertificate> {
+  const { scope, now } = options;
+  if (!store.capabilities.erasureChecks) {
+    throw new CairnError('UNSUPPORTED', 'this store cannot check its raw files after an erasure');
+  }
+  checkPrivateKey(options.privateKeyPem); // a bad key must stop the erasure before it starts, not after
+  const certificateId = ulid(Date.parse(now));
+  const isNamespace = 'namespace' in scope;
+
+  // 1. What is to be erased: memories, then every event that carries their content.
+  const targets: Memory[] = [];
+  const namespaces = new Set<string>();
+  if (isNamespace) {
+    namespaces.add(scope.namespace);
+    for await (const page of store.iterateMemories(scope.namespace)) targets.push(...page);
+  } else {
+    for await (const page of store.iterateMemories(undefined)) {
+      for (const m of page) if (belongsToSubject(m, scope.subject)) targets.push(m);
+    }
+    for (const m of targets) namespaces.add(m.namespace);
+  }
+  const ids = new Set(targets.map((m) => m.id));
+  const quarantine: QuarantineEntry[] = (await store.listQuarantine({ status: 'all', limit: 1_000_000 })).filter((q) =>
+    isNamespace ? q.namespace === scope.namespace : q.agent === scope.subject,
+  );
+  const quarantineIds = new Set(quarantine.map((q) => q.id));
+
+  const erasedEvents: StoredEvent[] = [];
+  for await (const page of store.iterateEvents(0, 5000)) {
+    for (const e of page) {
+      const body = bodyOf(e) as { type: string; items?: string[]; entry?: { id?: string } };
+      const hit =
+        (isNamespace && e.namespace === scope.namespace) ||
+        (e.memoryId !== null && ids.has(e.memoryId)) ||
+        (body.type === 'turn.committed' && (body.items ?? []).some((id) => ids.has(id))) ||
+        (e.namespace === STORE_SCOPE && body.type.startsWith('quarantine.') && quarantineIds.has(body.entry?.id ?? ''));
+      if (hit) erasedEvents.push(e);
+    }
+  }
+  const turnTexts = erasedEvents.flatMap((e) => {
+    const body = bodyOf(e) as { type: string; text?: string };
+    return body.type === 'turn.committed' && typeof body.text === 'string' ? [body.text] : [];
+  });
+  const texts = [...new Set([...targets.map((m) => m.text), ...turnTexts])];
+  const heldTexts: string[] = [];
+  for (const q of quarantine) {
+    const vault = await store.getQuarantineVault(q.id);
+    if (vault) heldTexts.push(vault.text);
+  }
+  const hashes = new Set(erasedEvents.flatMap(vectorHashesIn));
+
+  // 2. Erase, in one transaction.
+  const counts: Record<string, number> = {
+    memories: targets.length,
+    fullTextRows: targets.length,
+    vectors: 0,
+    events: erasedEvents.length,
+    snapshots: 0,
+    settings: 0,
+    vectorBlobs: 0,
+    quarantineEntries: quarantine.length,
+    quarantineVault: heldTexts.length,
+    learnedAnchors: 0,
+  };
+  const withVectors = (await store.getVectors([...ids])).size;
+  counts['vectors'] = withVectors;
+  await store.transaction(async (tx) => {
+    for (const e of erasedEvents) {
+      await tx.rewriteEvent(e.namespace, e.seq, 'erased', { erasure: certificateId, was: e.type });
+    }
+    for (const m of targets) await tx.deleteMemory(m.id);
+    if (isNamespace) {
+      counts['settings'] = (await tx.settingsOf(scope.namespace)).length;
+      await tx.clearProjection(scope.namespace);
+    }
+    for (const ns of namespaces) {
+      if (await tx.getSnapshot(ns)) {
+        await tx.deleteSnapshot(ns);
+        counts['snapshots'] = (counts['snapshots'] ?? 0) + 1;
+      }
+    }
+    for (const q of quarantine) {
+      await tx.deleteQuarantineEntry(q.id);
+      await tx.deleteQuarantineVault(q.id);
+      if (await tx.getLearnedAnchor(q.id)) {
+        await tx.deleteLearnedAnchor(q.id);
+        counts['learnedAnchors'] = (counts['learnedAnchors'] ?? 0) + 1;
+      }
+    }
+    for (const hash of hashes) {
+      if (!(await tx.vectorBlobReferenced(hash))) {
+        await tx.deleteVectorBlob(hash);
+        counts['vectorBlobs'] = (counts['vectorBlobs'] ?? 0) + 1;
+      }
+    }
+    await emit(
+      tx,
+      STORE_SCOPE,
+      {
+        type: 'erasure.completed',
+        certificate: certificateId,
+        scope: isNamespace ? { namespace: scope.namespace } : { subjectSha256: sha256Hex(scope.subject) },
+        counts,
+      },
+      now,
+    );
+  });
+  // Free pages, merged full-text segments, rebuilt vector chunks: no byte of the erased data stays behind.
+  await store.compactAfterErasure({ vectorsRemoved: withVectors > 0 });
+
+  // 3. Check.
+  const checks: ErasureCertificateBody['checks'] = [];
+  let leftInRecall = 0;
+  for (const ns of namespaces) {
+    for await (const page of store.iterateMemories(ns)) {
+      leftInRecall += page.filter((m) => ids.has(m.id) || (!isNamespace && belongsToSubject(m, scope.subject))).length;
+      if (isNamespace) leftInRecall += page.length;
+    }
+  }
+  checks.push({ name: 'retrieval', passed: leftInRecall === 0, detail: `${leftInRecall} memories of the erased scope still retrievable` });
+  const leftEvents = await store.countLiveEventsOf([...ids], isNamespace ? scope.namespace : null);
+  const leftQuarantine = (await store.listQuarantine({ status: 'all', limit: 1_000_000 })).filter((q) => quarantineIds.has(q.id)).length;
+  const leftSnapshots = (await Promise.all([...namespaces].map((ns) => store.getSnapshot(ns)))).filter(Boolean).length;
+  const leftAnchors = (await store.learnedAnchors()).filter((a) => quarantineIds.has(a.id)).length;
+  const leftRows = leftEvents + leftQuarantine + leftSnapshots + leftAnchors;
+  checks.push({
+    name: 'tables',
+    passed: leftRows === 0,
+    detail: `rows left: events ${leftEvents}, quarantine ${leftQuarantine}, snapshots ${leftSnapshots}, learned anchors ${leftAnchors}`,
+  });
+  // Raw bytes: every erased text of at least 12 characters (shorter ones could occur by chance), as stored
+  // and as escaped inside JSON.
+  const needles = [...new Set([...texts, ...heldTexts].filter((t) => t.length >= 12).flatMap((t) => [t, jsonForm(t)]))];
+  const found = await store.rawFilesContain(needles);
+  checks.push({ name: 'file-bytes', passed: found === 0, detail: `${found} of ${needles.length} erased strings found in the database files` });
+
+  const { checksum } = await stateChecksum(store);
+  const body: ErasureCertificateBody = {
+    type: 'cairn-erasure-certificate',
+    version: 1,
+    id: certificateId,
+    scope: isNamespace ? { namespace: scope.namespace } : { subject: scope.subject },
+    issuedAt: now,
+    counts,
+    checks,
+    stateChecksum: checksum,
+  };
+  return signCertificate(body, options.privateKeyPem);
+}

@@ -1,0 +1,156 @@
+import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
+import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
+import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
+import { verifyCertificate } from '../src/core/certificate.js';
+import { Engine } from '../src/core/engine.js';
+import { verify } from '../src/core/replay.js';
+import { isCairnError } from '../src/interfaces/errors.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const BIN = join(ROOT, 'bin', 'cairn.js');
+const dir = mkdtempSync(join(tmpdir(), 'cairn-erasure-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const PRIVATE = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+const PUBLIC = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
+const embedder = createUseEmbedder();
+
+function engineAt(path: string, namespace = 'acme/keep'): Engine {
+  return new Engine({ store: createSqliteStore({ path }), embedder, tokenCounter: createGptTokenCounter(), defaultNamespace: namespace, snapshotEvery: 2 });
+}
+
+const SECRET_TEXTS = [
+  'Customer Jane Doe of Lyon asked for every invoice as a PDF attachment only',
+  'Jane Doe prefers the Thursday maintenance window for her shop in Lyon',
+  'Ticket from Jane Doe: the refund for order 88123 is still pending',
+];
+
+/** Every file of the database, concatenated: what an attacker with the disk would read. */
+function fileBytes(path: string): Buffer {
+  return Buffer.concat([path, `${path}-wal`, `${path}-shm`].filter((p) => existsSync(p)).map((p) => readFileSync(p)));
+}
+
+async function populate(path: string): Promise<{ keepIds: string[] }> {
+  const engine = engineAt(path);
+  const keep = await engine.save({ text: 'Deploys go out on Tuesdays after the standup', namespace: 'acme/keep' });
+  const keep2 = await engine.save({ text: 'Money is stored in integer cents everywhere', namespace: 'acme/keep' });
+  const first = await engine.save({ text: SECRET_TEXTS[0]!, namespace: 'acme/erase' });
+  await engine.commitTurn({ namespace: 'acme/erase', session: 's1', turn: 0, text: SECRET_TEXTS[1]! });
+  await engine.commitTurn({ namespace: 'acme/erase', session: 's1', turn: 1, text: SECRET_TEXTS[2]! }); // snapshot at turn 2
+  await engine.forget(first.id, { namespace: 'acme/erase', reason: 'test' });
+  await engine.restore(first.id, { namespace: 'acme/erase' });
+  assert.ok(await engine.store.getSnapshot('acme/erase'), 'a snapshot holds the data too');
+  await engine.store.close();
+  return { keepIds: [keep.id, keep2.id] };
+}
+
+describe('provable erasure', () => {
+  before(async () => {
+    await embedder.embed(['warm up']);
+  });
+
+  it('erases a namespace everywhere, passes its checks, keeps the log replayable, and signs a certificate', async () => {
+    const path = join(dir, 'ns.db');
+    const { keepIds } = await populate(path);
+    for (const t of SECRET_TEXTS) assert.ok(fileBytes(path).includes(Buffer.from(t)), 'the text is in the file before');
+
+    const engine = engineAt(path);
+    const cert = await engine.erase({ namespace: 'acme/erase' }, PRIVATE);
+    const c = cert.certificate;
+    assert.deepEqual(c.scope, { namespace: 'acme/erase' });
+    assert.equal(c.counts['memories'], 3);
+    assert.equal(c.counts['snapshots'], 1);
+    assert.ok((c.counts['events'] ?? 0) >= 7, JSON.stringify(c.counts));
+    assert.ok(c.checks.every((x) => x.passed), JSON.stringify(c.checks));
+    assert.deepEqual(c.checks.map((x) => x.name), ['retrieval', 'tables', 'file-bytes']);
+
+    // Independent checks, not trusting the certificate.
+    assert.equal((await engine.search('Jane Doe invoices PDF Lyon', { namespace: 'acme/erase' })).length, 0);
+    assert.equal((await engine.list({ namespace: 'acme/erase', includeInactive: true })).length, 0);
+    assert.equal(await engine.store.getSnapshot('acme/erase'), null);
+    const events = await engine.store.events('acme/erase');
+    assert.ok(events.length > 0 && events.every((e) => e.type === 'erased'), 'events keep their place, not their content');
+    assert.deepEqual(events.map((e) => e.seq), events.map((_, i) => i + 1), 'no gap');
+    const keep = await engine.search('when do deploys go out', { namespace: 'acme/keep' });
+    assert.equal(keep[0]?.memory.id, keepIds[0], 'other namespaces are untouched');
+    const scratch = createSqliteStore({ path: ':memory:' });
+    assert.ok((await verify(engine.store, scratch)).ok, 'cairn verify still holds');
+    await scratch.close();
+    await engine.store.close();
+    const bytes = fileBytes(path);
+    for (const t of SECRET_TEXTS) assert.ok(!bytes.includes(Buffer.from(t)), `"${t}" is gone from the file bytes`);
+    assert.ok(!bytes.includes(Buffer.from('Jane Doe')), 'not even the name survives in free pages or the WAL');
+
+    assert.equal(verifyCertificate(cert, PUBLIC).valid, true);
+  });
+
+  it('a certificate fails to verify when altered, re-signed with another key, or checked with another key', async () => {
+    const path = join(dir, 'tamper.db');
+    await populate(path);
+    const engine = engineAt(path);
+    const cert = await engine.erase({ namespace: 'acme/erase' }, PRIVATE);
+    await engine.store.close();
+    const altered = structuredClone(cert);
+    altered.certificate.counts['memories'] = 0;
+    assert.equal(verifyCertificate(altered, PUBLIC).valid, false);
+    const badSig = { ...cert, jws: cert.jws.slice(0, -4) + (cert.jws.endsWith('AAAA') ? 'BBBB' : 'AAAA') };
+    assert.equal(verifyCertificate(badSig, PUBLIC).valid, false);
+    assert.equal(verifyCertificate(cert, other).valid, false);
+
+    // The CLI contract: exit 0 only when signature and content hold.
+    const file = join(dir, 'cert.json');
+    const pub = join(dir, 'pub.pem');
+    writeFileSync(pub, PUBLIC);
+    writeFileSync(file, JSON.stringify(cert));
+    const ok = spawnSync(process.execPath, [BIN, 'verify-certificate', file, '--key', pub], { encoding: 'utf8' });
+    assert.equal(ok.status, 0, ok.stderr);
+    writeFileSync(file, JSON.stringify(altered));
+    const bad = spawnSync(process.execPath, [BIN, 'verify-certificate', file, '--key', pub], { encoding: 'utf8' });
+    assert.equal(bad.status, 1);
+    assert.match(bad.stdout, /INVALID/u);
+  });
+
+  it('erases a subject across namespaces and leaves everyone else', async () => {
+    const path = join(dir, 'subject.db');
+    const engine = engineAt(path);
+    const mine = [
+      await engine.save({ text: 'user-42 wants dark mode in the admin dashboard', namespace: 'acme/web', metadata: { subject: 'user-42' } }),
+      await engine.save({ text: 'user-42 reported the export button freezes on Safari', namespace: 'acme/app', metadata: { subject: 'user-42' } }),
+    ];
+    const theirs = await engine.save({ text: 'The admin dashboard is built with Svelte', namespace: 'acme/web', metadata: { subject: 'user-7' } });
+    const cert = await engine.erase({ subject: 'user-42' }, PRIVATE);
+    assert.equal(cert.certificate.counts['memories'], 2);
+    assert.ok(cert.certificate.checks.every((x) => x.passed), JSON.stringify(cert.certificate.checks));
+    for (const m of mine) assert.equal(await engine.get(m.id, { anyNamespace: true }), null);
+    assert.ok(await engine.get(theirs.id, { namespace: 'acme/web' }));
+    const scratch = createSqliteStore({ path: ':memory:' });
+    assert.ok((await verify(engine.store, scratch)).ok);
+    await scratch.close();
+    await engine.store.close();
+    assert.ok(!fileBytes(path).includes(Buffer.from('dark mode in the admin dashboard')));
+    assert.ok(fileBytes(path).includes(Buffer.from('built with Svelte')));
+  });
+
+  it('refuses bad input without erasing anything', async () => {
+    const path = join(dir, 'bad.db');
+    await populate(path);
+    const engine = engineAt(path);
+    const before = await engine.stats();
+    await assert.rejects(engine.erase({ namespace: 'acme/erase' }, 'not a key'), (e: unknown) => isCairnError(e, 'INVALID_INPUT'));
+    await assert.rejects(engine.erase({ subject: '' }, PRIVATE), (e: unknown) => isCairnError(e, 'INVALID_INPUT'));
+    assert.deepEqual(await engine.stats(), before);
+    await engine.store.close();
+    const r = spawnSync(process.execPath, [BIN, 'erase', '--db', path, '--key', join(dir, 'missing.pem'), '--out', join(dir, 'x.json'), '--namespace', 'acme/erase'], { encoding: 'utf8' });
+    assert.equal(r.status, 2, r.stderr);
+  });
+});
