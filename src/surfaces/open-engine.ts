@@ -4,6 +4,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { createHttpEmbedder } from '../adapters/embed-http/http-embedder.js';
+import { createCachingEmbedder } from '../adapters/embed-cache/caching-embedder.js';
 import { createUseEmbedder } from '../adapters/embed-use/use-embedder.js';
 import { createOverlapReranker } from '../adapters/rerank-local/overlap-reranker.js';
 import { createSqliteStore } from '../adapters/sqlite/sqlite-store.js';
@@ -262,7 +263,8 @@ export function buildEmbedder(config: ResolvedConfig['embedder']): Embedder | nu
     case 'none':
       return null;
     case 'use':
-      return createUseEmbedder();
+      // A long-running process (the MCP server) sees the same queries again and again: cache their vectors.
+      return createCachingEmbedder(createUseEmbedder(), 2000);
     case 'openai':
       if (!config.baseUrl || !config.model || !config.dimensions) {
         throw new CairnError('INVALID_INPUT', 'the openai embedder needs CAIRN_EMBED_BASE_URL, CAIRN_EMBED_MODEL and CAIRN_EMBED_DIMENSIONS');
