@@ -162,7 +162,7 @@ export interface IngestFilterConfig {
  */
 export const DEFAULT_FILTER_CONFIG: IngestFilterConfig = {
   enabled: true,
-  threshold: 0.48,
+  threshold: 0.47,
   margin: 0.08,
   learnedThreshold: 0.8,
   deobfuscate: true,
@@ -261,13 +261,23 @@ function dot(a: Float32Array, b: Float32Array): number {
   return s;
 }
 
-/** Similarities of `v` to each kind of anchor. */
-function evidenceOf(pass: FilterPass, v: Float32Array, anchors: readonly AnchorVector[]): PassEvidence {
+/**
+ * Words that address the model or its instructions. The seed catalogue describes instructions aimed at the
+ * model; a text with none of these words (`Run the e2e tests before a release`, `Passwords are hashed with
+ * argon2id`) is an ordinary note however close its topic is to an anchor, so seed anchors only count for
+ * texts that have one. Learned anchors (near copies of a held text) count regardless.
+ */
+export const ADDRESSES_MODEL =
+  /\b(?:you|your|yours|yourself|u|ai|assistant|chat ?gpt|gpt|llm|language model|model|chatbot|bot|system|prompt|instructions?|ignore|disregard|override|pretend|jailbr\w*|dan|persona|role[- ]?play|in character|rules|guidelines|polic(?:y|ies)|filter(?:s|ing|ed)?|censor\w*|restrictions?|unfiltered|uncensored|developer mode|admin(?:istrator)?)\b/iu;
+
+/** Similarities of `v` (the embedding of `text`) to each kind of anchor. */
+function evidenceOf(pass: FilterPass, text: string, v: Float32Array, anchors: readonly AnchorVector[]): PassEvidence {
   const e: PassEvidence = { pass, seed: -1, benign: -1, learned: -1, seedAnchor: null, learnedAnchor: null };
+  const addressed = ADDRESSES_MODEL.test(text);
   for (const a of anchors) {
     const sim = dot(v, a.vector);
     if (a.kind === 'benign') e.benign = Math.max(e.benign, sim);
-    else if (a.kind === 'seed' && sim > e.seed) [e.seed, e.seedAnchor] = [sim, a.id];
+    else if (a.kind === 'seed' && addressed && sim > e.seed) [e.seed, e.seedAnchor] = [sim, a.id];
     else if (a.kind === 'learned' && sim > e.learned) [e.learned, e.learnedAnchor] = [sim, a.id];
   }
   return e;
@@ -320,17 +330,17 @@ export async function screen(
       v: item.vector,
     };
     const evidence: PassEvidence[] = [];
-    const consider = (pass: FilterPass, v: Float32Array) => {
-      const e = evidenceOf(pass, v, anchors);
+    const consider = (pass: FilterPass, text: string, v: Float32Array) => {
+      const e = evidenceOf(pass, text, v, anchors);
       evidence.push(e);
       const b = decide(e, config);
       const prev = passes[pass];
       if (!prev || b.margin > prev.score - config.threshold) passes[pass] = { score: b.score, anchor: b.anchor };
       if (b.margin > top.margin) top = { ...b, pass, v };
     };
-    consider('direct', item.vector);
-    if (plan.deobIndex >= 0) consider('deobfuscated', vectors[plan.deobIndex] as Float32Array);
-    for (const w of plan.windowIndexes) consider('window', vectors[w] as Float32Array);
+    consider('direct', item.text, item.vector);
+    if (plan.deobIndex >= 0) consider('deobfuscated', extra[plan.deobIndex] as string, vectors[plan.deobIndex] as Float32Array);
+    for (const w of plan.windowIndexes) consider('window', extra[w] as string, vectors[w] as Float32Array);
     return {
       blocked: top.margin >= 0,
       score: Math.max(-1, Math.min(1, top.score)),

@@ -257,7 +257,7 @@ describe('cairn CLI end to end', { concurrency: 3 }, () => {
       ];
       writeFileSync(file, `${lines.join('\n')}\n`);
       const counts = await ok<{ imported: number; duplicate: number; rejected: number; errors: { line: number; message: string }[] }>(['import', file, ...g, '--json']);
-      assert.deepEqual(Object.keys(counts).sort(), ['duplicate', 'errors', 'imported', 'rejected']);
+      assert.deepEqual(Object.keys(counts).sort(), ['duplicate', 'errors', 'imported', 'quarantined', 'rejected']);
       assert.equal(counts.imported, 3);
       assert.equal(counts.duplicate, 1);
       assert.equal(counts.rejected, 5);
