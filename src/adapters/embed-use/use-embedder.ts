@@ -39,7 +39,7 @@ export class UseEmbedder implements Embedder {
           // wait for it explicitly and try again before giving up.
           for (let attempt = 1; ; attempt++) {
             try {
-              await core.ready();
+              await (core as unknown as { ready(): Promise<void> }).ready();
               const model = (await initModel(modelSource)) as unknown as UseModel;
               await model.embed(['ready']); // the first inference finishes the backend's set-up
               this.loadedMs = performance.now() - started;
