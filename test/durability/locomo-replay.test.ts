@@ -22,7 +22,9 @@ describe('replay equality on LoCoMo', { skip: existsSync(dataFile) ? false : `Lo
     const embedder = createUseEmbedder();
     for (const conversation of conversations) {
       const store = createSqliteStore({ path: join(dir, `${conversation.id}.db`) });
-      const engine = new Engine({ store, embedder, tokenCounter: createGptTokenCounter(), defaultNamespace: `locomo/${conversation.id}` });
+      // The ingest filter is off here: this test is about replay, and the filter's extra embeddings (de-obfuscated
+      // text, sentence windows) would double its run time. Replay across quarantine events is tested with security.
+      const engine = new Engine({ store, embedder, tokenCounter: createGptTokenCounter(), defaultNamespace: `locomo/${conversation.id}`, ingestFilter: { enabled: false } });
       const [ingested] = await engine.ingest([conversation]);
       assert.equal(ingested?.turns, conversation.turns.length);
       const scratch = createSqliteStore({ path: ':memory:' });
