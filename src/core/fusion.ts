@@ -5,11 +5,17 @@ import { SIGNALS, type Memory, type ScoreDetails, type SearchResult, type Signal
 export const RRF_K = 60;
 
 /**
- * Default weights, chosen on the LoCoMo dev split (conversations 0–4; see bench/REPORT.md). Lexical leads
- * because the offline embedder is weak on conversational detail; vectors still add paraphrase matches;
- * recency is small: it orders candidates that already matched, so a newer note on a topic beats an older.
+ * Default weights, chosen on the LoCoMo dev split (conversations 0–4) by `node dist/bench/locomo-sweep.js`
+ * (table in bench/results/locomo-sweep.json): the best mean recall@5/10/25/50 among settings where recency
+ * is on but only breaks near-ties (vector > 8 × recency: one rank of cosine at the top outweighs the whole
+ * recency spread over ten results, so the most similar paraphrase is not overtaken by a newer, less similar
+ * note). Lexical leads because the offline embedder (USE-lite) alone finds little more than half of what
+ * BM25 finds at k=5 (33% against 57% of the evidence); a quarter weight of vectors still adds about a point
+ * and a half at k=25–50 and brings in paraphrases that share no word with the query. More vector weight
+ * costs recall at k=5–10. Recency stays on because it also switches on the step that puts a newer note on
+ * the same topic above an older one (topics.ts); a larger recency weight cost recall on every k.
  */
-export const DEFAULT_WEIGHTS: SignalWeights = { vector: 0.5, lexical: 1, recency: 0.15 };
+export const DEFAULT_WEIGHTS: SignalWeights = { vector: 0.25, lexical: 1, recency: 0.02 };
 
 export function resolveWeights(base: SignalWeights, override: Partial<SignalWeights> | undefined): SignalWeights {
   const out = { ...base };

@@ -1,0 +1,309 @@
+/**
+ * LoCoMo evidence recall through the real engine (SQLite + FTS5 + sqlite-vec file, USE-lite embedder,
+ * cl100k token counter). Every turn is one memory in its conversation's namespace; every question searches
+ * its own conversation. Fractional recall@k for k = 5, 10, 25, 50 per category and overall, for lexical-only,
+ * vector-only and hybrid (the product defaults); plus the size of `engine.context()` against the whole history.
+ *
+ *   node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>]
+ *
+ * --quick runs the first conversation of the split only (a smoke run; writes no file unless --out is given).
+ * Tuning happens on the dev split only (bench/locomo-sweep.ts); the test split is for reporting.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
+import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
+import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
+import { DEFAULT_CANDIDATE_FACTOR, DEFAULT_MIN_CANDIDATES, Engine } from '../src/core/engine.js';
+import { DEFAULT_WEIGHTS } from '../src/core/fusion.js';
+import type { SignalWeights } from '../src/interfaces/memory.js';
+import {
+  CachingEmbedder,
+  CATEGORIES,
+  CATEGORY_NAMES,
+  DRAGON_OVERALL,
+  ingestConversation,
+  KS,
+  SPLITS,
+  defaultDataPath,
+  loadLocomo,
+  pct,
+  recallOf,
+  summarise,
+  type Conversation,
+  type Question,
+  loadVectorCache,
+  prefetchEmbeddings,
+  saveVectorCache,
+  type Split,
+} from './locomo-data.js';
+
+const MODES: { name: string; weights: Partial<SignalWeights> | undefined }[] = [
+  { name: 'lexical', weights: { vector: 0, lexical: 1, recency: 0 } },
+  { name: 'vector', weights: { vector: 1, lexical: 0, recency: 0 } },
+  { name: 'hybrid', weights: undefined }, // the engine's defaults
+];
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repoRoot = resolve(here, '..', '..');
+const resultsDir = join(repoRoot, 'bench', 'results');
+
+interface Args {
+  split: Split;
+  quick: boolean;
+  out: string | null;
+  /** Development aid: read/write turn and question vectors from this file (official runs leave it off). */
+  vectorCache: string | null;
+  workers: number;
+}
+
+function parseArgs(argv: string[]): Args {
+  let split: Split = 'all';
+  let quick = false;
+  let out: string | null = null;
+  let vectorCache: string | null = null;
+  let workers = Math.max(1, Math.min(2, cpus().length));
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--quick') quick = true;
+    else if (a === '--split' || a?.startsWith('--split=')) {
+      const v = a === '--split' ? argv[++i] : a.slice('--split='.length);
+      if (v !== 'dev' && v !== 'test' && v !== 'all') throw new Error(`--split must be dev, test or all (got ${v})`);
+      split = v;
+    } else if (a === '--out') out = resolve(argv[++i] ?? '');
+    else if (a === '--vector-cache') vectorCache = resolve(argv[++i] ?? '');
+    else if (a === '--workers') workers = Math.max(1, Number(argv[++i]) || 1);
+    else throw new Error(`unknown argument ${a}; usage: node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>] [--workers <n>] [--vector-cache <file>]`);
+  }
+  return { split, quick, out, vectorCache, workers };
+}
+
+function gitCommit(): string | null {
+  try {
+    return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return null;
+  }
+}
+
+function log(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+interface QuestionRun {
+  conv: number;
+  q: Question;
+  /** mode → k → recall */
+  recall: Record<string, Record<number, number>>;
+  contextTokens: number;
+  historyTokens: number;
+}
+
+function table(title: string, runs: QuestionRun[]): { text: string; figures: Record<string, Record<string, Record<string, number>>> } {
+  const questions = runs.map((r) => r.q);
+  const figures: Record<string, Record<string, Record<string, number>>> = {};
+  const lines = [`${title} — ${runs.length} questions, fractional evidence recall@k in %`];
+  lines.push(`${'mode'.padEnd(8)} ${'group'.padEnd(16)} ${KS.map((k) => `@${k}`.padStart(5)).join(' ')}   n`);
+  for (const mode of MODES) {
+    const perK: Record<number, number[]> = {};
+    for (const k of KS) perK[k] = runs.map((r) => r.recall[mode.name]?.[k] ?? NaN);
+    const s = summarise(questions, perK);
+    figures[mode.name] = s;
+    for (const group of ['all', ...CATEGORIES.map(String)]) {
+      const n = group === 'all' ? questions.length : questions.filter((q) => String(q.category) === group).length;
+      const label = group === 'all' ? 'overall' : `${group} ${CATEGORY_NAMES[Number(group)]}`;
+      lines.push(`${mode.name.padEnd(8)} ${label.padEnd(16)} ${KS.map((k) => pct(s[group]?.[String(k)])).join(' ')} ${String(n).padStart(4)}`);
+    }
+  }
+  lines.push(`${'DRAGON'.padEnd(8)} ${'overall (paper)'.padEnd(16)} ${KS.map((k) => String(DRAGON_OVERALL[k]).padStart(5)).join(' ')}`);
+  return { text: lines.join('\n'), figures };
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const args = parseArgs(process.argv.slice(2));
+  const dataPath = defaultDataPath();
+  const all = loadLocomo(dataPath);
+  let picked = SPLITS[args.split].map((i) => all[i] as Conversation);
+  if (args.quick) picked = picked.slice(0, 1);
+
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-locomo-'));
+  const store = createSqliteStore({ path: join(dir, 'locomo.db') });
+  const embedder = new CachingEmbedder(createUseEmbedder());
+  const tokenCounter = createGptTokenCounter();
+  const fixedNow = new Date('2024-01-01T00:00:00.000Z'); // after every LoCoMo session: ages stay positive and stable
+  const engine = new Engine({ store, embedder, tokenCounter, defaultNamespace: 'locomo', now: () => fixedNow });
+  const timings: Record<string, number> = {};
+  const ms = (t: number) => Math.round(performance.now() - t);
+
+  try {
+    // Embeddings first, on every core (worker threads with their own model); the engine then gets each
+    // vector from the caching embedder. Questions are embedded here too: once, reused by every mode.
+    let t = performance.now();
+    const questions = picked.flatMap((conv) => conv.questions.map((q) => q.question));
+    const cachedVectors = args.vectorCache ? loadVectorCache(embedder, args.vectorCache) : 0;
+    timings['modelLoadMs'] = Math.round(
+      await prefetchEmbeddings(embedder, [...picked.flatMap((conv) => conv.turns.map((x) => x.text)), ...questions], args.workers),
+    );
+    timings['embedMs'] = ms(t);
+    timings['textsEmbedded'] = embedder.misses;
+    if (args.vectorCache) saveVectorCache(embedder, args.vectorCache);
+    log(`embedded ${embedder.misses} texts on ${args.workers} worker(s)${cachedVectors ? ` (${cachedVectors} from ${args.vectorCache})` : ''} in ${timings['embedMs']} ms`);
+
+    // Ingest through the engine: one memory per turn, saveMany in batches.
+    t = performance.now();
+    let saved = 0;
+    const duplicateTurns: string[] = [];
+    const quarantinedTurns: string[] = [];
+    for (const conv of picked) {
+      const r = await ingestConversation(engine, conv);
+      saved += r.saved;
+      duplicateTurns.push(...r.duplicates.map((id) => `${conv.sampleId}/${id}`));
+      quarantinedTurns.push(...r.quarantined.map((id) => `${conv.sampleId}/${id}`));
+      log(`ingested ${conv.sampleId}: ${conv.turns.length} turns (${ms(t)} ms so far)`);
+    }
+    const duplicates = duplicateTurns.length;
+    // Turns whose stored text differs from the input (secret/PII redaction).
+    const redactedTurns: string[] = [];
+    for (const conv of picked) {
+      const byId = new Map(conv.turns.map((x) => [x.diaId, x.text]));
+      for await (const page of store.iterateMemories(conv.namespace, 1000)) {
+        for (const m of page) if (byId.get(m.metadata.externalId ?? '') !== m.text) redactedTurns.push(`${conv.sampleId}/${m.metadata.externalId}`);
+      }
+    }
+    timings['ingestMs'] = ms(t);
+
+    // History size per conversation, with the engine's token counter.
+    const historyTokens = new Map<number, number>();
+    for (const conv of picked) historyTokens.set(conv.index, await tokenCounter.count(conv.turns.map((x) => x.text).join('\n')));
+
+    const runs: QuestionRun[] = picked.flatMap((conv) =>
+      conv.questions.map((q) => ({ conv: conv.index, q, recall: {}, contextTokens: 0, historyTokens: historyTokens.get(conv.index) as number })),
+    );
+    // Every k is its own search with limit k: that is what a caller asking for k memories gets (the
+    // candidate pool grows with the limit).
+    for (const mode of MODES) {
+      t = performance.now();
+      let i = 0;
+      for (const conv of picked) {
+        for (const q of conv.questions) {
+          const run = runs[i++] as QuestionRun;
+          const perK: Record<number, number> = {};
+          for (const k of KS) {
+            const found = await engine.search(q.question, { namespace: conv.namespace, limit: k, weights: mode.weights });
+            perK[k] = recallOf(q, found.map((r) => r.memory.metadata.externalId));
+          }
+          run.recall[mode.name] = perK;
+        }
+      }
+      timings[`search_${mode.name}_ms`] = ms(t);
+      log(`searched ${mode.name}: ${runs.length} questions × ${KS.length} limits (${timings[`search_${mode.name}_ms`]} ms)`);
+    }
+
+    // Context size: engine.context(question) at its default budget (1000 tokens) and default limit.
+    t = performance.now();
+    {
+      let i = 0;
+      for (const conv of picked) {
+        for (const q of conv.questions) {
+          const pack = await engine.context(q.question, { namespace: conv.namespace });
+          (runs[i++] as QuestionRun).contextTokens = pack.tokens;
+        }
+      }
+    }
+    timings['contextMs'] = ms(t);
+    timings['totalMs'] = ms(started);
+
+    // Report.
+    const splitsToReport: Split[] = args.split === 'all' && !args.quick ? ['dev', 'test', 'all'] : [args.split];
+    const report: Record<string, unknown> = {};
+    const printed: string[] = [];
+    for (const split of splitsToReport) {
+      const convs = new Set(SPLITS[split]);
+      const subset = runs.filter((r) => convs.has(r.conv));
+      const ids = [...new Set(subset.map((r) => r.conv))].map((i) => (all[i] as Conversation).sampleId);
+      const { text, figures } = table(`${split} split (${ids.join(', ')})`, subset);
+      printed.push(text);
+      const meanContext = subset.reduce((s, r) => s + r.contextTokens, 0) / subset.length;
+      const meanHistory = subset.reduce((s, r) => s + r.historyTokens, 0) / subset.length;
+      report[split] = {
+        conversations: ids,
+        questions: subset.length,
+        recall: figures,
+        context: {
+          meanContextTokens: Math.round(meanContext * 10) / 10,
+          maxContextTokens: Math.max(...subset.map((r) => r.contextTokens)),
+          meanHistoryTokens: Math.round(meanHistory * 10) / 10,
+          ratio: Math.round((meanContext / meanHistory) * 10000) / 10000,
+        },
+      };
+      printed.push(
+        `context: mean ${meanContext.toFixed(0)} tokens from engine.context(question) (budget 1000) vs mean ${meanHistory.toFixed(0)} tokens of the whole conversation (${((100 * meanContext) / meanHistory).toFixed(1)}%)`,
+      );
+    }
+    const gold = runs.filter((r) => !r.q.noEvidence);
+    const sweepPath = join(resultsDir, 'locomo-sweep.json');
+    const result = {
+      benchmark: 'LoCoMo evidence recall (dialog-turn units, fractional recall@k, official definition; benchmarks.md §2.1)',
+      command: `node dist/bench/locomo.js ${process.argv.slice(2).join(' ')}`.trim(),
+      split: args.split,
+      quick: args.quick,
+      vectorCacheUsed: cachedVectors > 0,
+      date: new Date().toISOString(),
+      commit: gitCommit(),
+      environment: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? null, platform: process.platform },
+      data: {
+        path: dataPath,
+        conversations: picked.map((c) => c.sampleId),
+        turns: picked.reduce((s, c) => s + c.turns.length, 0),
+        memoriesSaved: saved,
+        duplicateTurns: { count: duplicates, note: 'identical text in one conversation: the engine dedupes it, the first turn keeps the memory', ids: duplicateTurns },
+        quarantinedTurns: { count: quarantinedTurns.length, note: 'held by the ingest filter (product default), so not retrievable', ids: quarantinedTurns },
+        redactedTurns: { count: redactedTurns.length, note: 'stored text differs from the turn (secret/PII redaction, product default)', ids: redactedTurns },
+        questions: runs.length,
+        questionsWithoutEvidence: runs.length - gold.length,
+        questionsWithUnresolvedEvidence: runs.filter((r) => r.q.unresolved.length > 0).map((r) => ({ conv: r.conv, question: r.q.question, unresolved: r.q.unresolved })),
+      },
+      method: {
+        store: 'SQLite file (FTS5 BM25 + sqlite-vec cosine KNN) in a temp folder',
+        embedder: embedder.id,
+        tokenCounter: tokenCounter.id,
+        memoryText: '<speaker> said, "<text>" [+ " and shared <blip_caption>"]; createdAt = session date + turn index seconds',
+        evidence: 'split on ; , whitespace; accept D:?<s>:0*<t>; ids not in the conversation dropped; empty evidence → recall 1',
+        search: 'one engine.search(question, { namespace, limit: k }) per k; recall@k = share of gold dia_ids among the results',
+        modes: Object.fromEntries(MODES.map((m) => [m.name, m.weights ?? { ...DEFAULT_WEIGHTS, note: 'engine defaults' }])),
+        context: 'engine.context(question, { namespace }) with the default budget (1000 tokens) and limit; history = all turn texts joined by newlines',
+      },
+      weights: {
+        defaults: DEFAULT_WEIGHTS,
+        candidatePool: { candidateFactor: DEFAULT_CANDIDATE_FACTOR, minCandidates: DEFAULT_MIN_CANDIDATES, rule: 'per signal: max(limit × candidateFactor, minCandidates)' },
+        note: 'with recency > 0 the engine also moves a newer result on the same topic ahead of an older one (src/core/topics.ts)',
+      },
+      baselines: { dragonDialogTurnOverall: DRAGON_OVERALL, semvecContext: { contextTokens: 987, historyTokens: 27353 } },
+      results: report,
+      timings: { ...timings, queries: runs.length * MODES.length * KS.length + runs.length },
+      sweep: existsSync(sweepPath) ? JSON.parse(readFileSync(sweepPath, 'utf8')) : null,
+    };
+    console.log(printed.join('\n\n'));
+    console.log(
+      `\ntotal ${((timings['totalMs'] as number) / 1000).toFixed(1)} s: embedding ${((timings['embedMs'] as number) / 1000).toFixed(1)} s on ${args.workers} worker(s), ingest ${((timings['ingestMs'] as number) / 1000).toFixed(1)} s (${saved} memories, ${duplicates} duplicate, ${quarantinedTurns.length} quarantined, ${redactedTurns.length} redacted turns), searches ${(MODES.reduce((s, m) => s + (timings[`search_${m.name}_ms`] ?? 0), 0) / 1000).toFixed(1)} s, context ${((timings['contextMs'] as number) / 1000).toFixed(1)} s`,
+    );
+    const out = args.out ?? (args.quick ? null : join(resultsDir, args.split === 'all' ? 'locomo.json' : `locomo-${args.split}.json`));
+    if (out) {
+      mkdirSync(dirname(out), { recursive: true });
+      writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+      log(`wrote ${out}`);
+    }
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`locomo bench failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.exitCode = 1;
+});
