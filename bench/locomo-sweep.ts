@@ -107,6 +107,11 @@ interface QuestionCandidates {
   lexical: Map<string, RankedHit[]>;
 }
 
+/** Figures in the JSON file keep four decimals (a hundredth of a point). */
+function round4All(row: Record<string, number> | undefined): Record<string, number> {
+  return Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Math.round(v * 10000) / 10000]));
+}
+
 function log(message: string): void {
   process.stderr.write(`${message}\n`);
 }
@@ -371,8 +376,8 @@ async function main(): Promise<void> {
         weights: r.weights,
         pool: r.pool,
         score: Math.round(r.score * 10000) / 10000,
-        overall: r.recall['all'],
-        byCategory: Object.fromEntries(CATEGORIES.map((c) => [c, r.recall[String(c)]])),
+        overall: round4All(r.recall['all']),
+        byCategory: Object.fromEntries(CATEGORIES.map((c) => [c, round4All(r.recall[String(c)])])),
       })),
     };
     mkdirSync(dirname(args.out), { recursive: true });

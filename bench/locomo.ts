@@ -4,14 +4,17 @@
  * its own conversation. Fractional recall@k for k = 5, 10, 25, 50 per category and overall, for lexical-only,
  * vector-only and hybrid (the product defaults); plus the size of `engine.context()` against the whole history.
  *
- *   node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>]
+ *   node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>] [--workers <n>] [--vector-cache <file>]
  *
  * --quick runs the first conversation of the split only (a smoke run; writes no file unless --out is given).
+ * --workers sets the embedding threads (default: 2, or 1 on a single core). --vector-cache keeps turn and
+ * question vectors in a file between runs (a development aid; the recorded runs do not use it).
+ * Results: bench/results/locomo.json for --split all, bench/results/locomo-<split>.json otherwise.
  * Tuning happens on the dev split only (bench/locomo-sweep.ts); the test split is for reporting.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
@@ -102,6 +105,10 @@ interface QuestionRun {
   historyTokens: number;
 }
 
+function round4(x: number): number {
+  return Math.round(x * 10000) / 10000;
+}
+
 function table(title: string, runs: QuestionRun[]): { text: string; figures: Record<string, Record<string, Record<string, number>>> } {
   const questions = runs.map((r) => r.q);
   const figures: Record<string, Record<string, Record<string, number>>> = {};
@@ -122,184 +129,242 @@ function table(title: string, runs: QuestionRun[]): { text: string; figures: Rec
   return { text: lines.join('\n'), figures };
 }
 
+/** The dev-split sweep behind the defaults (bench/locomo-sweep.ts), summarised; the full table stays in its file. */
+function sweepSummary(path: string): unknown {
+  if (!existsSync(path)) return null;
+  const sweep = JSON.parse(readFileSync(path, 'utf8')) as {
+    command: string;
+    date: string;
+    selection: string;
+    chosen: unknown;
+    singleSignals: unknown;
+    check: unknown;
+    rows: { variant: string; weights: SignalWeights; overall: Record<string, number> }[];
+  };
+  return {
+    file: 'bench/results/locomo-sweep.json',
+    split: 'dev (conversations 0–4) only',
+    command: sweep.command,
+    date: sweep.date,
+    settings: sweep.rows.length,
+    selection: sweep.selection,
+    chosen: sweep.chosen,
+    singleSignals: sweep.singleSignals,
+    harnessCheck: sweep.check,
+    top10: sweep.rows.slice(0, 10),
+    lexicalOnlyPerAnalyser: sweep.rows.filter((r) => r.weights.vector === 0),
+  };
+}
+
 async function main(): Promise<void> {
   const started = performance.now();
+  const loadAtStart = loadavg().map((x) => Math.round(x * 100) / 100);
   const args = parseArgs(process.argv.slice(2));
   const dataPath = defaultDataPath();
   const all = loadLocomo(dataPath);
   let picked = SPLITS[args.split].map((i) => all[i] as Conversation);
   if (args.quick) picked = picked.slice(0, 1);
 
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-locomo-'));
-  const store = createSqliteStore({ path: join(dir, 'locomo.db') });
   const embedder = new CachingEmbedder(createUseEmbedder());
   const tokenCounter = createGptTokenCounter();
   const fixedNow = new Date('2024-01-01T00:00:00.000Z'); // after every LoCoMo session: ages stay positive and stable
-  const engine = new Engine({ store, embedder, tokenCounter, defaultNamespace: 'locomo', now: () => fixedNow });
-  const timings: Record<string, number> = {};
+  const timings: Record<string, number> = { ingestMs: 0, contextMs: 0, ...Object.fromEntries(MODES.map((m) => [`search_${m.name}_ms`, 0])) };
   const ms = (t: number) => Math.round(performance.now() - t);
+  const add = (key: string, t: number) => (timings[key] = (timings[key] ?? 0) + ms(t));
 
-  try {
-    // Embeddings first, on every core (worker threads with their own model); the engine then gets each
-    // vector from the caching embedder. Questions are embedded here too: once, reused by every mode.
-    let t = performance.now();
-    const questions = picked.flatMap((conv) => conv.questions.map((q) => q.question));
-    const cachedVectors = args.vectorCache ? loadVectorCache(embedder, args.vectorCache) : 0;
-    timings['modelLoadMs'] = Math.round(
-      await prefetchEmbeddings(embedder, [...picked.flatMap((conv) => conv.turns.map((x) => x.text)), ...questions], args.workers),
-    );
-    timings['embedMs'] = ms(t);
-    timings['textsEmbedded'] = embedder.misses;
-    if (args.vectorCache) saveVectorCache(embedder, args.vectorCache);
-    log(`embedded ${embedder.misses} texts on ${args.workers} worker(s)${cachedVectors ? ` (${cachedVectors} from ${args.vectorCache})` : ''} in ${timings['embedMs']} ms`);
+  // One store per split. FTS5 computes BM25 statistics over the whole table, across namespaces, so
+  // conversations of the other split in the same file would change this split's lexical scores; with one
+  // store per split, dev figures here equal those of `--split dev` and of the sweep (which sees dev only).
+  const groups: Conversation[][] = args.split === 'all' && !args.quick ? [SPLITS.dev, SPLITS.test].map((ids) => ids.map((i) => all[i] as Conversation)) : [picked];
 
-    // Ingest through the engine: one memory per turn, saveMany in batches.
-    t = performance.now();
-    let saved = 0;
-    const duplicateTurns: string[] = [];
-    const quarantinedTurns: string[] = [];
-    for (const conv of picked) {
-      const r = await ingestConversation(engine, conv);
-      saved += r.saved;
-      duplicateTurns.push(...r.duplicates.map((id) => `${conv.sampleId}/${id}`));
-      quarantinedTurns.push(...r.quarantined.map((id) => `${conv.sampleId}/${id}`));
-      log(`ingested ${conv.sampleId}: ${conv.turns.length} turns (${ms(t)} ms so far)`);
-    }
-    const duplicates = duplicateTurns.length;
-    // Turns whose stored text differs from the input (secret/PII redaction).
-    const redactedTurns: string[] = [];
-    for (const conv of picked) {
-      const byId = new Map(conv.turns.map((x) => [x.diaId, x.text]));
-      for await (const page of store.iterateMemories(conv.namespace, 1000)) {
-        for (const m of page) if (byId.get(m.metadata.externalId ?? '') !== m.text) redactedTurns.push(`${conv.sampleId}/${m.metadata.externalId}`);
+  // Embeddings first, on every core (worker threads with their own model); the engine then gets each
+  // vector from the caching embedder. Questions are embedded here too: once, reused by every mode.
+  let t = performance.now();
+  const questions = picked.flatMap((conv) => conv.questions.map((q) => q.question));
+  const cachedVectors = args.vectorCache ? loadVectorCache(embedder, args.vectorCache) : 0;
+  timings['modelLoadMs'] = Math.round(
+    await prefetchEmbeddings(embedder, [...picked.flatMap((conv) => conv.turns.map((x) => x.text)), ...questions], args.workers),
+  );
+  timings['embedMs'] = ms(t);
+  timings['textsEmbedded'] = embedder.misses;
+  if (args.vectorCache) saveVectorCache(embedder, args.vectorCache);
+  log(`embedded ${embedder.misses} texts on ${args.workers} worker(s)${cachedVectors ? ` (${cachedVectors} from ${args.vectorCache})` : ''} in ${timings['embedMs']} ms`);
+
+  let saved = 0;
+  const duplicateTurns: string[] = [];
+  const quarantinedTurns: string[] = [];
+  const redactedTurns: string[] = [];
+  const runs: QuestionRun[] = [];
+  for (const group of groups) {
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-locomo-'));
+    const store = createSqliteStore({ path: join(dir, 'locomo.db') });
+    const engine = new Engine({ store, embedder, tokenCounter, defaultNamespace: 'locomo', now: () => fixedNow });
+    try {
+      // Ingest through the engine: one memory per turn, saveMany in batches.
+      t = performance.now();
+      for (const conv of group) {
+        const r = await ingestConversation(engine, conv);
+        saved += r.saved;
+        duplicateTurns.push(...r.duplicates.map((id) => `${conv.sampleId}/${id}`));
+        quarantinedTurns.push(...r.quarantined.map((id) => `${conv.sampleId}/${id}`));
+        log(`ingested ${conv.sampleId}: ${conv.turns.length} turns`);
       }
-    }
-    timings['ingestMs'] = ms(t);
+      // Turns whose stored text differs from the input (secret/PII redaction).
+      for (const conv of group) {
+        const byId = new Map(conv.turns.map((x) => [x.diaId, x.text]));
+        for await (const page of store.iterateMemories(conv.namespace, 1000)) {
+          for (const m of page) if (byId.get(m.metadata.externalId ?? '') !== m.text) redactedTurns.push(`${conv.sampleId}/${m.metadata.externalId}`);
+        }
+      }
+      add('ingestMs', t);
 
-    // History size per conversation, with the engine's token counter.
-    const historyTokens = new Map<number, number>();
-    for (const conv of picked) historyTokens.set(conv.index, await tokenCounter.count(conv.turns.map((x) => x.text).join('\n')));
+      // History size per conversation, with the engine's token counter.
+      const historyTokens = new Map<number, number>();
+      for (const conv of group) historyTokens.set(conv.index, await tokenCounter.count(conv.turns.map((x) => x.text).join('\n')));
+      const groupRuns: QuestionRun[] = group.flatMap((conv) =>
+        conv.questions.map((q) => ({ conv: conv.index, q, recall: {}, contextTokens: 0, historyTokens: historyTokens.get(conv.index) as number })),
+      );
+      // Every k is its own search with limit k: that is what a caller asking for k memories gets (the
+      // candidate pool grows with the limit).
+      for (const mode of MODES) {
+        t = performance.now();
+        let i = 0;
+        for (const conv of group) {
+          for (const q of conv.questions) {
+            const run = groupRuns[i++] as QuestionRun;
+            const perK: Record<number, number> = {};
+            for (const k of KS) {
+              const found = await engine.search(q.question, { namespace: conv.namespace, limit: k, weights: mode.weights });
+              perK[k] = recallOf(q, found.map((r) => r.memory.metadata.externalId));
+            }
+            run.recall[mode.name] = perK;
+          }
+        }
+        add(`search_${mode.name}_ms`, t);
+        log(`searched ${mode.name}: ${groupRuns.length} questions × ${KS.length} limits (${ms(t)} ms)`);
+      }
 
-    const runs: QuestionRun[] = picked.flatMap((conv) =>
-      conv.questions.map((q) => ({ conv: conv.index, q, recall: {}, contextTokens: 0, historyTokens: historyTokens.get(conv.index) as number })),
-    );
-    // Every k is its own search with limit k: that is what a caller asking for k memories gets (the
-    // candidate pool grows with the limit).
-    for (const mode of MODES) {
+      // Context size: engine.context(question) at its default budget (1000 tokens) and default limit.
       t = performance.now();
       let i = 0;
-      for (const conv of picked) {
-        for (const q of conv.questions) {
-          const run = runs[i++] as QuestionRun;
-          const perK: Record<number, number> = {};
-          for (const k of KS) {
-            const found = await engine.search(q.question, { namespace: conv.namespace, limit: k, weights: mode.weights });
-            perK[k] = recallOf(q, found.map((r) => r.memory.metadata.externalId));
-          }
-          run.recall[mode.name] = perK;
-        }
-      }
-      timings[`search_${mode.name}_ms`] = ms(t);
-      log(`searched ${mode.name}: ${runs.length} questions × ${KS.length} limits (${timings[`search_${mode.name}_ms`]} ms)`);
-    }
-
-    // Context size: engine.context(question) at its default budget (1000 tokens) and default limit.
-    t = performance.now();
-    {
-      let i = 0;
-      for (const conv of picked) {
+      for (const conv of group) {
         for (const q of conv.questions) {
           const pack = await engine.context(q.question, { namespace: conv.namespace });
-          (runs[i++] as QuestionRun).contextTokens = pack.tokens;
+          (groupRuns[i++] as QuestionRun).contextTokens = pack.tokens;
         }
       }
+      add('contextMs', t);
+      runs.push(...groupRuns);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
     }
-    timings['contextMs'] = ms(t);
-    timings['totalMs'] = ms(started);
+  }
+  const duplicates = duplicateTurns.length;
+  timings['totalMs'] = ms(started);
 
-    // Report.
-    const splitsToReport: Split[] = args.split === 'all' && !args.quick ? ['dev', 'test', 'all'] : [args.split];
-    const report: Record<string, unknown> = {};
-    const printed: string[] = [];
-    for (const split of splitsToReport) {
-      const convs = new Set(SPLITS[split]);
-      const subset = runs.filter((r) => convs.has(r.conv));
-      const ids = [...new Set(subset.map((r) => r.conv))].map((i) => (all[i] as Conversation).sampleId);
-      const { text, figures } = table(`${split} split (${ids.join(', ')})`, subset);
-      printed.push(text);
-      const meanContext = subset.reduce((s, r) => s + r.contextTokens, 0) / subset.length;
-      const meanHistory = subset.reduce((s, r) => s + r.historyTokens, 0) / subset.length;
-      report[split] = {
-        conversations: ids,
-        questions: subset.length,
-        recall: figures,
-        context: {
-          meanContextTokens: Math.round(meanContext * 10) / 10,
-          maxContextTokens: Math.max(...subset.map((r) => r.contextTokens)),
-          meanHistoryTokens: Math.round(meanHistory * 10) / 10,
-          ratio: Math.round((meanContext / meanHistory) * 10000) / 10000,
-        },
-      };
-      printed.push(
-        `context: mean ${meanContext.toFixed(0)} tokens from engine.context(question) (budget 1000) vs mean ${meanHistory.toFixed(0)} tokens of the whole conversation (${((100 * meanContext) / meanHistory).toFixed(1)}%)`,
-      );
-    }
-    const gold = runs.filter((r) => !r.q.noEvidence);
-    const sweepPath = join(resultsDir, 'locomo-sweep.json');
-    const result = {
-      benchmark: 'LoCoMo evidence recall (dialog-turn units, fractional recall@k, official definition; benchmarks.md §2.1)',
-      command: `node dist/bench/locomo.js ${process.argv.slice(2).join(' ')}`.trim(),
-      split: args.split,
-      quick: args.quick,
-      vectorCacheUsed: cachedVectors > 0,
-      date: new Date().toISOString(),
-      commit: gitCommit(),
-      environment: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? null, platform: process.platform },
-      data: {
-        path: dataPath,
-        conversations: picked.map((c) => c.sampleId),
-        turns: picked.reduce((s, c) => s + c.turns.length, 0),
-        memoriesSaved: saved,
-        duplicateTurns: { count: duplicates, note: 'identical text in one conversation: the engine dedupes it, the first turn keeps the memory', ids: duplicateTurns },
-        quarantinedTurns: { count: quarantinedTurns.length, note: 'held by the ingest filter (product default), so not retrievable', ids: quarantinedTurns },
-        redactedTurns: { count: redactedTurns.length, note: 'stored text differs from the turn (secret/PII redaction, product default)', ids: redactedTurns },
-        questions: runs.length,
-        questionsWithoutEvidence: runs.length - gold.length,
-        questionsWithUnresolvedEvidence: runs.filter((r) => r.q.unresolved.length > 0).map((r) => ({ conv: r.conv, question: r.q.question, unresolved: r.q.unresolved })),
+  // Report.
+  const splitsToReport: Split[] = args.split === 'all' && !args.quick ? ['dev', 'test', 'all'] : [args.split];
+  const report: Record<string, unknown> = {};
+  const printed: string[] = [];
+  for (const split of splitsToReport) {
+    const convs = new Set(SPLITS[split]);
+    const subset = runs.filter((r) => convs.has(r.conv));
+    const ids = [...new Set(subset.map((r) => r.conv))].map((i) => (all[i] as Conversation).sampleId);
+    const { text, figures } = table(`${split} split (${ids.join(', ')})`, subset);
+    printed.push(text);
+    const meanContext = subset.reduce((s, r) => s + r.contextTokens, 0) / subset.length;
+    const meanHistory = subset.reduce((s, r) => s + r.historyTokens, 0) / subset.length;
+    const hybrid = figures['hybrid']?.['all'] ?? {};
+    report[split] = {
+      conversations: ids,
+      questions: subset.length,
+      recall: figures,
+      hybridVersus: Object.fromEntries(
+        KS.map((k) => {
+          const h = hybrid[String(k)] ?? NaN;
+          return [
+            k,
+            {
+              hybridMinusLexical: round4(h - (figures['lexical']?.['all']?.[String(k)] ?? NaN)),
+              hybridMinusVector: round4(h - (figures['vector']?.['all']?.[String(k)] ?? NaN)),
+              hybridMinusDragon: round4(h - (DRAGON_OVERALL[k] as number) / 100),
+            },
+          ];
+        }),
+      ),
+      context: {
+        meanContextTokens: Math.round(meanContext * 10) / 10,
+        maxContextTokens: Math.max(...subset.map((r) => r.contextTokens)),
+        meanHistoryTokens: Math.round(meanHistory * 10) / 10,
+        ratio: Math.round((meanContext / meanHistory) * 10000) / 10000,
       },
-      method: {
-        store: 'SQLite file (FTS5 BM25 + sqlite-vec cosine KNN) in a temp folder',
-        embedder: embedder.id,
-        tokenCounter: tokenCounter.id,
-        memoryText: '<speaker> said, "<text>" [+ " and shared <blip_caption>"]; createdAt = session date + turn index seconds',
-        evidence: 'split on ; , whitespace; accept D:?<s>:0*<t>; ids not in the conversation dropped; empty evidence → recall 1',
-        search: 'one engine.search(question, { namespace, limit: k }) per k; recall@k = share of gold dia_ids among the results',
-        modes: Object.fromEntries(MODES.map((m) => [m.name, m.weights ?? { ...DEFAULT_WEIGHTS, note: 'engine defaults' }])),
-        context: 'engine.context(question, { namespace }) with the default budget (1000 tokens) and limit; history = all turn texts joined by newlines',
-      },
-      weights: {
-        defaults: DEFAULT_WEIGHTS,
-        candidatePool: { candidateFactor: DEFAULT_CANDIDATE_FACTOR, minCandidates: DEFAULT_MIN_CANDIDATES, rule: 'per signal: max(limit × candidateFactor, minCandidates)' },
-        note: 'with recency > 0 the engine also moves a newer result on the same topic ahead of an older one (src/core/topics.ts)',
-      },
-      baselines: { dragonDialogTurnOverall: DRAGON_OVERALL, semvecContext: { contextTokens: 987, historyTokens: 27353 } },
-      results: report,
-      timings: { ...timings, queries: runs.length * MODES.length * KS.length + runs.length },
-      sweep: existsSync(sweepPath) ? JSON.parse(readFileSync(sweepPath, 'utf8')) : null,
     };
-    console.log(printed.join('\n\n'));
-    console.log(
-      `\ntotal ${((timings['totalMs'] as number) / 1000).toFixed(1)} s: embedding ${((timings['embedMs'] as number) / 1000).toFixed(1)} s on ${args.workers} worker(s), ingest ${((timings['ingestMs'] as number) / 1000).toFixed(1)} s (${saved} memories, ${duplicates} duplicate, ${quarantinedTurns.length} quarantined, ${redactedTurns.length} redacted turns), searches ${(MODES.reduce((s, m) => s + (timings[`search_${m.name}_ms`] ?? 0), 0) / 1000).toFixed(1)} s, context ${((timings['contextMs'] as number) / 1000).toFixed(1)} s`,
+    printed.push(
+      `context: mean ${meanContext.toFixed(0)} tokens from engine.context(question) (budget 1000) vs mean ${meanHistory.toFixed(0)} tokens of the whole conversation (${((100 * meanContext) / meanHistory).toFixed(1)}%)`,
     );
-    const out = args.out ?? (args.quick ? null : join(resultsDir, args.split === 'all' ? 'locomo.json' : `locomo-${args.split}.json`));
-    if (out) {
-      mkdirSync(dirname(out), { recursive: true });
-      writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
-      log(`wrote ${out}`);
-    }
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+  }
+  const gold = runs.filter((r) => !r.q.noEvidence);
+  const sweepPath = join(resultsDir, 'locomo-sweep.json');
+  const result = {
+    benchmark: 'LoCoMo evidence recall (dialog-turn units, fractional recall@k, official definition; benchmarks.md §2.1)',
+    command: `node dist/bench/locomo.js ${process.argv.slice(2).join(' ')}`.trim(),
+    split: args.split,
+    quick: args.quick,
+    vectorCacheUsed: cachedVectors > 0,
+    date: new Date().toISOString(),
+    commit: gitCommit(),
+    environment: {
+      node: process.version,
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? null,
+      platform: process.platform,
+      // The machine may be shared: timings depend on what else ran.
+      loadAverageAtStart: loadAtStart,
+      loadAverageAtEnd: loadavg().map((x) => Math.round(x * 100) / 100),
+    },
+    data: {
+      path: dataPath,
+      conversations: picked.map((c) => c.sampleId),
+      turns: picked.reduce((s, c) => s + c.turns.length, 0),
+      memoriesSaved: saved,
+      duplicateTurns: { count: duplicates, note: 'identical text in one conversation: the engine dedupes it, the first turn keeps the memory', ids: duplicateTurns },
+      quarantinedTurns: { count: quarantinedTurns.length, note: 'held by the ingest filter (product default), so not retrievable', ids: quarantinedTurns },
+      redactedTurns: { count: redactedTurns.length, note: 'stored text differs from the turn (secret/PII redaction, product default)', ids: redactedTurns },
+      questions: runs.length,
+      questionsWithoutEvidence: runs.length - gold.length,
+      questionsWithUnresolvedEvidence: runs.filter((r) => r.q.unresolved.length > 0).map((r) => ({ conv: r.conv, question: r.q.question, unresolved: r.q.unresolved })),
+    },
+    method: {
+      store: 'SQLite file (FTS5 BM25 + sqlite-vec cosine KNN) in a temp folder, one per split (FTS5 BM25 statistics span every namespace of a file)',
+      embedder: embedder.id,
+      tokenCounter: tokenCounter.id,
+      memoryText: '<speaker> said, "<text>" [+ " and shared <blip_caption>"]; createdAt = session date + turn index seconds',
+      evidence: 'split on ; , whitespace; accept D:?<s>:0*<t>; ids not in the conversation dropped; empty evidence → recall 1',
+      search: 'one engine.search(question, { namespace, limit: k }) per k; recall@k = share of gold dia_ids among the results',
+      modes: Object.fromEntries(MODES.map((m) => [m.name, m.weights ?? { ...DEFAULT_WEIGHTS, note: 'engine defaults' }])),
+      context:
+        'engine.context(question, { namespace }) with the default budget (1000 tokens) and limit, tokens as the pack reports them; history = all turn texts of the question\'s conversation joined by newlines; both counted with cl100k_base and averaged over questions',
+    },
+    weights: {
+      defaults: DEFAULT_WEIGHTS,
+      candidatePool: { candidateFactor: DEFAULT_CANDIDATE_FACTOR, minCandidates: DEFAULT_MIN_CANDIDATES, rule: 'per signal: max(limit × candidateFactor, minCandidates)' },
+      note: 'with recency > 0 the engine also moves a newer result on the same topic ahead of an older one (src/core/topics.ts)',
+    },
+    baselines: { dragonDialogTurnOverall: DRAGON_OVERALL, semvecContext: { contextTokens: 987, historyTokens: 27353 } },
+    results: report,
+    timings: { ...timings, queries: runs.length * MODES.length * KS.length + runs.length },
+    sweep: sweepSummary(sweepPath),
+  };
+  console.log(printed.join('\n\n'));
+  console.log(
+    `\ntotal ${((timings['totalMs'] as number) / 1000).toFixed(1)} s: embedding ${((timings['embedMs'] as number) / 1000).toFixed(1)} s on ${args.workers} worker(s), ingest ${((timings['ingestMs'] as number) / 1000).toFixed(1)} s (${saved} memories, ${duplicates} duplicate, ${quarantinedTurns.length} quarantined, ${redactedTurns.length} redacted turns), searches ${(MODES.reduce((s, m) => s + (timings[`search_${m.name}_ms`] ?? 0), 0) / 1000).toFixed(1)} s, context ${((timings['contextMs'] as number) / 1000).toFixed(1)} s`,
+  );
+  const out = args.out ?? (args.quick ? null : join(resultsDir, args.split === 'all' ? 'locomo.json' : `locomo-${args.split}.json`));
+  if (out) {
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+    log(`wrote ${out}`);
   }
 }
 

@@ -1,7 +1,9 @@
 /**
  * Runs the benchmarks one after another, each in its own Node process, then writes the report.
  *
- *   npm run bench                      every benchmark, full size; writes bench/results/*.json and bench/REPORT.md
+ *   npm run bench                      the core set (LoCoMo recall and context size, latency and size), full size;
+ *                                      writes bench/results/*.json and bench/REPORT.md (about 10–15 minutes on 2 cores)
+ *   npm run bench -- --all             every benchmark (adds durability, mcp, hooks, security, http)
  *   npm run bench -- --only latency    one benchmark (comma-separate several); the report keeps the others' last results
  *   npm run bench -- --quick           smoke run: small sizes; writes bench/results/quick/*.json and its REPORT.md there,
  *                                      so the committed results stay untouched
@@ -16,25 +18,28 @@ interface Benchmark {
   /** Compiled entry point, relative to the repository root. */
   script: string;
   args: string[];
+  /** In the default run (`npm run bench` with no --only/--all). */
+  core?: boolean;
 }
 
 const BENCHMARKS: Benchmark[] = [
-  { name: 'locomo', script: 'dist/bench/locomo.js', args: ['--split', 'all'] },
-  { name: 'latency', script: 'dist/bench/latency.js', args: [] },
+  { name: 'locomo', script: 'dist/bench/locomo.js', args: ['--split', 'all'], core: true },
+  { name: 'latency', script: 'dist/bench/latency.js', args: [], core: true },
   { name: 'durability', script: 'dist/bench/durability.js', args: [] },
   { name: 'mcp', script: 'dist/bench/mcp.js', args: [] },
   { name: 'hooks', script: 'dist/bench/hooks.js', args: [] },
   { name: 'security', script: 'dist/bench/security.js', args: [] },
 ];
 
-const USAGE = `usage: node dist/bench/run.js [--only ${BENCHMARKS.map((b) => b.name).join('|')}[,…]] [--quick]`;
+const USAGE = `usage: node dist/bench/run.js [--all | --only ${BENCHMARKS.map((b) => b.name).join('|')}[,…]] [--quick]`;
 
 function parseArgs(argv: string[]): { only: string[] | null; quick: boolean } {
-  let only: string[] | null = null;
+  let only: string[] | null = BENCHMARKS.filter((b) => b.core).map((b) => b.name);
   let quick = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     if (a === '--quick') quick = true;
+    else if (a === '--all') only = null;
     else if (a === '--only' || a.startsWith('--only=')) {
       const v = a === '--only' ? argv[++i] : a.slice('--only='.length);
       if (!v) throw new Error(`--only needs a benchmark name; ${USAGE}`);
