@@ -15,7 +15,7 @@ import type {
   SignalWeights,
   StoreStats,
 } from '../interfaces/memory.js';
-import type { CandidateFilter, EmbedderInfo, Store, StoreTx } from '../interfaces/store.js';
+import type { CandidateFilter, EmbedderInfo, RecallStats, Store, StoreTx } from '../interfaces/store.js';
 import { fuse, resolveWeights, DEFAULT_WEIGHTS, RRF_K } from './fusion.js';
 import { ulid } from './ids.js';
 import { vectorHash } from './checksum.js';
@@ -77,6 +77,8 @@ export interface EngineConfig {
   ingestFilter?: Partial<IngestFilterConfig>;
   /** Secret and PII redaction of everything stored (default: mode `redact`). */
   redaction?: Partial<RedactionConfig>;
+  /** Count how often each memory is returned by search (brain page statistics). Default true. */
+  countRecalls?: boolean;
 }
 
 /** How the engine's security layer is set, for `cairn doctor`. */
@@ -213,6 +215,7 @@ export class Engine {
   private readonly clock: () => Date;
   private readonly log: Logger | undefined;
   private readonly snapshotEvery: number;
+  private readonly countRecalls: boolean;
   private readonly filterConfig: IngestFilterConfig;
   private readonly redaction: RedactionConfig;
   /** Redaction counts of prepared records (kept beside them so they never leak into the Memory). */
@@ -230,6 +233,7 @@ export class Engine {
     this.clock = config.now ?? (() => new Date());
     this.log = config.logger;
     this.snapshotEvery = config.snapshotEvery ?? 10;
+    this.countRecalls = config.countRecalls ?? true;
     this.filterConfig = { ...DEFAULT_FILTER_CONFIG, ...config.ingestFilter };
     this.redaction = { ...DEFAULT_REDACTION_CONFIG, ...config.redaction };
     for (const [name, t] of [['threshold', this.filterConfig.threshold], ['learnedThreshold', this.filterConfig.learnedThreshold]] as const) {
@@ -987,10 +991,36 @@ export class Engine {
       kinds: options.kinds?.map((k) => validateKind(k, 'kinds')),
       tags: options.tags === undefined ? undefined : validateTags(options.tags),
       before: options.before === undefined ? undefined : validateId(options.before, 'before'),
+      createdFrom: options.from === undefined ? undefined : validateTime(options.from, 'from'),
+      createdTo: options.to === undefined ? undefined : validateTime(options.to, 'to'),
       limit: options.limit === undefined ? 50 : validateLimit(options.limit, 'limit', 10_000),
       now: this.now(),
       includeInactive: options.includeInactive ?? false,
     });
+  }
+
+  /**
+   * A memory's supersede chain, oldest first: the notes it replaced and the notes that replaced it
+   * (forgotten or not), all in its namespace.
+   */
+  async history(id: string, options: { namespace?: string } = {}): Promise<Memory[]> {
+    const start = await this.get(id, options);
+    if (!start) throw new CairnError('NOT_FOUND', `no memory with id ${JSON.stringify(id)} in ${JSON.stringify(this.ns(options.namespace))}`, { field: 'id' });
+    const chain: Memory[] = [start];
+    const seen = new Set([start.id]);
+    for (let m: Memory | null = start; m?.supersedes && !seen.has(m.supersedes) && chain.length < 1000; ) {
+      m = await this.store.getMemory(m.supersedes);
+      if (!m || m.namespace !== start.namespace) break;
+      seen.add(m.id);
+      chain.unshift(m);
+    }
+    for (let m: Memory | null = start; m?.supersededBy && !seen.has(m.supersededBy) && chain.length < 1000; ) {
+      m = await this.store.getMemory(m.supersededBy);
+      if (!m || m.namespace !== start.namespace) break;
+      seen.add(m.id);
+      chain.push(m);
+    }
+    return chain;
   }
 
   private async weightsFor(namespace: string, override?: Partial<SignalWeights>): Promise<SignalWeights> {
@@ -1074,7 +1104,22 @@ export class Engine {
         .map((x) => x.r);
       results = [...reranked, ...results.slice(head.length)];
     }
-    return results.slice(0, limit);
+    const final = results.slice(0, limit);
+    if (this.countRecalls && options.countRecall !== false && final.length > 0) {
+      // Statistics only: a failure (a busy file, a read-only store) never fails the search.
+      await this.store.recordRecalls(namespace, final.filter((r) => r.memory.namespace === namespace).map((r) => r.memory.id), now).catch((err: unknown) => {
+        this.log?.debug(`recall counts not recorded: ${(err as Error).message}`);
+      });
+    }
+    return final;
+  }
+
+  /** Recall statistics and memories per day of a namespace (for the brain page). */
+  async usage(options: { namespace?: string; top?: number } = {}): Promise<{ recalls: RecallStats; createdPerDay: { day: string; count: number }[] }> {
+    const namespace = this.ns(options.namespace);
+    const top = options.top === undefined ? 10 : validateLimit(options.top, 'top', MAX_LIMIT);
+    const [recalls, createdPerDay] = await Promise.all([this.store.recallStats(namespace, this.now(), top), this.store.createdPerDay(namespace)]);
+    return { recalls, createdPerDay };
   }
 
   /**

@@ -111,6 +111,8 @@ export interface SearchOptions {
   weights?: Partial<SignalWeights>;
   /** Include forgotten / superseded / expired memories (for review surfaces). Default false. */
   includeInactive?: boolean;
+  /** Count the results as recalled (usage statistics shown on the brain page). Default true. */
+  countRecall?: boolean;
 }
 
 export interface SearchResult {
@@ -126,6 +128,9 @@ export interface ListOptions {
   limit?: number;
   /** Return memories created before this id (for paging newest-first). */
   before?: string;
+  /** Only memories created at or after `from` and before `to` (ISO 8601 date or instant). */
+  from?: string;
+  to?: string;
   includeInactive?: boolean;
 }
 

@@ -53,6 +53,9 @@ export interface ListFilter {
   tags?: string[] | undefined;
   /** Only memories whose id sorts before this one (paging newest-first). */
   before?: string | undefined;
+  /** Only memories created at or after / before these instants (ISO 8601). */
+  createdFrom?: string | undefined;
+  createdTo?: string | undefined;
   limit: number;
   now: string;
   includeInactive?: boolean | undefined;
@@ -238,5 +241,47 @@ export interface Store {
   rawFilesContain(needles: string[]): Promise<number>;
   /** Backend facts for `cairn doctor`: versions, schema version, sizes. */
   diagnostics(): Promise<Record<string, unknown>>;
+
+  // Access tokens of the HTTP server (not memory: outside the event log, stored hashed).
+  putToken(token: AccessTokenRecord): Promise<void>;
+  getTokenByHash(hash: string): Promise<AccessTokenRecord | null>;
+  listTokens(): Promise<AccessTokenRecord[]>;
+  /** Marks the token revoked; false when no token has this id. */
+  revokeToken(id: string, at: string): Promise<boolean>;
+  touchToken(id: string, at: string): Promise<void>;
+
+  // Recall counts (usage statistics, outside the event log and the checksum; erased with their memory).
+  recordRecalls(namespace: string, ids: string[], at: string): Promise<void>;
+  recallStats(namespace: string, now: string, top: number): Promise<RecallStats>;
+  /** Memories created per UTC day in a namespace (live or not). */
+  createdPerDay(namespace: string): Promise<{ day: string; count: number }[]>;
   close(): Promise<void>;
+}
+
+export type AccessScope = 'read' | 'write' | 'admin';
+
+export interface AccessTokenRecord {
+  /** Public id (shown in lists and logs; not a secret). */
+  id: string;
+  /** SHA-256 (hex) of the secret token; the secret itself is never stored. */
+  hash: string;
+  name: string | null;
+  /** Namespaces the token reaches; `['*']` for every namespace. */
+  namespaces: string[];
+  scope: AccessScope;
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+}
+
+export interface RecallStats {
+  /** Live memories of the namespace. */
+  live: number;
+  /** Live memories that no search has returned yet. */
+  neverRecalled: number;
+  /** The most recalled live memories. */
+  top: { id: string; text: string; kind: string; count: number; lastAt: string }[];
+  /** How many live memories were recalled n times, bucketed: 0, 1, 2–4, 5–9, 10+. */
+  histogram: { bucket: string; memories: number }[];
 }

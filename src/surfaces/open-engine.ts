@@ -9,6 +9,7 @@ import { createUseEmbedder } from '../adapters/embed-use/use-embedder.js';
 import { createOverlapReranker } from '../adapters/rerank-local/overlap-reranker.js';
 import { createSqliteStore } from '../adapters/sqlite/sqlite-store.js';
 import { createGptTokenCounter } from '../adapters/tokenizer/gpt-token-counter.js';
+import { AccessControl } from '../core/access.js';
 import { Engine } from '../core/engine.js';
 import { namespaceFromRepository } from '../core/text.js';
 import { validateNamespace } from '../core/validate.js';
@@ -281,6 +282,8 @@ export interface OpenEngineOptions {
 
 export interface OpenedEngine {
   engine: Engine;
+  /** Access tokens of the HTTP server, kept in the same store. */
+  access: AccessControl;
   /** An empty throwaway store of the same backend, for replay (`cairn verify`). */
   scratchStore(): Store;
   config: ResolvedConfig;
@@ -305,7 +308,14 @@ export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, env
     ingestFilter: config.security.filter,
     redaction: config.security.redaction,
   });
-  return { engine, config, logger, scratchStore: () => createSqliteStore({ path: ':memory:' }), close: () => store.close() };
+  return {
+    engine,
+    access: new AccessControl({ store }),
+    config,
+    logger,
+    scratchStore: () => createSqliteStore({ path: ':memory:' }),
+    close: () => store.close(),
+  };
 }
 
 /** Where agents keep their user-level configuration (`cairn init` writes Kimi Code's hooks there). */

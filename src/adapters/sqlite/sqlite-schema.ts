@@ -97,6 +97,28 @@ export const MIGRATIONS: readonly string[] = [
     vectors BLOB NOT NULL
   ) WITHOUT ROWID;
   `,
+  // 3: the HTTP server's access tokens (hashed; not memory, so outside the event log) and recall counts
+  // (usage statistics for the brain page; outside the log and the checksum, deleted with their memory).
+  `
+  CREATE TABLE access_tokens (
+    id TEXT PRIMARY KEY,
+    hash TEXT NOT NULL UNIQUE,
+    name TEXT,
+    namespaces TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT,
+    revoked_at TEXT,
+    last_used_at TEXT
+  ) WITHOUT ROWID;
+  CREATE TABLE recall_counts (
+    memory_id TEXT PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    last_at TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX recall_counts_namespace ON recall_counts(namespace, count);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -8,11 +8,14 @@ import type { Memory, MemoryKind, StoreStats } from '../../interfaces/memory.js'
 import type { QuarantineEntry, QuarantineListOptions } from '../../interfaces/quarantine.js';
 import { vectorBytes, vectorFromBytes, vectorHash } from '../../core/checksum.js';
 import type {
+  AccessScope,
+  AccessTokenRecord,
   CandidateFilter,
   EmbedderInfo,
   EventInput,
   LexicalHit,
   ListFilter,
+  RecallStats,
   ScopeInfo,
   SnapshotRecord,
   Store,
@@ -171,6 +174,20 @@ function rowToSnapshot(r: Row): SnapshotRecord {
 }
 
 const ACTIVE_SQL = `m.forgotten_at IS NULL AND m.superseded_by IS NULL AND (m.expires_at IS NULL OR m.expires_at > @now)`;
+
+function rowToToken(r: Row): AccessTokenRecord {
+  return {
+    id: r['id'] as string,
+    hash: r['hash'] as string,
+    name: (r['name'] as string | null) ?? null,
+    namespaces: JSON.parse(r['namespaces'] as string) as string[],
+    scope: r['scope'] as AccessScope,
+    createdAt: r['created_at'] as string,
+    expiresAt: (r['expires_at'] as string | null) ?? null,
+    revokedAt: (r['revoked_at'] as string | null) ?? null,
+    lastUsedAt: (r['last_used_at'] as string | null) ?? null,
+  };
+}
 
 function isLive(m: Memory): boolean {
   return m.forgottenAt === null && m.supersededBy === null;
@@ -404,6 +421,7 @@ export class SqliteStore implements Store {
         this.stmt('DELETE FROM memories_fts WHERE rowid = ?').run(rowid);
         if (this.vectorDims !== null) this.stmt('DELETE FROM memories_vec WHERE rowid = ?').run(rowid);
         this.stmt('DELETE FROM memories WHERE rowid = ?').run(rowid);
+        this.stmt('DELETE FROM recall_counts WHERE memory_id = ?').run(id);
       },
       appendEvent: async (event: EventInput) => {
         const { next } = this.stmt('SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM events WHERE namespace = ?').get(event.namespace) as { next: number };
@@ -727,6 +745,14 @@ export class SqliteStore implements Store {
         where.push('m.id < @before');
         params['before'] = filter.before;
       }
+      if (filter.createdFrom !== undefined) {
+        where.push('m.created_at >= @createdFrom');
+        params['createdFrom'] = filter.createdFrom;
+      }
+      if (filter.createdTo !== undefined) {
+        where.push('m.created_at < @createdTo');
+        params['createdTo'] = filter.createdTo;
+      }
       const rows = this.stmt(`SELECT m.* FROM memories m WHERE ${where.join(' AND ')} ORDER BY m.id DESC LIMIT @limit`).all(params) as Row[];
       return rows.map(rowToMemory);
     });
@@ -857,6 +883,103 @@ export class SqliteStore implements Store {
       const { n } = this.stmt('SELECT COUNT(*) AS n FROM events').get() as { n: number };
       return { namespaces: rows, total, events: n };
     });
+  }
+
+  /** A short write outside the event log (tokens, recall counts), retried while another process writes. */
+  private smallWrite(what: string, fn: () => void): Promise<void> {
+    this.ensureOpen();
+    return this.mutex.run(async () => {
+      const deadline = Date.now() + this.maxBusyWaitMs;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          fn();
+          return;
+        } catch (err) {
+          if (!isBusy(err) || Date.now() > deadline) throw translate(err, what);
+          await sleep(Math.min(200, 10 * 2 ** Math.min(attempt, 4)) * (0.5 + Math.random()));
+        }
+      }
+    });
+  }
+
+  async putToken(t: AccessTokenRecord): Promise<void> {
+    await this.smallWrite('storing the token', () => {
+      this.stmt(
+        'INSERT INTO access_tokens (id, hash, name, namespaces, scope, created_at, expires_at, revoked_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      ).run(t.id, t.hash, t.name, JSON.stringify(t.namespaces), t.scope, t.createdAt, t.expiresAt, t.revokedAt, t.lastUsedAt);
+    });
+  }
+
+  async getTokenByHash(hash: string): Promise<AccessTokenRecord | null> {
+    return this.read('reading tokens', () => {
+      const r = this.stmt('SELECT * FROM access_tokens WHERE hash = ?').get(hash) as Row | undefined;
+      return r ? rowToToken(r) : null;
+    });
+  }
+
+  async listTokens(): Promise<AccessTokenRecord[]> {
+    return this.read('reading tokens', () => (this.stmt('SELECT * FROM access_tokens ORDER BY created_at, id').all() as Row[]).map(rowToToken));
+  }
+
+  async revokeToken(id: string, at: string): Promise<boolean> {
+    let changed = false;
+    await this.smallWrite('revoking the token', () => {
+      const found = this.stmt('SELECT 1 FROM access_tokens WHERE id = ?').get(id);
+      if (found) this.stmt('UPDATE access_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(at, id);
+      changed = found !== undefined;
+    });
+    return changed;
+  }
+
+  async touchToken(id: string, at: string): Promise<void> {
+    await this.smallWrite('recording token use', () => {
+      this.stmt('UPDATE access_tokens SET last_used_at = ? WHERE id = ?').run(at, id);
+    });
+  }
+
+  async recordRecalls(namespace: string, ids: string[], at: string): Promise<void> {
+    if (ids.length === 0) return;
+    await this.smallWrite('counting recalls', () => {
+      const upsert = this.stmt(
+        `INSERT INTO recall_counts (memory_id, namespace, count, last_at) VALUES (?, ?, 1, ?)
+         ON CONFLICT(memory_id) DO UPDATE SET count = count + 1, last_at = excluded.last_at`,
+      );
+      this.db.transaction(() => {
+        for (const id of ids) upsert.run(id, namespace, at);
+      }).immediate();
+    });
+  }
+
+  async recallStats(namespace: string, now: string, top: number): Promise<RecallStats> {
+    return this.read('counting recalls', () => {
+      const live = `m.namespace = @namespace AND m.forgotten_at IS NULL AND m.superseded_by IS NULL AND (m.expires_at IS NULL OR m.expires_at > @now)`;
+      const rows = this.stmt(
+        `SELECT CASE WHEN r.count IS NULL THEN '0' WHEN r.count = 1 THEN '1' WHEN r.count < 5 THEN '2-4' WHEN r.count < 10 THEN '5-9' ELSE '10+' END AS bucket,
+                COUNT(*) AS memories
+           FROM memories m LEFT JOIN recall_counts r ON r.memory_id = m.id WHERE ${live} GROUP BY bucket`,
+      ).all({ namespace, now }) as { bucket: string; memories: number }[];
+      const byBucket = new Map(rows.map((r) => [r.bucket, r.memories]));
+      const histogram = ['0', '1', '2-4', '5-9', '10+'].map((bucket) => ({ bucket, memories: byBucket.get(bucket) ?? 0 }));
+      const topRows = this.stmt(
+        `SELECT m.id, m.text, m.kind, r.count, r.last_at FROM recall_counts r JOIN memories m ON m.id = r.memory_id
+          WHERE ${live} ORDER BY r.count DESC, r.last_at DESC LIMIT @top`,
+      ).all({ namespace, now, top }) as { id: string; text: string; kind: string; count: number; last_at: string }[];
+      return {
+        live: histogram.reduce((s, b) => s + b.memories, 0),
+        neverRecalled: byBucket.get('0') ?? 0,
+        top: topRows.map((r) => ({ id: r.id, text: r.text, kind: r.kind, count: r.count, lastAt: r.last_at })),
+        histogram,
+      };
+    });
+  }
+
+  async createdPerDay(namespace: string): Promise<{ day: string; count: number }[]> {
+    return this.read('counting memories', () =>
+      this.stmt('SELECT substr(created_at, 1, 10) AS day, COUNT(*) AS count FROM memories WHERE namespace = ? GROUP BY day ORDER BY day').all(namespace) as {
+        day: string;
+        count: number;
+      }[],
+    );
   }
 
   async countLiveEventsOf(memoryIds: string[], namespace: string | null): Promise<number> {

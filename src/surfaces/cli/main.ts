@@ -14,6 +14,7 @@ import { registerQuarantineCommands } from './quarantine-command.js';
 import { registerHookCommand } from '../hooks/hook-command.js';
 import { registerMcpCommands } from '../mcp/mcp-commands.js';
 import { registerEraseCommands } from './erase-command.js';
+import { registerTokenCommands } from './token-command.js';
 
 /** Exit codes of the scriptable contract. */
 export const EXIT_OK = 0;
@@ -513,6 +514,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
   registerMcpCommands(program, open);
   registerEraseCommands(program, open, out);
   registerQuarantineCommands(program, io, open);
+  registerTokenCommands(program, io, open);
   registerInit(program, io);
   registerHookCommand(program, io);
   return program;

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CairnError } from '../../interfaces/errors.js';
 import type { OpenedEngine } from '../open-engine.js';
@@ -18,6 +19,11 @@ function stopSignal(): { signal: AbortSignal; dispose(): void } {
       process.off('SIGTERM', onSignal);
     },
   };
+}
+
+function count(value: string): number {
+  if (!/^\d+$/u.test(value.trim())) throw new CairnError('INVALID_INPUT', `must be a whole number (got ${JSON.stringify(value)})`, { field: 'rate-limit' });
+  return Number(value);
 }
 
 function port(value: string): number {
@@ -53,23 +59,52 @@ export function registerMcpCommands(program: Command, open: OpenEngineFn): void 
 
   program
     .command('serve')
-    .description('serve MCP over Streamable HTTP at http://<host>:<port>/mcp until interrupted')
+    .description('serve MCP (/mcp), the REST API (/api) and the brain page (/) over HTTP until interrupted')
     .option('--db <path>', 'database file')
     .option('--namespace <ns>', 'default namespace of the tools')
     .option('--port <n>', 'port (0: any free port)', port, 7337)
-    .option('--host <address>', 'address to bind', '127.0.0.1')
-    .action(async (o: { port: number; host: string }, cmd: Command) => {
+    .option('--host <address>', 'address to bind (anything but loopback needs --auth)', '127.0.0.1')
+    .option('--auth', 'require an access token on every request (cairn token create)')
+    .option('--rate-limit <n>', 'requests a minute per token (0: no limit)', count, 600)
+    .option('--erase-key <private.pem>', 'RSA private key that signs erasure certificates; enables erasure over HTTP')
+    .option('--quiet', 'no request log on stderr')
+    .action(async (o: { port: number; host: string; auth?: boolean; rateLimit: number; eraseKey?: string; quiet?: boolean }, cmd: Command) => {
       const g = cmd.optsWithGlobals() as { db?: string; namespace?: string };
+      let eraseKeyPem: string | null = null;
+      if (o.eraseKey) {
+        try {
+          eraseKeyPem = readFileSync(o.eraseKey, 'utf8');
+        } catch (err) {
+          throw new CairnError('INVALID_INPUT', `cannot read the erase key ${o.eraseKey}: ${(err as Error).message}`, { field: 'erase-key' });
+        }
+      }
       const opened = await open(g);
       const stop = stopSignal();
       try {
         const { createHttpApp, listen, isLoopback } = await import('./mcp-http.js');
-        const http = createHttpApp({ engine: opened.engine, logger: opened.logger, version, host: o.host });
+        if (o.auth && (await opened.access.count()) === 0) {
+          throw new CairnError('INVALID_INPUT', 'authentication is on but this store has no tokens', {
+            hint: 'create one first: cairn token create --namespace "*" --scope admin',
+          });
+        }
+        const http = createHttpApp({
+          engine: opened.engine,
+          logger: opened.logger,
+          version,
+          host: o.host,
+          access: o.auth ? opened.access : null,
+          rateLimitPerMinute: o.rateLimit,
+          eraseKeyPem,
+          ...(o.quiet ? {} : { requestLog: (entry) => void process.stderr.write(`${JSON.stringify(entry)}\n`) }),
+        });
         const running = await listen(http, o.host, o.port);
         // stdout stays free for whoever runs this; the address goes to stderr as one line.
-        process.stderr.write(`cairn: serving MCP at ${running.url}/mcp (namespace ${JSON.stringify(opened.config.namespace)}, database ${opened.config.dbPath})\n`);
-        if (!isLoopback(o.host)) opened.logger.warn(`listening on ${o.host}, not loopback: anyone who can reach this port can read and write memory`);
+        process.stderr.write(
+          `cairn: serving ${running.url}/ (page), ${running.url}/api, ${running.url}/mcp; authentication ${o.auth ? 'on' : 'off'}; namespace ${JSON.stringify(opened.config.namespace)}; database ${opened.config.dbPath}\n`,
+        );
+        if (!isLoopback(o.host)) opened.logger.warn(`listening on ${o.host}: reachable beyond this machine; every request needs a token`);
         if (!stop.signal.aborted) await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));
+        process.stderr.write('cairn: stopping: finishing requests in progress\n');
         await running.close();
       } finally {
         stop.dispose();

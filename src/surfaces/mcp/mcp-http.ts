@@ -6,15 +6,31 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { authorize, type AccessControl } from '../../core/access.js';
 import type { Engine } from '../../core/engine.js';
 import type { Logger } from '../../interfaces/embedder.js';
-import { CairnError } from '../../interfaces/errors.js';
+import { CairnError, isCairnError } from '../../interfaces/errors.js';
+import { createApi } from '../http/api.js';
+import { createAuth, type AuthEnv, type Principal } from '../http/auth.js';
+import { webRoutes } from '../http/web.js';
 import { buildMcpServer, createInflight, type Inflight } from './mcp-server.js';
 
 /**
- * The HTTP side of cairn: one Hono app on one port. Today it carries MCP (Streamable HTTP) at `/mcp`;
- * other surfaces add their routes to the same app (`createHttpApp(...).app.route('/api', api)`).
+ * The HTTP side of cairn: one Hono app on one port carrying MCP (Streamable HTTP) at `/mcp`, the JSON
+ * REST API at `/api` and the brain page at `/`. With authentication on, every call but the page's files,
+ * `/api/health` and `/api/login` needs a token (bearer, or the session cookie the page gets at login).
  */
+
+/** One structured line per request: never memory text, query strings or tokens. */
+export interface RequestLogEntry {
+  ts: string;
+  method: string;
+  path: string;
+  status: number;
+  ms: number;
+  token: string | null;
+  ip: string;
+}
 
 export interface HttpAppConfig {
   engine: Engine;
@@ -26,6 +42,13 @@ export interface HttpAppConfig {
   sessionIdleMs?: number;
   /** At most this many MCP sessions; the least recently used is closed to admit a new one. Default 256. */
   maxSessions?: number;
+  /** Token checks; null or absent: authentication off (allowed on loopback binds only). */
+  access?: AccessControl | null;
+  /** Requests a minute per token. Default 600; 0 disables. */
+  rateLimitPerMinute?: number;
+  /** PEM private key for erasure certificates; absent: erasure over HTTP is off. */
+  eraseKeyPem?: string | null;
+  requestLog?: (entry: RequestLogEntry) => void;
 }
 
 export interface HttpApp {
@@ -82,6 +105,8 @@ function rpcError(status: number, code: number, message: string): Response {
 
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
+  /** The token that opened it; another token may not use it. */
+  owner: string;
   close(): Promise<void>;
   lastSeen: number;
 }
@@ -91,13 +116,39 @@ interface Session {
  * known for provenance); requests carrying `Mcp-Session-Id` go to it; a request without a session that is
  * not an `initialize` is served statelessly by a throwaway server. Every session shares the one engine.
  */
-function mcpRoutes(config: HttpAppConfig, inflight: Inflight): { app: Hono; sessions: Map<string, Session>; closeAll(): Promise<void> } {
+/** Tools that only read; every other tool (and any unknown name) needs write scope. */
+const READ_TOOLS = new Set(['search_memory', 'context_query', 'route_query']);
+
+/**
+ * Authorises every tool call of a JSON-RPC message (or batch) for the principal before the MCP server sees
+ * it, and fills in the principal's default namespace where a call names none. Returns the refusal, if any.
+ */
+function authorizeMcp(body: unknown, principal: Principal): CairnError | null {
+  const messages = Array.isArray(body) ? body : [body];
+  for (const m of messages) {
+    if (m === null || typeof m !== 'object') continue;
+    const msg = m as { method?: unknown; params?: { name?: unknown; arguments?: Record<string, unknown> } };
+    if (msg.method !== 'tools/call' || !msg.params || typeof msg.params !== 'object') continue;
+    const name = typeof msg.params.name === 'string' ? msg.params.name : '';
+    const args = msg.params.arguments && typeof msg.params.arguments === 'object' ? msg.params.arguments : {};
+    const ns = typeof args['namespace'] === 'string' && args['namespace'] !== '' ? args['namespace'] : principal.defaultNamespace;
+    try {
+      authorize(principal.token, READ_TOOLS.has(name) ? 'read' : 'write', ns);
+    } catch (err) {
+      return err as CairnError;
+    }
+    msg.params.arguments = { ...args, namespace: ns };
+  }
+  return null;
+}
+
+function mcpRoutes(config: HttpAppConfig, inflight: Inflight): { app: Hono<AuthEnv>; sessions: Map<string, Session>; closeAll(): Promise<void> } {
   const { engine, logger, version } = config;
   const idleMs = config.sessionIdleMs ?? 30 * 60_000;
   const maxSessions = config.maxSessions ?? 256;
   const sessions = new Map<string, Session>();
 
-  const openSession = async (): Promise<WebStandardStreamableHTTPServerTransport> => {
+  const openSession = async (owner: string): Promise<WebStandardStreamableHTTPServerTransport> => {
     if (sessions.size >= maxSessions) {
       const oldest = [...sessions.entries()].sort((a, b) => a[1].lastSeen - b[1].lastSeen)[0];
       if (oldest) await oldest[1].close();
@@ -108,7 +159,7 @@ function mcpRoutes(config: HttpAppConfig, inflight: Inflight): { app: Hono; sess
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
       onsessioninitialized: (id) => {
-        session = { transport, lastSeen: Date.now(), close: () => server.close() };
+        session = { transport, owner, lastSeen: Date.now(), close: () => server.close() };
         sessions.set(id, session);
         logger.debug('mcp http: session opened', { id, client: server.server.getClientVersion()?.name });
       },
@@ -128,25 +179,31 @@ function mcpRoutes(config: HttpAppConfig, inflight: Inflight): { app: Hono; sess
   }, Math.min(idleMs, 60_000));
   sweep.unref();
 
-  const app = new Hono();
+  const app = new Hono<AuthEnv>();
   app.use(bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => c.json({ error: `request body over ${MAX_BODY_BYTES} bytes` }, 413) }));
   app.all('/', async (c) => {
+    const principal = c.get('principal');
+    let body: unknown;
+    if (c.req.method === 'POST') {
+      try {
+        body = await c.req.json();
+      } catch {
+        return rpcError(400, -32700, 'Parse error: the body is not JSON');
+      }
+      const refused = authorizeMcp(body, principal);
+      if (refused) return rpcError(403, -32003, `${refused.code}: ${refused.message}`);
+    }
     const sessionId = c.req.header('mcp-session-id');
     if (sessionId) {
       const session = sessions.get(sessionId);
       if (!session) return rpcError(404, -32001, 'Session not found');
+      if (session.owner !== principal.token.id) return rpcError(403, -32003, 'FORBIDDEN: this session belongs to another token');
       session.lastSeen = Date.now();
-      return session.transport.handleRequest(c.req.raw);
+      return session.transport.handleRequest(c.req.raw, body === undefined ? undefined : { parsedBody: body });
     }
     if (c.req.method !== 'POST') return rpcError(405, -32000, 'Method not allowed without an Mcp-Session-Id');
-    let body: unknown;
-    try {
-      body = await c.req.json();
-    } catch {
-      return rpcError(400, -32700, 'Parse error: the body is not JSON');
-    }
     const initializing = isInitializeRequest(body) || (Array.isArray(body) && body.some((m) => isInitializeRequest(m)));
-    if (initializing) return (await openSession()).handleRequest(c.req.raw, { parsedBody: body });
+    if (initializing) return (await openSession(principal.token.id)).handleRequest(c.req.raw, { parsedBody: body });
 
     const server = buildMcpServer({ engine, logger, version, inflight });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -169,20 +226,53 @@ function mcpRoutes(config: HttpAppConfig, inflight: Inflight): { app: Hono; sess
   };
 }
 
-/** The app: guard, `/mcp`, and a JSON 404 for anything else. */
+/** The app: request log, guard, `/mcp`, `/api`, the page, and a JSON 404 for anything else. */
 export function createHttpApp(config: HttpAppConfig): HttpApp {
+  const access = config.access ?? null;
+  if (!access && !isLoopback(config.host)) {
+    throw new CairnError('INVALID_INPUT', `binding ${config.host} (not loopback) needs authentication on`, {
+      field: 'host',
+      hint: 'start with --auth and hand out tokens (cairn token create), or bind 127.0.0.1',
+    });
+  }
   const inflight = createInflight();
+  const auth = createAuth({ access, defaultNamespace: config.engine.defaultNamespace, rateLimitPerMinute: config.rateLimitPerMinute ?? 600 });
   const mcp = mcpRoutes(config, inflight);
-  const app = new Hono();
+  const app = new Hono<AuthEnv>();
+  if (config.requestLog) {
+    const sink = config.requestLog;
+    app.use('*', async (c, next) => {
+      const t = performance.now();
+      await next();
+      const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+      sink({
+        ts: new Date().toISOString(),
+        method: c.req.method,
+        path: c.req.path,
+        status: c.res.status,
+        ms: Math.round((performance.now() - t) * 10) / 10,
+        token: c.get('principal')?.token.id ?? null,
+        ip: env?.incoming?.socket?.remoteAddress ?? 'unknown',
+      });
+    });
+  }
   app.use('*', hostGuard(config.host));
+  app.use('/mcp', auth.middleware);
+  app.use('/mcp/*', auth.middleware);
   app.route('/mcp', mcp.app);
+  app.route(
+    '/api',
+    createApi({ engine: config.engine, auth, access, eraseKeyPem: config.eraseKeyPem ?? null, track: (fn) => inflight.run(fn) }),
+  );
+  app.route('/', webRoutes());
   app.notFound((c) => c.json({ error: 'not found' }, 404));
   app.onError((err, c) => {
+    if (isCairnError(err) && err.code !== 'INTERNAL') return c.json({ error: { code: err.code, message: err.message } }, 400);
     config.logger.error(`http: ${c.req.method} ${c.req.path}: ${err.message}`, { stack: err.stack });
     return c.json({ error: 'internal error' }, 500);
   });
   return {
-    app,
+    app: app as unknown as Hono,
     sessionCount: () => mcp.sessions.size,
     close: async () => {
       await inflight.idle();
