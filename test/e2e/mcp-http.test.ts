@@ -3,64 +3,11 @@
  * clients call every tool, several clients write at once, and the Host/Origin guard refuses other sites.
  */
 import * as assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { BIN, callOk, cli, cliJson, createSandbox, describeMcpTools, type Harness, type Sandbox } from './mcp-scenario.js';
-
-interface Served {
-  child: ChildProcess;
-  url: URL;
-  stderr: () => string;
-  exited: Promise<number | null>;
-}
-
-/** Starts `cairn serve --port 0` and waits for the one line that gives its address. */
-async function serve(sandbox: Sandbox, extra: string[] = []): Promise<Served> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--db', sandbox.db, ...extra], { cwd: sandbox.cwd, env: sandbox.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  let stdout = '';
-  child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const url = await new Promise<URL>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`cairn serve did not start: ${stderr}`)), 30_000);
-    child.stderr?.setEncoding('utf8').on('data', (d: string) => {
-      stderr += d;
-      const m = /serving MCP at (http:\/\/\S+\/mcp) /u.exec(stderr);
-      if (m?.[1]) {
-        clearTimeout(timer);
-        resolve(new URL(m[1]));
-      }
-    });
-    void exited.then((code) => reject(new Error(`cairn serve exited ${code}: ${stderr}`)));
-  });
-  assert.equal(stdout, '', 'serve writes nothing to stdout');
-  return { child, url, stderr: () => stderr, exited };
-}
-
-async function connect(url: URL, name: string): Promise<Client> {
-  const client = new Client({ name, version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(url));
-  return client;
-}
-
-/** A raw request with full control of the Host and Origin headers (fetch does not allow setting Host). */
-function raw(url: URL, options: { method?: string; path?: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: url.hostname, port: url.port, path: options.path ?? url.pathname, method: options.method ?? 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...options.headers } },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8').on('data', (d: string) => (body += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on('error', reject);
-    req.end(options.body ?? '');
-  });
-}
+import { callOk, cli, cliJson, createSandbox, describeMcpTools, type Harness, type Sandbox } from './mcp-scenario.js';
+import { connect, raw, serve, type Served } from './served.js';
 
 const LIST_TOOLS = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
 

@@ -100,7 +100,7 @@ export function registerMcpCommands(program: Command, open: OpenEngineFn): void 
         const running = await listen(http, o.host, o.port);
         // stdout stays free for whoever runs this; the address goes to stderr as one line.
         process.stderr.write(
-          `cairn: serving ${running.url}/ (page), ${running.url}/api, ${running.url}/mcp; authentication ${o.auth ? 'on' : 'off'}; namespace ${JSON.stringify(opened.config.namespace)}; database ${opened.config.dbPath}\n`,
+          `cairn: serving MCP at ${running.url}/mcp (API at ${running.url}/api, brain page at ${running.url}/; authentication ${o.auth ? 'on' : 'off'}; namespace ${JSON.stringify(opened.config.namespace)}; database ${opened.config.dbPath})\n`,
         );
         if (!isLoopback(o.host)) opened.logger.warn(`listening on ${o.host}: reachable beyond this machine; every request needs a token`);
         if (!stop.signal.aborted) await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));
