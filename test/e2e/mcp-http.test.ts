@@ -3,7 +3,6 @@
  * clients call every tool, several clients write at once, and the Host/Origin guard refuses other sites.
  */
 import * as assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { callOk, cli, cliJson, createSandbox, describeMcpTools, type Harness, type Sandbox } from './mcp-scenario.js';
