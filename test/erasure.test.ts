@@ -174,4 +174,18 @@ describe('provable erasure', () => {
     const r = spawnSync(process.execPath, [BIN, 'erase', '--db', path, '--key', join(dir, 'missing.pem'), '--out', join(dir, 'x.json'), '--namespace', 'acme/erase'], { encoding: 'utf8' });
     assert.equal(r.status, 2, r.stderr);
   });
+
+  it('a long-lived process still sees other processes\' writes after an erasure (the raw-byte check opens no descriptor here)', async () => {
+    const path = join(dir, 'server.db');
+    await populate(path);
+    const engine = engineAt(path);
+    await engine.erase({ subject: 'Jane Doe' }, PRIVATE);
+    for (let i = 0; i < 3; i++) {
+      const r = spawnSync(process.execPath, [BIN, 'save', `Written by another process, number ${i}`, '--db', path, '--namespace', 'acme/keep'], { encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      const seen = (await engine.list({ namespace: 'acme/keep', limit: 100 })).filter((m) => m.text.startsWith('Written by another process')).length;
+      assert.equal(seen, i + 1, `write ${i} by another process is visible here`);
+    }
+    await engine.store.close();
+  });
 });

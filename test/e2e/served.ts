@@ -39,21 +39,21 @@ export async function serve(sandbox: Sandbox, extra: string[] = []): Promise<Ser
   return { child, url, stderr: () => stderr, exited };
 }
 
-export async function connect(url: URL, name: string): Promise<Client> {
+export async function connect(url: URL, name: string, token?: string): Promise<Client> {
   const client = new Client({ name, version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(url));
+  await client.connect(new StreamableHTTPClientTransport(url, token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : undefined));
   return client;
 }
 
 /** A raw request with full control of the Host and Origin headers (fetch does not allow setting Host). */
-export function raw(url: URL, options: { method?: string; path?: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: string }> {
+export function raw(url: URL, options: { method?: string; path?: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: string; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     const req = request(
       { host: url.hostname, port: url.port, path: options.path ?? url.pathname, method: options.method ?? 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...options.headers } },
       (res) => {
         let body = '';
         res.setEncoding('utf8').on('data', (d: string) => (body += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
       },
     );
     req.on('error', reject);

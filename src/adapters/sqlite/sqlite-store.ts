@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
@@ -174,6 +175,14 @@ function rowToSnapshot(r: Row): SnapshotRecord {
 }
 
 const ACTIVE_SQL = `m.forgotten_at IS NULL AND m.superseded_by IS NULL AND (m.expires_at IS NULL OR m.expires_at > @now)`;
+
+/** Counts the needles (JSON on stdin) found in the raw bytes of the files named in argv. */
+const RAW_SCAN_SCRIPT = `
+const fs = require('node:fs');
+const needles = JSON.parse(fs.readFileSync(0, 'utf8'));
+const contents = process.argv.slice(1).map((f) => fs.readFileSync(f));
+process.stdout.write(String(needles.filter((n) => contents.some((c) => c.includes(Buffer.from(n, 'utf8')))).length));
+`;
 
 function rowToToken(r: Row): AccessTokenRecord {
   return {
@@ -1032,11 +1041,11 @@ export class SqliteStore implements Store {
   async rawFilesContain(needles: string[]): Promise<number> {
     if (this.location === ':memory:') return 0;
     const files = [this.location, `${this.location}-wal`, `${this.location}-shm`].filter((f) => existsSync(f));
-    const contents = files.map((f) => readFileSync(f));
-    return needles.filter((needle) => {
-      const bytes = Buffer.from(needle, 'utf8');
-      return contents.some((c) => c.includes(bytes));
-    }).length;
+    // Scanned in a child process: closing a descriptor of the database file in this process would drop every
+    // POSIX lock SQLite holds on it, and this connection would then stop seeing other processes' writes.
+    // The needles travel on stdin, never on the command line.
+    const out = execFileSync(process.execPath, ['-e', RAW_SCAN_SCRIPT, ...files], { input: JSON.stringify(needles), maxBuffer: 1024 * 1024 });
+    return Number(out.toString('utf8').trim());
   }
 
   async diagnostics(): Promise<Record<string, unknown>> {
