@@ -250,6 +250,58 @@ function renderOther(data: Json, file: string, fallbackCommand: string | null): 
   return lines.join('\n');
 }
 
+/**
+ * The LoCoMo figures a reader wants first: recall@k in percent per split, mode and category, against the
+ * published DRAGON figures, and the size of `context()` against the whole history. The full record follows.
+ */
+function renderLocomoSummary(data: { [k: string]: Json }): string {
+  const results = isRecord(data['results'] ?? null) ? (data['results'] as { [k: string]: Json }) : null;
+  if (!results) return '';
+  const ks = ['5', '10', '25', '50'];
+  const pct = (x: Json | undefined) => (typeof x === 'number' ? (x * 100).toFixed(1) : '–');
+  const baselines = isRecord(data['baselines'] ?? null) ? (data['baselines'] as { [k: string]: Json }) : {};
+  const dragon = isRecord(baselines['dragonDialogTurnOverall'] ?? null) ? (baselines['dragonDialogTurnOverall'] as { [k: string]: Json }) : null;
+  const semvec = isRecord(baselines['semvecContext'] ?? null) ? (baselines['semvecContext'] as { [k: string]: Json }) : null;
+  const out: string[] = ['### Summary: recall@5 / @10 / @25 / @50 in percent', ''];
+  out.push(
+    'Categories as numbered in the data (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial, per the paper). ' +
+      'Defaults were chosen on the dev split only; the test split was not used for any choice.',
+    '',
+  );
+  for (const split of ['test', 'dev', 'all']) {
+    const r = results[split] as { [k: string]: Json } | undefined;
+    if (!r || !isRecord(r) || !isRecord(r['recall'] ?? null)) continue;
+    const recall = r['recall'] as { [mode: string]: Json };
+    const cats = Object.keys((recall['hybrid'] as { [c: string]: Json }) ?? {}).filter((c) => c !== 'all');
+    const rows: (string | number)[][] = [];
+    for (const mode of ['lexical', 'vector', 'hybrid']) {
+      const m = recall[mode] as { [k: string]: Json } | undefined;
+      if (!m || !isRecord(m)) continue;
+      for (const cat of [...cats, 'all']) {
+        const v = m[cat] as { [k: string]: Json } | undefined;
+        if (!v || !isRecord(v)) continue;
+        rows.push([mode === 'hybrid' ? '**hybrid (defaults)**' : `${mode} only`, cat === 'all' ? '**overall**' : cat, ...ks.map((k) => pct(v[k]))]);
+      }
+    }
+    if (dragon) rows.push(['DRAGON (published)', '**overall**', ...ks.map((k) => (typeof dragon[k] === 'number' ? (dragon[k] as number).toFixed(1) : '–'))]);
+    const conv = Array.isArray(r['conversations']) ? (r['conversations'] as Json[]).join(', ') : '';
+    out.push(`#### ${split} split (${conv}; ${scalar(r['questions'] ?? null)} questions)`, '');
+    out.push(table(['Mode', 'Category', '@5', '@10', '@25', '@50'], rows, ['l', 'l', 'r', 'r', 'r', 'r']));
+    const ctx = isRecord(r['context'] ?? null) ? (r['context'] as { [k: string]: Json }) : null;
+    if (ctx) {
+      out.push(
+        '',
+        `Context: \`context()\` gave a mean of ${num(ctx['meanContextTokens'] as number)} tokens (max ${num(ctx['maxContextTokens'] as number)}, budget 1,000) against ` +
+          `${num(ctx['meanHistoryTokens'] as number)} tokens of the whole conversation (${pct(ctx['ratio'])} %)` +
+          (semvec ? `; published Semvec figure: ${num(semvec['contextTokens'] as number)} against ${num(semvec['historyTokens'] as number)}.` : '.'),
+      );
+    }
+    out.push('');
+  }
+  out.push('### Full record', '');
+  return out.join('\n');
+}
+
 // ------------------------------------------------------------------------------------------------------ main
 
 function readJson(path: string): { data: Json } | { error: string } {
@@ -280,7 +332,11 @@ export function buildReport(options: ReportOptions): string {
     }
     const data = parsed.data;
     const body =
-      isRecord(data) && data['benchmark'] === 'latency' ? renderLatency(data as unknown as LatencyResults, relative(ROOT, path)) : renderOther(data, path, command);
+      isRecord(data) && data['benchmark'] === 'latency'
+        ? renderLatency(data as unknown as LatencyResults, relative(ROOT, path))
+        : file === 'locomo.json' && isRecord(data)
+          ? `${renderLocomoSummary(data)}\n${renderOther(data, path, command)}`
+          : renderOther(data, path, command);
     sections.push({ title, body });
   };
   for (const k of KNOWN) one(k.file, k.title, k.command);
