@@ -36,6 +36,7 @@ export interface ReportOptions {
 const KNOWN: { file: string; title: string; command: string }[] = [
   { file: 'locomo.json', title: 'LoCoMo evidence recall', command: 'node dist/bench/locomo.js --split all' },
   { file: 'latency.json', title: 'Latency and size', command: 'node dist/bench/latency.js' },
+  { file: 'http.json', title: 'Team server under load (HTTP)', command: 'node dist/bench/http.js' },
 ];
 
 // ------------------------------------------------------------------------------------------------ formatting
@@ -302,6 +303,36 @@ function renderLocomoSummary(data: { [k: string]: Json }): string {
   return out.join('\n');
 }
 
+/** The team server under load: one row per operation and client count. */
+function renderHttpSummary(data: { [k: string]: Json }): string {
+  const runs = Array.isArray(data['runs']) ? (data['runs'] as { [k: string]: Json }[]) : [];
+  if (runs.length === 0) return '';
+  const lat = (r: { [k: string]: Json }) => (isRecord(r['latencyMs'] ?? null) ? (r['latencyMs'] as { [k: string]: number }) : {});
+  const rss = (r: { [k: string]: Json }) => (isRecord(r['serverRssMiB'] ?? null) ? (r['serverRssMiB'] as { [k: string]: number }) : {});
+  const rows = runs.map((r) => [
+    String(r['operation']),
+    num(r['connections'] as number),
+    num(r['throughputPerS'] as number),
+    num(lat(r)['p50']),
+    num(lat(r)['p95']),
+    num(lat(r)['p99']),
+    `${num(r['non2xx'] as number)} / ${num(r['errors'] as number)}`,
+    num(rss(r)['max']),
+  ]);
+  const server = isRecord(data['server'] ?? null) ? (data['server'] as { [k: string]: Json }) : {};
+  const mem = isRecord(server['rssMiB'] ?? null) ? (server['rssMiB'] as { [k: string]: number }) : {};
+  return [
+    '### Summary',
+    '',
+    table(['Operation', 'Clients', 'Throughput (req/s)', 'p50 ms', 'p95 ms', 'p99 ms', 'non-2xx / errors', 'server RSS max (MiB)'], rows),
+    '',
+    `Server memory (RSS): ${num(mem['afterStart'])} MiB after start, ${num(mem['afterWarmUp'])} MiB with the model loaded, at most ${num(mem['maxUnderLoad'])} MiB under load, ${num(mem['atEnd'])} MiB at the end.`,
+    '',
+    '### Full record',
+    '',
+  ].join('\n');
+}
+
 // ------------------------------------------------------------------------------------------------------ main
 
 function readJson(path: string): { data: Json } | { error: string } {
@@ -336,7 +367,9 @@ export function buildReport(options: ReportOptions): string {
         ? renderLatency(data as unknown as LatencyResults, relative(ROOT, path))
         : file === 'locomo.json' && isRecord(data)
           ? `${renderLocomoSummary(data)}\n${renderOther(data, path, command)}`
-          : renderOther(data, path, command);
+          : file === 'http.json' && isRecord(data)
+            ? `${renderHttpSummary(data)}\n${renderOther(data, path, command)}`
+            : renderOther(data, path, command);
     sections.push({ title, body });
   };
   for (const k of KNOWN) one(k.file, k.title, k.command);

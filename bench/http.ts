@@ -1,0 +1,300 @@
+/**
+ * The team server under load: `cairn serve --auth` (the real bin, its own process) on a store of 10,000
+ * memories, driven by autocannon on 127.0.0.1 with 1, 8 and 32 concurrent clients: search (GET /api/search,
+ * query embedded by the server) and save (POST /api/memories, every text new, so each one is embedded and
+ * screened). Throughput, p50/p95/p99 latency per run from every response time, and the server's resident
+ * memory (sampled from /proc) at rest and under load.
+ *
+ *   node dist/bench/http.js [--quick] [--memories 10000] [--duration 10] [--out bench/results/http.json]
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { createGptTokenCounter, createSqliteStore, createUseEmbedder, Engine } from '../src/index.js';
+import type { Embedder } from '../src/index.js';
+import type { MemoryInput } from '../src/interfaces/memory.js';
+import { coreNote, detail, query, rng } from './synthetic-notes.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, HERE.includes(join('dist', 'bench')) ? '../..' : '..');
+const BIN = join(ROOT, 'bin', 'cairn.js');
+const NAMESPACE = 'github.com/acme/shop';
+
+interface Options {
+  quick: boolean;
+  memories: number;
+  durationS: number;
+  connections: number[];
+  out: string;
+}
+
+function parseArgs(argv: string[]): Options {
+  const quick = argv.includes('--quick');
+  const opts: Options = {
+    quick,
+    memories: quick ? 1000 : 10_000,
+    durationS: quick ? 3 : 10,
+    connections: [1, 8, 32],
+    out: join(ROOT, 'bench', 'results', 'http.json'),
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const v = argv[i + 1];
+    if (a === '--memories' && v) opts.memories = Number(argv[++i]);
+    else if (a === '--duration' && v) opts.durationS = Number(argv[++i]);
+    else if (a === '--out' && v) opts.out = resolve(argv[++i] as string);
+    else if (a !== '--quick') throw new Error(`unknown argument ${a}; usage: node dist/bench/http.js [--quick] [--memories N] [--duration S] [--out F]`);
+  }
+  return opts;
+}
+
+function log(message: string): void {
+  process.stderr.write(`[http ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
+}
+
+const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
+
+/** Resident memory of a process in MiB, from /proc (Linux). */
+function rssMiB(pid: number): number | null {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/u.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? round(Number(m[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Serves fixed vectors for the fill's texts (embedded once per distinct core sentence). */
+class FillEmbedder implements Embedder {
+  readonly id: string;
+  readonly dimensions: number;
+  readonly vectors = new Map<string, Float32Array>();
+  constructor(private readonly real: Embedder) {
+    this.id = real.id;
+    this.dimensions = real.dimensions;
+  }
+  async embed(texts: string[]): Promise<Float32Array[]> {
+    const missing = texts.filter((t) => !this.vectors.has(t));
+    if (missing.length) {
+      const v = await this.real.embed(missing);
+      missing.forEach((t, i) => this.vectors.set(t, v[i] as Float32Array));
+    }
+    return texts.map((t) => this.vectors.get(t) as Float32Array);
+  }
+  loadTimeMs(): number | null {
+    return null;
+  }
+}
+
+/** Fills the store through the engine: a pool of real embeddings, each reused with a distinct trailing detail. */
+async function fill(dbPath: string, count: number): Promise<number> {
+  const t = performance.now();
+  const real = createUseEmbedder();
+  const embedder = new FillEmbedder(real);
+  const store = createSqliteStore({ path: dbPath });
+  const engine = new Engine({
+    store,
+    embedder,
+    tokenCounter: createGptTokenCounter(),
+    defaultNamespace: NAMESPACE,
+    ingestFilter: { enabled: false },
+    snapshotEvery: 0,
+  });
+  const r = rng(7_2024);
+  const pool = Array.from({ length: Math.min(400, count) }, () => coreNote(r));
+  const poolVectors = await real.embed(pool.map((p) => p.text));
+  const inputs: MemoryInput[] = [];
+  for (let i = 0; i < count; i++) {
+    const base = pool[i % pool.length] as { text: string; kind: MemoryInput['kind']; tags: string[] };
+    const text = `${base.text}${detail(r, i)}`;
+    embedder.vectors.set(text, poolVectors[i % pool.length] as Float32Array);
+    inputs.push({ text, kind: base.kind, tags: base.tags, namespace: NAMESPACE, metadata: { source: 'import' } });
+  }
+  for (let i = 0; i < inputs.length; i += 500) await engine.saveMany(inputs.slice(i, i + 500));
+  await store.close();
+  return Math.round(performance.now() - t);
+}
+
+interface Served {
+  child: ChildProcess;
+  base: string;
+  stderr: () => string;
+}
+
+async function startServer(dbPath: string, cwd: string): Promise<Served> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--auth', '--rate-limit', '0', '--quiet', '--port', '0', '--db', dbPath, '--namespace', NAMESPACE], {
+    cwd,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  const base = await new Promise<string>((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error(`cairn serve did not start: ${stderr}`)), 60_000);
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+      const m = /serving MCP at (http:\/\/\S+)\/mcp /u.exec(stderr);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolvePromise(m[1]);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`cairn serve exited ${code}: ${stderr}`)));
+  });
+  return { child, base, stderr: () => stderr };
+}
+
+interface RunResult {
+  operation: 'search' | 'save';
+  connections: number;
+  durationS: number;
+  requests: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  throughputPerS: number;
+  latencyMs: { p50: number; p95: number; p99: number; max: number; mean: number };
+  serverRssMiB: { start: number | null; max: number | null; end: number | null };
+  loadAverage1m: number;
+}
+
+async function run(served: Served, token: string, operation: 'search' | 'save', connections: number, durationS: number, seed: number): Promise<RunResult> {
+  const r = rng(seed);
+  const queries = Array.from({ length: 500 }, () => query(r));
+  let serial = 0;
+  const latencies: number[] = [];
+  const pid = served.child.pid as number;
+  const rss: number[] = [];
+  const startRss = rssMiB(pid);
+  const sampler = setInterval(() => {
+    const v = rssMiB(pid);
+    if (v !== null) rss.push(v);
+  }, 250);
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const request =
+    operation === 'search'
+      ? {
+          method: 'GET',
+          setupRequest: (req: { method?: string; path?: string }) => ({ ...req, path: `/api/search?limit=10&q=${encodeURIComponent(queries[serial++ % queries.length] as string)}` }),
+        }
+      : {
+          method: 'POST',
+          path: '/api/memories',
+          setupRequest: (req: { method?: string; path?: string }) => {
+            const n = coreNote(r);
+            return { ...req, body: JSON.stringify({ text: `${n.text}${detail(r, 1_000_000 + seed * 100_000 + serial++)}`, kind: n.kind, tags: n.tags }) };
+          },
+        };
+  const result = await autocannon({
+    url: served.base,
+    connections,
+    duration: durationS,
+    timeout: 60,
+    headers,
+    requests: [request],
+    setupClient: (client) => {
+      client.on('response', (_status: number, _bytes: number, ms: number) => latencies.push(ms));
+    },
+  });
+  clearInterval(sampler);
+  latencies.sort((a, b) => a - b);
+  const ok = result['2xx'];
+  return {
+    operation,
+    connections,
+    durationS: round(result.duration, 2),
+    requests: result.requests.total,
+    ok,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    throughputPerS: round(ok / result.duration, 1),
+    latencyMs: {
+      p50: round(percentile(latencies, 50)),
+      p95: round(percentile(latencies, 95)),
+      p99: round(percentile(latencies, 99)),
+      max: round(latencies[latencies.length - 1] ?? NaN),
+      mean: round(latencies.reduce((s, x) => s + x, 0) / Math.max(1, latencies.length)),
+    },
+    serverRssMiB: { start: startRss, max: rss.length ? Math.max(...rss) : null, end: rssMiB(pid) },
+    loadAverage1m: round(loadavg()[0] ?? 0, 2),
+  };
+}
+
+async function main(): Promise<void> {
+  const opts = parseArgs(process.argv.slice(2));
+  const started = new Date();
+  const loadAtStart = loadavg().map((x) => round(x, 2));
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-http-bench-'));
+  const dbPath = join(dir, 'bench.db');
+  let served: Served | null = null;
+  try {
+    log(`filling ${opts.memories} memories…`);
+    const fillMs = await fill(dbPath, opts.memories);
+    log(`filled in ${(fillMs / 1000).toFixed(1)} s`);
+    const created = spawnSync(process.execPath, [BIN, 'token', 'create', '--namespace', NAMESPACE, '--scope', 'write', '--json', '--db', dbPath], { encoding: 'utf8' });
+    if (created.status !== 0) throw new Error(`token create failed: ${created.stderr}`);
+    const token = (JSON.parse(created.stdout) as { token: string }).token;
+
+    served = await startServer(dbPath, dir);
+    const pid = served.child.pid as number;
+    const rssAtStart = rssMiB(pid);
+    // Warm-up: the model loads on the first search; these requests are not measured.
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(`${served.base}/api/search?q=warm+up+${i}`, { headers: { authorization: `Bearer ${token}` } });
+      if (!res.ok) throw new Error(`warm-up search failed: ${res.status} ${await res.text()}`);
+    }
+    const rssWarm = rssMiB(pid);
+    const runs: RunResult[] = [];
+    let seed = 1;
+    for (const operation of ['search', 'save'] as const) {
+      for (const connections of opts.connections) {
+        log(`${operation} with ${connections} connection(s) for ${opts.durationS} s…`);
+        const r = await run(served, token, operation, connections, opts.durationS, seed++);
+        runs.push(r);
+        log(
+          `${operation} ×${connections}: ${r.throughputPerS}/s, p50 ${r.latencyMs.p50} ms, p95 ${r.latencyMs.p95} ms, non-2xx ${r.non2xx}, errors ${r.errors}, rss max ${r.serverRssMiB.max} MiB`,
+        );
+      }
+    }
+    const rssAtEnd = rssMiB(pid);
+    const result = {
+      benchmark: 'http',
+      command: `node dist/bench/http.js ${process.argv.slice(2).join(' ')}`.trim(),
+      date: started.toISOString(),
+      quick: opts.quick,
+      environment: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? null, memoryGiB: round(totalmem() / 2 ** 30), loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg().map((x) => round(x, 2)) },
+      method: {
+        server: '`cairn serve --auth --rate-limit 0` (the real bin, its own process), one write token, store on a temporary SQLite file',
+        store: `${opts.memories} memories in one namespace, filled through the engine before the server starts (${(fillMs / 1000).toFixed(1)} s)`,
+        loadGenerator: 'autocannon 8 (npm), programmatic, against 127.0.0.1 only; each connection sends its next request when the previous one is answered',
+        search: 'GET /api/search?q=<generated question>&limit=10: the server embeds the query (offline model), runs vector + BM25 + recency and fuses',
+        save: 'POST /api/memories with a new generated note each time: embedded, screened by the ingest filter, redacted, stored with its event',
+        latency: 'every response time of the run, percentiles computed here (nearest rank)',
+        memory: 'server VmRSS from /proc/<pid>/status, sampled every 250 ms',
+        durationS: opts.durationS,
+      },
+      server: { rssMiB: { afterStart: rssAtStart, afterWarmUp: rssWarm, atEnd: rssAtEnd, maxUnderLoad: Math.max(...runs.map((r) => r.serverRssMiB.max ?? 0)) } },
+      runs,
+    };
+    mkdirSync(dirname(opts.out), { recursive: true });
+    writeFileSync(opts.out, `${JSON.stringify(result, null, 2)}\n`);
+    log(`wrote ${opts.out}`);
+  } finally {
+    if (served) {
+      served.child.kill('SIGTERM');
+      await new Promise((r) => served?.child.once('exit', r));
+    }
+    if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});
