@@ -10,6 +10,8 @@ import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { cliJson, createSandbox } from './mcp-scenario.js';
+import { serve } from './served.js';
 
 // dist/test/e2e/claude-code.test.js → repository root
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -147,6 +149,23 @@ describe('Claude Code', { skip: claudeMissing ?? false }, () => {
     await ok(claude(['mcp', 'add', 'cairn', '--', 'node', BIN, 'mcp', '--db', join(sandbox, 'mcp-add.db')], { cwd }), 'claude mcp add');
     const list = await ok(claude(['mcp', 'list'], { cwd, timeoutMs: 90_000 }), 'claude mcp list');
     assert.match(list, /^cairn: node \S+bin\/cairn\.js mcp --db \S+ - ✔ Connected$/mu);
+  });
+
+  it('claude mcp add --transport http with a bearer header: a team server with --auth shows connected; a wrong token does not', async () => {
+    const team = createSandbox('claude-team');
+    const created = await cliJson<{ token: string }>(team, ['token', 'create', '--namespace', 'team', '--scope', 'write']);
+    const served = await serve(team, ['--auth', '--quiet', '--namespace', 'team']);
+    try {
+      const cwd = project('mcp-http');
+      await ok(claude(['mcp', 'add', '--transport', 'http', 'cairn-team', served.url.href, '--header', `Authorization: Bearer ${created.token}`], { cwd }), 'claude mcp add (good token)');
+      await ok(claude(['mcp', 'add', '--transport', 'http', 'cairn-wrong', served.url.href, '--header', 'Authorization: Bearer cairn_wrongwrongwrongwrongwrongwrongwrong'], { cwd }), 'claude mcp add (wrong token)');
+      const list = await claude(['mcp', 'list'], { cwd, timeoutMs: 90_000 });
+      assert.match(list.stdout, /^cairn-team: http:\/\/\S+\/mcp \(HTTP\) - ✔ Connected$/mu, list.stdout);
+      assert.doesNotMatch(list.stdout, /^cairn-wrong: .*✔ Connected$/mu, list.stdout);
+    } finally {
+      served.child.kill('SIGKILL');
+      team.remove();
+    }
   });
 
   it('cairn init claude: Claude Code reads the project server and runs cairn hooks at session start', { skip: hookMissing ?? mcpMissing ?? false }, async () => {
