@@ -877,6 +877,65 @@ export function describeStoreContract(name: string, makeStore: MakeStore, option
         assert.deepEqual(await store.stats(NOW), { namespaces: [], total: 0, events: 0 });
       });
 
+      test('access tokens: stored by hash, listed, revoked once, touched', async (store) => {
+        const token = {
+          id: 'tok_aaaaaaaaaaaa',
+          hash: 'a'.repeat(64),
+          name: 'ci "agent"',
+          namespaces: ['acme/shop', 'acme/blog'],
+          scope: 'write' as const,
+          createdAt: NOW,
+          expiresAt: null,
+          revokedAt: null,
+          lastUsedAt: null,
+        };
+        await store.putToken(token);
+        await store.putToken({ ...token, id: 'tok_bbbbbbbbbbbb', hash: 'b'.repeat(64), namespaces: ['*'], scope: 'admin', name: null });
+        assert.deepEqual(await store.getTokenByHash('a'.repeat(64)), token);
+        assert.equal(await store.getTokenByHash('c'.repeat(64)), null);
+        await assert.rejects(store.putToken({ ...token, id: 'tok_cccccccccccc' }), 'a second token with the same hash is refused');
+        assert.deepEqual((await store.listTokens()).map((t) => t.id), ['tok_aaaaaaaaaaaa', 'tok_bbbbbbbbbbbb']);
+        const later = new Date(Date.parse(NOW) + HOUR).toISOString();
+        assert.equal(await store.revokeToken('tok_aaaaaaaaaaaa', later), true);
+        assert.equal(await store.revokeToken('tok_aaaaaaaaaaaa', new Date(Date.parse(NOW) + 2 * HOUR).toISOString()), true);
+        assert.equal((await store.getTokenByHash('a'.repeat(64)))?.revokedAt, later, 'the first revocation time stays');
+        assert.equal(await store.revokeToken('tok_missing', later), false);
+        await store.touchToken('tok_bbbbbbbbbbbb', later);
+        assert.equal((await store.getTokenByHash('b'.repeat(64)))?.lastUsedAt, later);
+      });
+
+      test('recall counts and memories per day, per namespace; deleting a memory drops its count', async (store) => {
+        const a = makeMemory('acme/shop', 'first shop note', { createdAt: '2026-01-01T10:00:00.000Z' });
+        const b = makeMemory('acme/shop', 'second shop note', { createdAt: '2026-01-01T11:00:00.000Z' });
+        const c = makeMemory('acme/shop', 'third shop note', { createdAt: '2026-01-03T09:00:00.000Z' });
+        const d = makeMemory('acme/blog', 'a blog note', { createdAt: '2026-01-02T09:00:00.000Z' });
+        await store.transaction(async (tx) => {
+          for (const m of [a, b, c, d]) await tx.insertMemory(m, null, ['note']);
+        });
+        await store.recordRecalls('acme/shop', [a.id, b.id], NOW);
+        await store.recordRecalls('acme/shop', [a.id], NOW);
+        await store.recordRecalls('acme/blog', [d.id], NOW);
+        const stats = await store.recallStats('acme/shop', NOW, 10);
+        assert.equal(stats.live, 3);
+        assert.equal(stats.neverRecalled, 1);
+        assert.deepEqual(stats.top.map((t) => [t.id, t.count]), [[a.id, 2], [b.id, 1]]);
+        assert.deepEqual(stats.histogram, [
+          { bucket: '0', memories: 1 },
+          { bucket: '1', memories: 1 },
+          { bucket: '2-4', memories: 1 },
+          { bucket: '5-9', memories: 0 },
+          { bucket: '10+', memories: 0 },
+        ]);
+        assert.deepEqual(await store.createdPerDay('acme/shop'), [
+          { day: '2026-01-01', count: 2 },
+          { day: '2026-01-03', count: 1 },
+        ]);
+        await store.transaction((tx) => tx.deleteMemory(a.id));
+        const after = await store.recallStats('acme/shop', NOW, 10);
+        assert.deepEqual(after.top.map((t) => t.id), [b.id]);
+        assert.equal((await store.recallStats('acme/blog', NOW, 10)).top[0]?.count, 1);
+      });
+
       test('a closed store refuses work with STORE_UNAVAILABLE', async (store) => {
         await store.close();
         await rejectsWith(store.getMemory(ulid()), 'STORE_UNAVAILABLE');
