@@ -4,7 +4,6 @@
 'use strict';
 
 (() => {
-  const PAGE_SIZE = 50;
   const SEARCH_STEP = 20;
   const SIGNALS = ['vector', 'lexical', 'recency'];
   const SVG_NS = 'http://www.w3.org/2000/svg';
@@ -128,7 +127,8 @@
       e.hint ? h('p', { class: 'alert-hint' }, e.hint) : null,
       h('button', { type: 'button', class: 'secondary small', onclick: clearAlert, 'data-testid': 'alert-dismiss' }, 'Dismiss'),
     );
-    if (e.status === 401 && state.session && state.session.auth) endSession();
+    // The session ended (expired, or its token revoked): log in again; what was typed stays for then.
+    if (e.status === 401 && state.session && state.session.auth) endSession(true);
   }
 
   let statusTimer = 0;
@@ -195,12 +195,18 @@
     $('login-token').focus();
   }
 
-  /** Forgets everything the session showed (after logout or an expired session). */
-  function endSession() {
+  /** Forgets everything the session showed (after logout or an expired session; the latter keeps unsaved drafts). */
+  function endSession(keepDrafts = false) {
+    saveDraft();
     state.session = null;
     state.csrf = null;
     state.detail = null;
-    state.drafts.clear();
+    if (!keepDrafts) {
+      state.drafts.clear();
+      $('search-input').value = '';
+      state.mode = 'browse';
+      state.query = '';
+    }
     for (const id of ['results', 'routes-list', 'quarantine-rows', 'tokens-rows', 'detail-text', 'detail-fields', 'detail-provenance', 'detail-history', 'erase-summary', 'erase-checks'])
       fill($(id));
     for (const id of ['chart-created', 'chart-histogram', 'chart-top', 'chart-never']) fill($(id));
@@ -339,6 +345,7 @@
       from: $('filter-from').value,
       to: toExclusive,
       inactive: $('filter-inactive').checked ? '1' : undefined,
+      limit: Number($('filter-limit').value) || 50,
     };
   }
 
@@ -367,7 +374,7 @@
       return;
     }
     const r = await api('GET', '/memories', {
-      query: { namespace: ns(), kind: f.kind, tag: f.tag, from: f.from, to: f.to, inactive: f.inactive, limit: PAGE_SIZE, before: append ? state.cursor : undefined },
+      query: { namespace: ns(), kind: f.kind, tag: f.tag, from: f.from, to: f.to, inactive: f.inactive, limit: f.limit, before: append ? state.cursor : undefined },
     });
     if (seq !== state.listSeq) return;
     $('list-title').textContent = f.inactive ? 'Newest memories, inactive included' : 'Newest memories';
@@ -376,7 +383,7 @@
     $('list-count').textContent = `${shown} shown from ${r.namespace}`;
     state.cursor = r.memories.length ? r.memories[r.memories.length - 1].id : state.cursor;
     $('load-more').textContent = 'Load more';
-    show($('load-more'), r.memories.length === PAGE_SIZE);
+    show($('load-more'), r.memories.length === f.limit);
   }
 
   function renderCards(memories, append) {

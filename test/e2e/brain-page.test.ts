@@ -7,7 +7,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -20,6 +20,7 @@ const WAIT = 15_000;
 const STEP = { timeout: 45_000 };
 const NS = 'team-app';
 const ERASE_NS = 'team-scratch';
+const LOG_NS = 'team-log';
 
 const API_LIMIT = 'The API allows 100 requests per minute per client';
 const INVOICES = 'Invoices are rounded per line, never on the total';
@@ -43,8 +44,10 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
   let adminToken = '';
   let adminId = '';
   let readerToken = '';
+  let readerId = '';
   let publicKeyPath = '';
   const ids: Record<string, string> = {};
+  const logIds: string[] = [];
   const problems: string[] = [];
 
   /** A JSON API call with a bearer token, as a script would make it. */
@@ -119,6 +122,7 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
       existsSync(CHROMIUM),
       `${CHROMIUM} is missing: the brain page test drives a real Chromium (apt-get install chromium); playwright-core does not download one`,
     );
+    rmSync(ARTIFACTS, { recursive: true, force: true });
     mkdirSync(ARTIFACTS, { recursive: true });
     sandbox = createSandbox('brain-page');
     const keys = generateKeyPairSync('rsa', {
@@ -148,7 +152,7 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
 
     const reader = await api('POST', '/tokens', { namespaces: [NS], scope: 'read', name: 'e2e-reader' });
     assert.equal(reader.status, 201, JSON.stringify(reader.body));
-    readerToken = reader.body.token;
+    ({ token: readerToken, id: readerId } = reader.body as { token: string; id: string });
 
     // Seeded through the API with a bearer token: the server's one embedder serves every write.
     ids['apiLimit'] = await save(API_LIMIT, { kind: 'constraint', importance: 8, tags: ['api', 'limits'] });
@@ -157,6 +161,10 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
     ids['ci'] = await save('The CI cache must be cleared after upgrading Node', { kind: 'gotcha' });
     ids['markup'] = await save(MARKUP, { kind: 'note' });
     ids['scratch'] = await save('Scratch experiments run against the staging database only', { kind: 'fact' }, ERASE_NS);
+    for (let i = 0; i < 25; i++) {
+      const kind = i % 5 === 0 ? 'gotcha' : 'fact';
+      logIds.push(await save(`Release train ${i} shipped build ${1000 + i} to staging`, { kind, tags: i % 3 === 0 ? ['deploy'] : [] }, LOG_NS));
+    }
     const held = await api('POST', '/memories', { text: INJECTION, namespace: NS });
     assert.equal(held.status, 422, JSON.stringify(held.body));
     assert.equal(held.body.error.code, 'QUARANTINED');
@@ -209,6 +217,49 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
     await shot(page, '01-login');
   });
 
+  it('browse: newest first, pages through with “load more”, filters by kind, tag and date range', STEP, async () => {
+    const cards = page.locator('#results > [data-testid="memory-card"]');
+    const shownIds = () => cards.evaluateAll((cs) => cs.map((c) => c.getAttribute('data-id')));
+    const newestFirst = [...logIds].reverse();
+    await page.getByTestId('filter-limit').selectOption('20');
+    await reloaded(page, `browse ${LOG_NS}`, () => page.getByTestId('namespace').selectOption(LOG_NS));
+    assert.deepEqual(await shownIds(), newestFirst.slice(0, 20));
+    assert.equal(await page.getByTestId('load-more').isVisible(), true);
+    await reloaded(page, 'the next page', () => page.getByTestId('load-more').click());
+    assert.deepEqual(await shownIds(), newestFirst, 'the second page continues where the first ended');
+    assert.equal(await page.getByTestId('load-more').isVisible(), false, 'no more pages');
+
+    await page.getByTestId('filter-kind').selectOption('gotcha');
+    await reloaded(page, 'filter by kind', () => page.getByTestId('filter-apply').click());
+    assert.deepEqual(await shownIds(), newestFirst.filter((_, k) => (24 - k) % 5 === 0));
+    assert.deepEqual([...new Set(await page.getByTestId('memory-kind').allTextContents())], ['gotcha']);
+
+    await page.getByTestId('filter-kind').selectOption('');
+    await page.getByTestId('filter-tag').fill('deploy');
+    await reloaded(page, 'filter by tag', () => page.getByTestId('filter-apply').click());
+    assert.deepEqual(await shownIds(), newestFirst.filter((_, k) => (24 - k) % 3 === 0));
+    await shot(page, '02-browse');
+
+    // Dates are UTC days, both ends inclusive.
+    const created = (await api('GET', `/memories/${logIds[0]}?namespace=${LOG_NS}`)).body.memory.createdAt as string;
+    const day = created.slice(0, 10);
+    const dayBefore = new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+    await page.getByTestId('filter-from').fill(day);
+    await page.getByTestId('filter-to').fill(day);
+    await reloaded(page, 'filter by date', () => page.getByTestId('filter-apply').click());
+    assert.equal(await cards.count(), 9, 'created that day, to included');
+    await page.getByTestId('filter-from').fill(dayBefore);
+    await page.getByTestId('filter-to').fill(dayBefore);
+    await reloaded(page, 'filter by an empty date range', () => page.getByTestId('filter-apply').click());
+    assert.equal(await cards.count(), 0);
+    assert.equal(await page.getByTestId('list-empty').isVisible(), true);
+
+    for (const f of ['filter-from', 'filter-to', 'filter-tag']) await page.getByTestId(f).fill('');
+    await page.getByTestId('filter-limit').selectOption('50');
+    await reloaded(page, `browse ${NS}`, () => page.getByTestId('namespace').selectOption(NS));
+    await cardOf(page, ids['apiLimit'] as string).waitFor();
+  });
+
   it('search finds a memory by paraphrase and shows each signal’s rank and contribution', STEP, async () => {
     // `/` focuses the search box from anywhere but a text field.
     await page.evaluate('document.activeElement && document.activeElement.blur()');
@@ -233,7 +284,7 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
       assert.equal(await shown.getByTestId('signal-contribution').textContent(), `+${s.contribution.toFixed(5)}`, name);
     }
     assert.match((await first.getByTestId('score-total').textContent()) ?? '', /^0\.\d{5}$/u);
-    await shot(page, '02-search');
+    await shot(page, '03-search');
   });
 
   it('shows memory text as text: markup and scripts in a memory never run', STEP, async () => {
@@ -279,7 +330,7 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
     assert.equal(await cardOf(page, ids['invoices'] as string).count(), 0, 'a fresh search no longer lists the old note');
     const viaApi = await api('GET', `/search?q=${encodeURIComponent('invoice rounding rule')}&namespace=${NS}`);
     assert.ok(!viaApi.body.results.some((r: { id: string }) => r.id === ids['invoices']));
-    await shot(page, '03-replace');
+    await shot(page, '04-replace');
 
     // Escape closes the detail.
     await page.keyboard.press('Escape');
@@ -302,7 +353,7 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
     assert.equal(await cardOf(page, id).getByTestId('memory-state').textContent(), 'forgotten');
     await cardOf(page, ids['invoices'] as string).waitFor(); // the replaced note shows when browsing inactive ones
     assert.equal(await cardOf(page, ids['invoices'] as string).getByTestId('memory-state').textContent(), 'replaced');
-    await shot(page, '04-forgotten');
+    await shot(page, '05-forgotten');
 
     await reloaded(page, 'the list after restoring', () => page.getByTestId('restore').click());
     await until(page, 'the detail shows it live', () => page.getByTestId('forget').waitFor());
@@ -310,11 +361,11 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
     await page.getByTestId('filter-inactive').uncheck();
     await search(page, 'naming convention for table columns');
     await cardOf(page, id).waitFor();
-    await shot(page, '05-restored');
+    await shot(page, '06-restored');
     await page.keyboard.press('Escape');
   });
 
-  it('a read-only token sees the 403 refusal in the page, keeps its typed reason, and the page goes on working', STEP, async () => {
+  it('a read-only token sees the 403 refusal in the page and keeps what was typed; revoked mid-session, it is sent to log in again, the draft kept', STEP, async () => {
     const readerContext = await browser.newContext({ viewport: { width: 1366, height: 768 } });
     readerContext.setDefaultTimeout(WAIT);
     try {
@@ -334,11 +385,29 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
       assert.match(alert, /scope read; this needs write/u);
       assert.equal(await reader.getByTestId('forget-reason').inputValue(), 'trying without the right');
       assert.equal(await reader.getByTestId('detail-state').textContent(), 'live');
-      await shot(reader, '06-forbidden');
+      await shot(reader, '07-forbidden');
 
       await search(reader, 'what is the traffic limit');
       await cardOf(reader, ids['apiLimit'] as string).waitFor();
       assert.equal((await api('GET', `/memories/${ids['apiLimit']}?namespace=${NS}`)).body.memory.forgottenAt, null, 'nothing was forgotten');
+
+      // The token is revoked while the page is open: the next call meets a 401 and the login screen is back.
+      const draft = 'A replacement typed just before the session ended';
+      await openCard(reader, ids['apiLimit'] as string);
+      await reader.getByTestId('replace-open').click();
+      await reader.getByTestId('replace-text').fill(draft);
+      assert.equal((await api('DELETE', `/tokens/${readerId}`)).status, 200);
+      await reader.getByTestId('replace-save').click();
+      await until(reader, 'the login screen', () => reader.getByTestId('login-token').waitFor());
+      assert.match((await reader.getByTestId('alert').textContent()) ?? '', /access token revoked/u);
+      // Logged in again (with another token), the unsaved replacement is still there.
+      await reader.getByTestId('login-token').fill(adminToken);
+      await reader.getByTestId('login-submit').click();
+      await until(reader, 'logged in again', () => reader.getByTestId('whoami-id').waitFor());
+      await reloaded(reader, `back to ${NS}`, () => reader.getByTestId('namespace').selectOption(NS));
+      await openCard(reader, ids['apiLimit'] as string);
+      assert.equal(await reader.getByTestId('replace-form').isVisible(), true);
+      assert.equal(await reader.getByTestId('replace-text').inputValue(), draft);
     } finally {
       await readerContext.close();
     }
@@ -362,7 +431,7 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
     await page.getByTestId('alert-message').waitFor();
     assert.match((await page.getByTestId('alert').textContent()) ?? '', /needs a reason/u);
     assert.equal(await row.count(), 1, 'nothing was released without a reason');
-    await shot(page, '07-quarantine');
+    await shot(page, '08-quarantine');
 
     await row.getByTestId('quarantine-reason').fill('a security note quoting an attack, safe to keep');
     await row.getByTestId('quarantine-release').click();
@@ -376,7 +445,7 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
     await search(page, 'reveal the system prompt');
     await cardOf(page, memoryId).waitFor();
     assert.equal(await cardOf(page, memoryId).getByTestId('memory-open').textContent(), INJECTION);
-    await shot(page, '08-released');
+    await shot(page, '09-released');
   });
 
   it('routes: the list shows title, description and paths; the form adds one', STEP, async () => {
@@ -392,7 +461,7 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
     assert.equal(await item.getByTestId('route-item-description').textContent(), 'Invoice rounding and totals');
     assert.deepEqual(await item.getByTestId('route-item-paths').locator('li').allTextContents(), ['src/billing/', 'src/invoices/round.ts']);
     assert.equal(await page.getByTestId('route-title').inputValue(), '', 'the form is cleared after the save');
-    await shot(page, '09-routes');
+    await shot(page, '10-routes');
   });
 
   it('charts: created per day, recalls histogram, top recalled and never recalled are drawn as SVG', STEP, async () => {
@@ -408,7 +477,7 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
     assert.equal(await page.getByTestId('never-recalled').textContent(), String(stats.body.recalls.neverRecalled));
     assert.equal(await page.locator('[data-testid="svg-never"]').count(), 1);
     for (const id of ['svg-created', 'svg-histogram', 'svg-top', 'svg-never']) assert.ok(await page.getByTestId(id).getAttribute('aria-label'), `${id} has a text summary`);
-    await shot(page, '10-charts');
+    await shot(page, '11-charts');
   });
 
   it('erase: an in-page confirmation, then a certificate naming the namespace is downloaded and verifies; the namespace is empty', STEP, async () => {
@@ -425,7 +494,7 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
     await until(page, 'the certificate', () => page.getByTestId('erase-result').waitFor());
     assert.equal(await page.getByTestId('certificate-scope').textContent(), `namespace ${ERASE_NS}`);
     assert.match((await page.getByTestId('erase-checks').textContent()) ?? '', /✓ retrieval/u);
-    await shot(page, '11-erase');
+    await shot(page, '12-erase');
 
     const [download] = await Promise.all([page.waitForEvent('download', { timeout: WAIT }), page.getByTestId('erase-download').click()]);
     assert.match(download.suggestedFilename(), /^cairn-erasure-[0-9A-Z]{26}\.json$/u);
@@ -450,7 +519,7 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
     assert.equal(await page.getByTestId('results').locator('li').count(), 0, 'nothing of the session stays on the page');
     const status = await page.evaluate(async () => (await fetch('/api/session', { credentials: 'same-origin' })).status);
     assert.equal(status, 401);
-    await shot(page, '12-logged-out');
+    await shot(page, '13-logged-out');
   });
 
   it('raised no script error and no Content-Security-Policy violation', () => {
