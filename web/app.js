@@ -120,10 +120,11 @@
 
   function showError(err) {
     const e = err instanceof ApiError ? err : new ApiError(0, 'PAGE', err && err.message ? err.message : String(err));
-    const head = e.status ? `${e.status} ${e.code}` : e.code;
+    // Checks made in the page carry no status code: only the field they are about.
+    const head = e.status ? `${e.status} ${e.code}` : e.code === 'PAGE' ? '' : e.code;
     fill($('alert'), 
-      h('p', { class: 'alert-title' }, e.status === 403 ? 'Refused: ' : e.status === 401 ? 'Not logged in: ' : 'Error: ', h('span', { 'data-testid': 'alert-message' }, e.message)),
-      h('p', { class: 'alert-meta' }, head, e.field ? ` · field ${e.field}` : ''),
+      h('p', { class: 'alert-title' }, e.status === 403 ? 'Refused: ' : e.status === 401 ? 'Not logged in: ' : e.code === 'PAGE' ? 'Check: ' : 'Error: ', h('span', { 'data-testid': 'alert-message' }, e.message)),
+      head || e.field ? h('p', { class: 'alert-meta' }, [head, e.field ? `field ${e.field}` : ''].filter(Boolean).join(' · ')) : null,
       e.hint ? h('p', { class: 'alert-hint' }, e.hint) : null,
       h('button', { type: 'button', class: 'secondary small', onclick: clearAlert, 'data-testid': 'alert-dismiss' }, 'Dismiss'),
     );
