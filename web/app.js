@@ -235,7 +235,9 @@
     show($('logout'), session.auth);
     for (const tab of document.querySelectorAll('[role="tab"]')) {
       const need = tab.getAttribute('data-admin');
-      show(tab, !need || (admin && (need !== 'all' || (everywhere && session.auth))));
+      // The Erase tab only where the server can sign a certificate (`erase` in the session).
+      const eraseOff = tab.getAttribute('data-tab') === 'erase' && session.erase === false;
+      show(tab, !eraseOff && (!need || (admin && (need !== 'all' || (everywhere && session.auth)))));
     }
     show($('detail-readonly'), t.scope === 'read');
     show($('login-view'), false);
@@ -365,7 +367,7 @@
   async function fetchList(seq, append) {
     const f = filters();
     if (state.mode === 'search') {
-      const r = await api('GET', '/search', { query: { q: state.query, namespace: ns(), limit: state.searchLimit, kind: f.kind, tag: f.tag } });
+      const r = await api('GET', '/search', { query: { q: state.query, namespace: ns(), limit: state.searchLimit, kind: f.kind, tag: f.tag, count: '0' } });
       if (seq !== state.listSeq) return;
       $('list-title').textContent = `Results for “${state.query}”`;
       renderCards(r.results, false);

@@ -51,9 +51,10 @@ function resultView(r: SearchResult): Record<string, unknown> {
   return { ...memoryView(r.memory), score: r.score, scoreDetails: r.scoreDetails };
 }
 
-function principalView(p: Principal, auth: boolean): Record<string, unknown> {
+function principalView(p: Principal, auth: boolean, erase: boolean): Record<string, unknown> {
   return {
     auth,
+    erase,
     token: { id: p.token.id, name: p.token.name, scope: p.token.scope, namespaces: p.token.namespaces },
     via: p.via,
     defaultNamespace: p.defaultNamespace,
@@ -144,7 +145,7 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
       if (!token) throw new CairnError('INVALID_INPUT', 'token: required', { field: 'token' });
       const { sessionId, principal } = await auth.login(token.trim());
       setCookie(c, SESSION_COOKIE, sessionId, { httpOnly: true, sameSite: 'Strict', path: '/', maxAge: SESSION_TTL_MS / 1000 });
-      return c.json(principalView(principal, true));
+      return c.json(principalView(principal, true, config.eraseKeyPem !== null));
     }),
   );
 
@@ -160,7 +161,7 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
     return auth.middleware(c, next);
   });
 
-  api.get('/session', (c) => c.json(principalView(c.get('principal'), auth.enabled)));
+  api.get('/session', (c) => c.json(principalView(c.get('principal'), auth.enabled, config.eraseKeyPem !== null)));
 
   api.get(
     '/namespaces',
@@ -291,6 +292,8 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
       const results = await engine.search(query, {
         namespace,
         limit: int(q['limit'], 'limit') ?? 10,
+        // A reviewer's search in the page (count=0) is not an agent's recall.
+        countRecall: q['count'] !== '0',
         ...(queryList(c, 'kind') ? { kinds: queryList(c, 'kind') as MemoryKind[] } : {}),
         ...(queryList(c, 'tag') ? { tags: queryList(c, 'tag') as string[] } : {}),
       });
