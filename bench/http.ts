@@ -14,9 +14,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { createGptTokenCounter, createSqliteStore, createUseEmbedder, Engine } from '../src/index.js';
-import type { Embedder } from '../src/index.js';
 import type { MemoryInput } from '../src/interfaces/memory.js';
-import { coreNote, detail, query, rng } from './synthetic-notes.js';
+import { coreNote, detail, PrecomputedEmbedder, query, rng } from './synthetic-notes.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, HERE.includes(join('dist', 'bench')) ? '../..' : '..');
@@ -72,33 +71,11 @@ function rssMiB(pid: number): number | null {
   }
 }
 
-/** Serves fixed vectors for the fill's texts (embedded once per distinct core sentence). */
-class FillEmbedder implements Embedder {
-  readonly id: string;
-  readonly dimensions: number;
-  readonly vectors = new Map<string, Float32Array>();
-  constructor(private readonly real: Embedder) {
-    this.id = real.id;
-    this.dimensions = real.dimensions;
-  }
-  async embed(texts: string[]): Promise<Float32Array[]> {
-    const missing = texts.filter((t) => !this.vectors.has(t));
-    if (missing.length) {
-      const v = await this.real.embed(missing);
-      missing.forEach((t, i) => this.vectors.set(t, v[i] as Float32Array));
-    }
-    return texts.map((t) => this.vectors.get(t) as Float32Array);
-  }
-  loadTimeMs(): number | null {
-    return null;
-  }
-}
-
 /** Fills the store through the engine: a pool of real embeddings, each reused with a distinct trailing detail. */
 async function fill(dbPath: string, count: number): Promise<number> {
   const t = performance.now();
   const real = createUseEmbedder();
-  const embedder = new FillEmbedder(real);
+  const embedder = new PrecomputedEmbedder(real);
   const store = createSqliteStore({ path: dbPath });
   const engine = new Engine({
     store,

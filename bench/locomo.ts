@@ -79,7 +79,16 @@ function parseArgs(argv: string[]): Args {
     } else if (a === '--out') out = resolve(argv[++i] ?? '');
     else if (a === '--vector-cache') vectorCache = resolve(argv[++i] ?? '');
     else if (a === '--workers') workers = Math.max(1, Number(argv[++i]) || 1);
-    else throw new Error(`unknown argument ${a}; usage: node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>] [--workers <n>] [--vector-cache <file>]`);
+    else if (a === '--hybrid-weights') {
+      // Development aid: evaluate other hybrid weights (vector,lexical,recency) instead of the defaults.
+      const [vector, lexical, recency] = (argv[++i] ?? '').split(',').map(Number);
+      if (![vector, lexical, recency].every((x) => typeof x === 'number' && Number.isFinite(x))) throw new Error('--hybrid-weights takes v,l,r');
+      const hybridMode = MODES.find((m) => m.name === 'hybrid');
+      if (hybridMode) hybridMode.weights = { vector: vector as number, lexical: lexical as number, recency: recency as number };
+    } else if (a === '--modes') {
+      const keep = new Set((argv[++i] ?? '').split(','));
+      for (let j = MODES.length - 1; j >= 0; j--) if (!keep.has((MODES[j] as { name: string }).name)) MODES.splice(j, 1);
+    } else throw new Error(`unknown argument ${a}; usage: node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>] [--workers <n>] [--vector-cache <file>]`);
   }
   return { split, quick, out, vectorCache, workers };
 }

@@ -16,6 +16,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { createGptTokenCounter, createSqliteStore, createUseEmbedder, Engine } from '../src/index.js';
 import type { Embedder } from '../src/index.js';
 import type { MemoryInput, MemoryKind } from '../src/interfaces/memory.js';
+import { PrecomputedEmbedder, rng } from './synthetic-notes.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, HERE.includes(join('dist', 'bench')) ? '../..' : '..');
@@ -77,18 +78,6 @@ function log(message: string): void {
   process.stderr.write(`[mcp-bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 
-/** Deterministic PRNG (mulberry32) so every run stores the same corpus and asks the same queries. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const AREAS = ['checkout', 'billing', 'auth', 'session handling', 'search indexing', 'the import pipeline', 'rate limiting', 'email delivery', 'the admin dashboard', 'feature flags', 'the job queue', 'response caching', 'structured logging', 'schema migrations', 'file uploads', 'push notifications', 'inbound webhooks', 'SSO login', 'tax calculation', 'PDF export', 'the mobile API', 'the cron scheduler', 'the audit log', 'refunds', 'invoice numbering', 'CSV export'];
 const FACTS: [MemoryKind, (area: string, n: number) => string][] = [
   ['decision', (a, n) => `We decided that ${a} retries at most ${n} times with exponential backoff, because upstream outages last minutes.`],
@@ -107,29 +96,6 @@ const QUESTIONS = [
   (a: string) => `who to ask before touching ${a}`,
 ];
 
-/**
- * Returns precomputed vectors for the fill (the pool's real vectors, nudged per memory) and falls back to
- * the real model for anything else. Same id and dimensions as the real embedder, so the store it fills is
- * one the real server accepts.
- */
-class PrecomputedEmbedder implements Embedder {
-  readonly id: string;
-  readonly dimensions: number;
-  readonly vectors = new Map<string, Float32Array>();
-  constructor(private readonly real: Embedder) {
-    this.id = real.id;
-    this.dimensions = real.dimensions;
-  }
-  async embed(texts: string[]): Promise<Float32Array[]> {
-    const missing = texts.filter((t) => !this.vectors.has(t));
-    const fresh = missing.length ? await this.real.embed(missing) : [];
-    missing.forEach((t, i) => this.vectors.set(t, fresh[i] as Float32Array));
-    return texts.map((t) => this.vectors.get(t) as Float32Array);
-  }
-  loadTimeMs(): number | null {
-    return this.real.loadTimeMs();
-  }
-}
 
 async function fill(dbPath: string, opts: Options, real: Embedder): Promise<Record<string, unknown>> {
   const r = rng(7);

@@ -2,6 +2,7 @@
  * A deterministic corpus of coding-project notes (decisions, constraints, conventions, gotchas, facts, notes)
  * and the questions an agent asks about them, shared by the latency and HTTP benchmarks.
  */
+import type { Embedder } from '../src/interfaces/embedder.js';
 import type { MemoryKind } from '../src/interfaces/memory.js';
 
 // ------------------------------------------------------------------------------------------ text generation
@@ -177,3 +178,27 @@ export function query(r: Rand): string {
   }
 }
 
+
+/**
+ * Returns vectors set in advance (a fill's texts reuse a pool's real vectors) and falls back to the real model
+ * for anything else. Same id and dimensions as the real embedder, so the store it fills is one the real
+ * server accepts.
+ */
+export class PrecomputedEmbedder implements Embedder {
+  readonly id: string;
+  readonly dimensions: number;
+  readonly vectors = new Map<string, Float32Array>();
+  constructor(private readonly real: Embedder) {
+    this.id = real.id;
+    this.dimensions = real.dimensions;
+  }
+  async embed(texts: string[]): Promise<Float32Array[]> {
+    const missing = texts.filter((t) => !this.vectors.has(t));
+    const fresh = missing.length ? await this.real.embed(missing) : [];
+    missing.forEach((t, i) => this.vectors.set(t, fresh[i] as Float32Array));
+    return texts.map((t) => this.vectors.get(t) as Float32Array);
+  }
+  loadTimeMs(): number | null {
+    return this.real.loadTimeMs();
+  }
+}

@@ -63,13 +63,15 @@ describe('cairn serve --auth', { concurrency: false }, () => {
     sandbox = createSandbox('http-auth');
     const keys = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
     writeFileSync(join(sandbox.dir, 'erase.pem'), keys.privateKey);
+    // Created first, with a margin for a slow machine; the matrix waits until this moment has passed.
+    const expiresAt = Date.now() + 6000;
     const specs: [Who, string, string, string[]][] = [
+      ['expired', 'team-a', 'read', ['--expires', new Date(expiresAt).toISOString()]],
       ['readA', 'team-a', 'read', []],
       ['writeA', 'team-a', 'write', []],
       ['adminA', 'team-a', 'admin', []],
       ['adminAll', '*', 'admin', []],
       ['revoked', 'team-a', 'write', []],
-      ['expired', 'team-a', 'read', ['--expires', new Date(Date.now() + 1500).toISOString()]],
     ];
     for (const [who, ns, scope, extra] of specs) {
       const c = await create(ns, scope, extra);
@@ -90,7 +92,7 @@ describe('cairn serve --auth', { concurrency: false }, () => {
     served = await serve(sandbox, ['--auth', '--rate-limit', '0', '--namespace', 'team-a', '--erase-key', join(sandbox.dir, 'erase.pem')]);
     base = new URL(served.url.origin);
     // The expired token's moment passes before the matrix runs.
-    await new Promise((r) => setTimeout(r, Math.max(0, 1600 - 0)));
+    await new Promise((r) => setTimeout(r, Math.max(0, expiresAt + 100 - Date.now())));
   });
 
   after(async () => {

@@ -5,6 +5,7 @@ import type { Engine } from '../../core/engine.js';
 import { CairnError } from '../../interfaces/errors.js';
 import type { Memory, MemoryInput, MemoryKind, SearchResult } from '../../interfaces/memory.js';
 import type { AccessScope } from '../../interfaces/store.js';
+import { memoryJson } from '../mcp/mcp-server.js';
 import { clientAddress, CSRF_HEADER, errorResponse, SESSION_COOKIE, SESSION_TTL_MS, type Auth, type AuthEnv, type Principal } from './auth.js';
 
 /**
@@ -25,22 +26,12 @@ export interface ApiConfig {
 
 type C = Context<AuthEnv>;
 
-/** Everything a reviewer needs about a memory (the MCP shape plus its lifecycle). */
+/** Everything a reviewer needs about a memory: the MCP shape plus its lifecycle. */
 export function memoryView(m: Memory): Record<string, unknown> {
   return {
-    id: m.id,
-    text: m.text,
-    kind: m.kind,
-    namespace: m.namespace,
-    importance: m.importance,
-    tags: m.tags,
-    taskId: m.taskId,
-    metadata: { ...m.metadata },
-    route: m.route,
-    createdAt: m.createdAt,
+    ...memoryJson(m),
     updatedAt: m.updatedAt,
     expiresAt: m.expiresAt,
-    supersedes: m.supersedes,
     supersededBy: m.supersededBy,
     forgottenAt: m.forgottenAt,
     forgetReason: m.forgetReason,
