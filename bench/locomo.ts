@@ -5,10 +5,13 @@
  * vector-only and hybrid (the product defaults); plus the size of `engine.context()` against the whole history.
  *
  *   node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>] [--workers <n>] [--vector-cache <file>]
+ *                             [--modes lexical,vector,hybrid] [--hybrid-weights <vector,lexical,recency>]
  *
  * --quick runs the first conversation of the split only (a smoke run; writes no file unless --out is given).
  * --workers sets the embedding threads (default: 2, or 1 on a single core). --vector-cache keeps turn and
  * question vectors in a file between runs (a development aid; the recorded runs do not use it).
+ * --modes and --hybrid-weights are development aids (run a subset of modes; try other hybrid weights on the dev
+ * split); recorded runs use neither.
  * Results: bench/results/locomo.json for --split all, bench/results/locomo-<split>.json otherwise.
  * Tuning happens on the dev split only (bench/locomo-sweep.ts); the test split is for reporting.
  */
