@@ -24,7 +24,7 @@ import { queryTerms } from './lexical.js';
 import { buildSnapshot } from './snapshot.js';
 import { erase } from './erasure.js';
 import type { ErasureCertificate } from './certificate.js';
-import { preferNewerOnSameTopic } from './topics.js';
+import { inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights } from './topics.js';
 import { recover, verify, type RecoverReport, type VerifyReport } from './replay.js';
 import type { Conversation } from './conversation.js';
 import { packSections, renderHeader, renderMemoryLine } from './render.js';
@@ -1089,7 +1089,13 @@ export class Engine {
     if (weights.recency > 0 && results.length > 1) {
       const window = Math.min(results.length, Math.max(limit * 2, 20));
       const vectors = await this.store.getVectors(results.slice(0, window).map((r) => r.memory.id));
-      results = preferNewerOnSameTopic(results, vectors, window);
+      const needed = termsNeedingWeights(results, vectors, window);
+      let weight: ((term: string) => number) | undefined;
+      if (needed.length > 0 && this.store.capabilities.fullText) {
+        const { documents, frequencies } = await this.store.termDocumentFrequencies(needed);
+        if (documents > 0) weight = inverseDocumentFrequency(documents, frequencies);
+      }
+      results = preferNewerOnSameTopic(results, vectors, window, weight);
     }
 
     if (this.reranker && results.length > 1) {

@@ -11,6 +11,12 @@ import { indexText } from './events.js';
  * Both conditions are needed (measured on the offline embedder): "Start the dev server with make dev" /
  * "… pnpm dev --turbo" have cosine 0.80 and term overlap 0.5 (same topic), while "Database column names use
  * snake_case" / "Database table names are plural" have cosine 0.78 but overlap 0.22 (two different rules).
+ *
+ * The overlap weighs each term by its rarity in the store (inverse document frequency) when the store can
+ * count documents per term: words every memory shares (a project's name, a speaker's name, "said") say
+ * nothing about the topic. Measured on LoCoMo's dev conversations, plain overlap paired chit-chat turns
+ * ("Thanks, Melanie! Your kind words mean a lot." / "Thanks, Melanie. It means a lot to share this with
+ * you.": 0.67) and cost 0.5 points of recall@5; weighted, those pairs fall below the threshold.
  */
 export const SAME_TOPIC_MIN_COSINE = 0.75;
 export const SAME_TOPIC_MIN_OVERLAP = 0.4;
@@ -21,26 +27,76 @@ function dot(a: Float32Array, b: Float32Array): number {
   return s;
 }
 
-function jaccard(a: Set<string>, b: Set<string>): number {
+/** Overlap of two term sets; each term counts with its weight (1 when no weights are given). */
+function jaccard(a: Set<string>, b: Set<string>, weight: (term: string) => number): number {
   let both = 0;
-  for (const t of a) if (b.has(t)) both++;
-  const union = a.size + b.size - both;
+  let union = 0;
+  for (const t of a) {
+    const w = weight(t);
+    union += w;
+    if (b.has(t)) both += w;
+  }
+  for (const t of b) if (!a.has(t)) union += weight(t);
   return union === 0 ? 0 : both / union;
+}
+
+/**
+ * Rarity is judged against a store of at least this many memories, so that in a young store, where every
+ * word of two similar notes occurs in a good share of the few memories, the overlap stays the plain one.
+ */
+export const RARITY_MIN_DOCUMENTS = 1000;
+
+/** Term rarity: BM25's inverse document frequency, ln(1 + (N − df + 0.5) / (df + 0.5)). */
+export function inverseDocumentFrequency(documents: number, frequencies: Map<string, number>): (term: string) => number {
+  const n = Math.max(documents, RARITY_MIN_DOCUMENTS);
+  return (term) => {
+    const df = Math.min(Math.max(frequencies.get(term) ?? 1, 1), n);
+    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  };
+}
+
+const termsOf = (r: SearchResult): Set<string> => new Set(analyse(indexText(r.memory)));
+
+/**
+ * The terms of the results in the first `window` that have a close neighbour of the same kind (cosine at or
+ * above the threshold): the only ones whose rarity the overlap test needs.
+ */
+export function termsNeedingWeights(results: SearchResult[], vectors: Map<string, Float32Array>, window: number): string[] {
+  const head = results.slice(0, window);
+  const terms = new Set<string>();
+  for (let i = 0; i < head.length; i++) {
+    for (let j = i + 1; j < head.length; j++) {
+      const a = head[i] as SearchResult;
+      const b = head[j] as SearchResult;
+      if (a.memory.kind !== b.memory.kind) continue;
+      const va = vectors.get(a.memory.id);
+      const vb = vectors.get(b.memory.id);
+      if (!va || !vb || dot(va, vb) < SAME_TOPIC_MIN_COSINE) continue;
+      for (const t of termsOf(a)) terms.add(t);
+      for (const t of termsOf(b)) terms.add(t);
+    }
+  }
+  return [...terms];
 }
 
 /**
  * Reorders the first `window` results in place so that whenever two are about the same topic, the newer
  * comes first. Notes of different kinds (a route and a decision) are never treated as one topic.
  */
-export function preferNewerOnSameTopic(results: SearchResult[], vectors: Map<string, Float32Array>, window: number): SearchResult[] {
+export function preferNewerOnSameTopic(
+  results: SearchResult[],
+  vectors: Map<string, Float32Array>,
+  window: number,
+  weight: (term: string) => number = () => 1,
+): SearchResult[] {
   const head = results.slice(0, window);
-  const terms = new Map(head.map((r) => [r.memory.id, new Set(analyse(indexText(r.memory)))]));
+  const terms = new Map(head.map((r) => [r.memory.id, termsOf(r)]));
   const sameTopic = (a: SearchResult, b: SearchResult): boolean => {
     if (a.memory.kind !== b.memory.kind) return false;
     const va = vectors.get(a.memory.id);
     const vb = vectors.get(b.memory.id);
     if (!va || !vb || dot(va, vb) < SAME_TOPIC_MIN_COSINE) return false;
-    return jaccard(terms.get(a.memory.id) as Set<string>, terms.get(b.memory.id) as Set<string>) >= SAME_TOPIC_MIN_OVERLAP;
+    return jaccard(terms.get(a.memory.id) as Set<string>, terms.get(b.memory.id) as Set<string>, weight) >= SAME_TOPIC_MIN_OVERLAP;
   };
   for (let i = 0; i < head.length; i++) {
     for (let j = i + 1; j < head.length; j++) {

@@ -253,6 +253,8 @@ export interface Store {
   // Recall counts (usage statistics, outside the event log and the checksum; erased with their memory).
   recordRecalls(namespace: string, ids: string[], at: string): Promise<void>;
   recallStats(namespace: string, now: string, top: number): Promise<RecallStats>;
+  /** How many indexed memories there are, and in how many of them each term occurs (every namespace). */
+  termDocumentFrequencies(terms: string[]): Promise<{ documents: number; frequencies: Map<string, number> }>;
   /** Memories created per UTC day in a namespace (live or not). */
   createdPerDay(namespace: string): Promise<{ day: string; count: number }[]>;
   close(): Promise<void>;

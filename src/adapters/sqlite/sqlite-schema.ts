@@ -119,6 +119,10 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX recall_counts_namespace ON recall_counts(namespace, count);
   `,
+  // 4: documents per term of the full-text index (term rarity for the same-topic test of recall).
+  `
+  CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, col);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

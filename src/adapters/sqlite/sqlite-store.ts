@@ -982,6 +982,19 @@ export class SqliteStore implements Store {
     });
   }
 
+  async termDocumentFrequencies(terms: string[]): Promise<{ documents: number; frequencies: Map<string, number> }> {
+    return this.read('counting terms', () => {
+      const { n } = this.stmt('SELECT COUNT(*) AS n FROM memories').get() as { n: number };
+      const lookup = this.stmt(`SELECT doc FROM memories_fts_vocab WHERE col = 'terms' AND term = ?`);
+      const frequencies = new Map<string, number>();
+      for (const term of new Set(terms)) {
+        const row = lookup.get(term) as { doc: number } | undefined;
+        if (row) frequencies.set(term, row.doc);
+      }
+      return { documents: n, frequencies };
+    });
+  }
+
   async createdPerDay(namespace: string): Promise<{ day: string; count: number }[]> {
     return this.read('counting memories', () =>
       this.stmt('SELECT substr(created_at, 1, 10) AS day, COUNT(*) AS count FROM memories WHERE namespace = ? GROUP BY day ORDER BY day').all(namespace) as {
