@@ -1,7 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Memory, SearchResult } from '../interfaces/memory.js';
-import { preferNewerOnSameTopic } from './topics.js';
+import { analyse } from './lexical.js';
+import { inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights } from './topics.js';
 
 function result(id: string, text: string, createdAt: string, kind: Memory['kind'] = 'note'): SearchResult {
   const memory = { id, text, kind, createdAt, route: null } as unknown as Memory;
@@ -44,5 +45,42 @@ describe('preferNewerOnSameTopic', () => {
     const vectors = new Map([['A', at(0)], ['B', at(5)]]);
     assert.deepEqual(preferNewerOnSameTopic([older, route], vectors, 10).map((r) => r.memory.id), ['A', 'B']);
     assert.deepEqual(preferNewerOnSameTopic([older, other, newer], vectors, 2).map((r) => r.memory.id), ['A', 'C', 'B']);
+  });
+
+  it('weighted by rarity, words most memories share (names, "said") stop making two turns one topic', () => {
+    const a = result('A', 'Caroline said, "Thanks, Melanie! Your kind words mean a lot."', '2026-03-01T00:00:00Z');
+    const b = result('B', 'Caroline said, "Thanks, Melanie. It means a lot to share this with you."', '2026-04-01T00:00:00Z');
+    const vectors = new Map([['A', at(0)], ['B', at(20)]]);
+    assert.deepEqual(termsNeedingWeights([a, b], vectors, 10).sort(), [...new Set([...analyse(a.memory.text), ...analyse(b.memory.text)])].sort());
+    assert.deepEqual(termsNeedingWeights([a, b], new Map([['A', at(0)], ['B', at(80)]]), 10), [], 'no close pair, nothing to weigh');
+    // Unweighted, the overlap reaches the threshold and the newer turn jumps ahead.
+    assert.deepEqual(preferNewerOnSameTopic([a, b], vectors, 10).map((r) => r.memory.id), ['B', 'A']);
+    // In a conversation of 3,000 turns where every turn has "said", half name Caroline and a fifth Melanie or thanks.
+    const df = new Map([
+      ['said', 3000],
+      ['carolin', 1500],
+      ['melani', 600],
+      ['thank', 600],
+      ['mean', 200],
+      ['lot', 250],
+    ]);
+    const weight = inverseDocumentFrequency(3000, df);
+    assert.ok(weight('kind') > weight('thank') && weight('thank') > weight('said'));
+    assert.deepEqual(preferNewerOnSameTopic([a, b], vectors, 10, weight).map((r) => r.memory.id), ['A', 'B']);
+  });
+
+  it('in a young store (fewer than 1,000 memories) the weighted overlap stays close to the plain one', () => {
+    const vectors = new Map([['A', at(0)], ['B', at(30)]]);
+    // Three memories, two of which share start/dev/server: every word looks common in so few.
+    const df = new Map([
+      ['start', 2],
+      ['dev', 2],
+      ['server', 2],
+      ['make', 1],
+      ['pnpm', 1],
+      ['turbo', 1],
+    ]);
+    const out = preferNewerOnSameTopic([older, newer], vectors, 10, inverseDocumentFrequency(3, df));
+    assert.deepEqual(out.map((r) => r.memory.id), ['B', 'A']);
   });
 });

@@ -936,6 +936,23 @@ export function describeStoreContract(name: string, makeStore: MakeStore, option
         assert.equal((await store.recallStats('acme/blog', NOW, 10)).top[0]?.count, 1);
       });
 
+      test('term document frequencies count indexed memories per term, across namespaces', async (store, t) => {
+        if (!needsFullText(store, t)) return;
+        await store.transaction(async (tx) => {
+          await tx.insertMemory(makeMemory('acme/shop', 'dev server one'), null, ['start', 'dev', 'server']);
+          await tx.insertMemory(makeMemory('acme/shop', 'dev server two'), null, ['start', 'dev', 'server', 'turbo']);
+          await tx.insertMemory(makeMemory('acme/blog', 'tax rule'), null, ['tax', 'shop/checkout/tax.py']);
+        });
+        const { documents, frequencies } = await store.termDocumentFrequencies(['dev', 'turbo', 'tax', 'shop/checkout/tax.py', 'absent', 'dev']);
+        assert.equal(documents, 3);
+        assert.deepEqual(Object.fromEntries(frequencies), { dev: 2, turbo: 1, tax: 1, 'shop/checkout/tax.py': 1 });
+        const one = (await store.listMemories({ namespace: 'acme/shop', limit: 10, now: NOW }))[0] as Memory;
+        await store.transaction((tx) => tx.deleteMemory(one.id));
+        const after = await store.termDocumentFrequencies(['dev']);
+        assert.equal(after.documents, 2);
+        assert.equal(after.frequencies.get('dev'), 1);
+      });
+
       test('a closed store refuses work with STORE_UNAVAILABLE', async (store) => {
         await store.close();
         await rejectsWith(store.getMemory(ulid()), 'STORE_UNAVAILABLE');
