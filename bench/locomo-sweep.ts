@@ -23,7 +23,7 @@ import { DEFAULT_CANDIDATE_FACTOR, DEFAULT_MIN_CANDIDATES, Engine } from '../src
 import { DEFAULT_WEIGHTS, fuse, RRF_K, type RankedHit } from '../src/core/fusion.js';
 import { createAnalyser, STOP_WORDS, type Analyser } from '../src/core/lexical.js';
 import { indexText } from '../src/core/events.js';
-import { SAME_TOPIC_MIN_COSINE, SAME_TOPIC_MIN_OVERLAP } from '../src/core/topics.js';
+import { inverseDocumentFrequency, SAME_TOPIC_MIN_COSINE, SAME_TOPIC_MIN_OVERLAP } from '../src/core/topics.js';
 import { analyse } from '../src/core/lexical.js';
 import type { Memory, SearchResult, SignalWeights } from '../src/interfaces/memory.js';
 import type { CandidateFilter } from '../src/interfaces/store.js';
@@ -199,6 +199,10 @@ async function main(): Promise<void> {
     // test memoised: the same loop as preferNewerOnSameTopic, checked against Engine.search at the end.
     const storedVectors = await store.getVectors([...memories.keys()]);
     const termSets = new Map([...memories.values()].map((m) => [m.id, new Set(analyse(indexText(m)))]));
+    // Shared words weigh by their rarity in the store, as in the engine.
+    const allTerms = [...new Set([...termSets.values()].flatMap((t) => [...t]))];
+    const { documents, frequencies } = await store.termDocumentFrequencies(allTerms);
+    const rarity = inverseDocumentFrequency(documents, frequencies);
     const pairCache = new Map<string, boolean>();
     const sameTopic = (a: Memory, b: Memory): boolean => {
       const key = a.id < b.id ? `${a.id}|${b.id}` : `${b.id}|${a.id}`;
@@ -214,8 +218,12 @@ async function main(): Promise<void> {
             const ta = termSets.get(a.id) as Set<string>;
             const tb = termSets.get(b.id) as Set<string>;
             let both = 0;
-            for (const t of ta) if (tb.has(t)) both++;
-            const union = ta.size + tb.size - both;
+            let union = 0;
+            for (const t of ta) {
+              union += rarity(t);
+              if (tb.has(t)) both += rarity(t);
+            }
+            for (const t of tb) if (!ta.has(t)) union += rarity(t);
             same = union > 0 && both / union >= SAME_TOPIC_MIN_OVERLAP;
           }
         }
