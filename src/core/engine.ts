@@ -1089,13 +1089,14 @@ export class Engine {
     if (weights.recency > 0 && results.length > 1) {
       const window = Math.min(results.length, Math.max(limit * 2, 20));
       const vectors = await this.store.getVectors(results.slice(0, window).map((r) => r.memory.id));
-      const needed = termsNeedingWeights(results, vectors, window);
+      const termCache = new Map<string, Set<string>>();
+      const needed = termsNeedingWeights(results, vectors, window, termCache);
       let weight: ((term: string) => number) | undefined;
       if (needed.length > 0 && this.store.capabilities.fullText) {
         const { documents, frequencies } = await this.store.termDocumentFrequencies(needed);
         if (documents > 0) weight = inverseDocumentFrequency(documents, frequencies);
       }
-      results = preferNewerOnSameTopic(results, vectors, window, weight);
+      results = preferNewerOnSameTopic(results, vectors, window, weight, termCache);
     }
 
     if (this.reranker && results.length > 1) {

@@ -55,13 +55,26 @@ export function inverseDocumentFrequency(documents: number, frequencies: Map<str
   };
 }
 
-const termsOf = (r: SearchResult): Set<string> => new Set(analyse(indexText(r.memory)));
+/** Analysed terms of a result, computed once per memory id in `cache`. */
+function termsOf(r: SearchResult, cache: Map<string, Set<string>>): Set<string> {
+  let terms = cache.get(r.memory.id);
+  if (!terms) {
+    terms = new Set(analyse(indexText(r.memory)));
+    cache.set(r.memory.id, terms);
+  }
+  return terms;
+}
 
 /**
  * The terms of the results in the first `window` that have a close neighbour of the same kind (cosine at or
  * above the threshold): the only ones whose rarity the overlap test needs.
  */
-export function termsNeedingWeights(results: SearchResult[], vectors: Map<string, Float32Array>, window: number): string[] {
+export function termsNeedingWeights(
+  results: SearchResult[],
+  vectors: Map<string, Float32Array>,
+  window: number,
+  cache: Map<string, Set<string>> = new Map(),
+): string[] {
   const head = results.slice(0, window);
   const terms = new Set<string>();
   for (let i = 0; i < head.length; i++) {
@@ -72,8 +85,8 @@ export function termsNeedingWeights(results: SearchResult[], vectors: Map<string
       const va = vectors.get(a.memory.id);
       const vb = vectors.get(b.memory.id);
       if (!va || !vb || dot(va, vb) < SAME_TOPIC_MIN_COSINE) continue;
-      for (const t of termsOf(a)) terms.add(t);
-      for (const t of termsOf(b)) terms.add(t);
+      for (const t of termsOf(a, cache)) terms.add(t);
+      for (const t of termsOf(b, cache)) terms.add(t);
     }
   }
   return [...terms];
@@ -88,15 +101,15 @@ export function preferNewerOnSameTopic(
   vectors: Map<string, Float32Array>,
   window: number,
   weight: (term: string) => number = () => 1,
+  cache: Map<string, Set<string>> = new Map(),
 ): SearchResult[] {
   const head = results.slice(0, window);
-  const terms = new Map(head.map((r) => [r.memory.id, termsOf(r)]));
   const sameTopic = (a: SearchResult, b: SearchResult): boolean => {
     if (a.memory.kind !== b.memory.kind) return false;
     const va = vectors.get(a.memory.id);
     const vb = vectors.get(b.memory.id);
     if (!va || !vb || dot(va, vb) < SAME_TOPIC_MIN_COSINE) return false;
-    return jaccard(terms.get(a.memory.id) as Set<string>, terms.get(b.memory.id) as Set<string>, weight) >= SAME_TOPIC_MIN_OVERLAP;
+    return jaccard(termsOf(a, cache), termsOf(b, cache), weight) >= SAME_TOPIC_MIN_OVERLAP;
   };
   for (let i = 0; i < head.length; i++) {
     for (let j = i + 1; j < head.length; j++) {

@@ -163,4 +163,23 @@ describe('SQLite store, file handling', () => {
       await b.close();
     }
   });
+
+  it('term counts kept in memory follow another connection’s writes', async () => {
+    const path = freshPath();
+    const a = createSqliteStore({ path });
+    const b = createSqliteStore({ path });
+    try {
+      const first = makeMemory('acme/shop', 'turbo mode for the dev server');
+      await a.transaction((tx) => tx.insertMemory(first, null, analyse(first.text)));
+      assert.equal((await a.termDocumentFrequencies(['turbo'])).frequencies.get('turbo'), 1);
+      const second = makeMemory('acme/blog', 'turbo builds are cached');
+      await b.transaction((tx) => tx.insertMemory(second, null, analyse(second.text)));
+      const seen = await a.termDocumentFrequencies(['turbo']);
+      assert.equal(seen.frequencies.get('turbo'), 2, 'the other connection’s write is counted');
+      assert.equal(seen.documents, 2);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
 });

@@ -372,6 +372,7 @@ export class SqliteStore implements Store {
         this.loadVectorInfo(); // another process may have created or reset the vector index
         const result = await fn(this.makeTx());
         this.db.exec('COMMIT');
+        this.ownWrites++;
         return result;
       } catch (err) {
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
@@ -901,6 +902,7 @@ export class SqliteStore implements Store {
       const deadline = Date.now() + this.maxBusyWaitMs;
       for (let attempt = 0; ; attempt++) {
         try {
+          // Tokens and recall counts: no change to the full-text index, so the term counts stay valid.
           fn();
           return;
         } catch (err) {
@@ -982,16 +984,33 @@ export class SqliteStore implements Store {
     });
   }
 
+  /**
+   * Document frequencies are kept in memory until the database changes (this connection's writes, or another
+   * process's commit, seen through `PRAGMA data_version`): counting a common term reads its whole posting list.
+   */
+  private readonly dfCache = { version: '', documents: 0, frequencies: new Map<string, number>() };
+  private ownWrites = 0;
+
   async termDocumentFrequencies(terms: string[]): Promise<{ documents: number; frequencies: Map<string, number> }> {
     return this.read('counting terms', () => {
-      const { n } = this.stmt('SELECT COUNT(*) AS n FROM memories').get() as { n: number };
+      const version = `${String(this.db.pragma('data_version', { simple: true }))}:${this.ownWrites}`;
+      const cache = this.dfCache;
+      if (cache.version !== version || cache.frequencies.size > 100_000) {
+        cache.version = version;
+        cache.documents = (this.stmt('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
+        cache.frequencies.clear();
+      }
       const lookup = this.stmt(`SELECT doc FROM memories_fts_vocab WHERE col = 'terms' AND term = ?`);
       const frequencies = new Map<string, number>();
       for (const term of new Set(terms)) {
-        const row = lookup.get(term) as { doc: number } | undefined;
-        if (row) frequencies.set(term, row.doc);
+        let df = cache.frequencies.get(term);
+        if (df === undefined) {
+          df = (lookup.get(term) as { doc: number } | undefined)?.doc ?? 0;
+          cache.frequencies.set(term, df);
+        }
+        if (df > 0) frequencies.set(term, df);
       }
-      return { documents: n, frequencies };
+      return { documents: cache.documents, frequencies };
     });
   }
 
