@@ -218,12 +218,14 @@ async function main(): Promise<void> {
             const ta = termSets.get(a.id) as Set<string>;
             const tb = termSets.get(b.id) as Set<string>;
             let both = 0;
-            let union = 0;
+            let shared = 0;
             for (const t of ta) {
-              union += rarity(t);
-              if (tb.has(t)) both += rarity(t);
+              if (tb.has(t)) {
+                both += rarity(t);
+                shared++;
+              }
             }
-            for (const t of tb) if (!ta.has(t)) union += rarity(t);
+            const union = both + (ta.size - shared) + (tb.size - shared);
             same = union > 0 && both / union >= SAME_TOPIC_MIN_OVERLAP;
           }
         }

@@ -27,16 +27,21 @@ function dot(a: Float32Array, b: Float32Array): number {
   return s;
 }
 
-/** Overlap of two term sets; each term counts with its weight (1 when no weights are given). */
+/**
+ * Overlap of two term sets: the shared terms, each counted with its weight in [0, 1] (1 when no weights are
+ * given), over the shared weight plus one for every term only one side has. Only shared terms need a weight,
+ * so a search looks up few of them; a word one note alone has counts fully against the overlap.
+ */
 function jaccard(a: Set<string>, b: Set<string>, weight: (term: string) => number): number {
   let both = 0;
-  let union = 0;
+  let shared = 0;
   for (const t of a) {
-    const w = weight(t);
-    union += w;
-    if (b.has(t)) both += w;
+    if (b.has(t)) {
+      both += weight(t);
+      shared++;
+    }
   }
-  for (const t of b) if (!a.has(t)) union += weight(t);
+  const union = both + (a.size - shared) + (b.size - shared);
   return union === 0 ? 0 : both / union;
 }
 
@@ -46,13 +51,15 @@ function jaccard(a: Set<string>, b: Set<string>, weight: (term: string) => numbe
  */
 export const RARITY_MIN_DOCUMENTS = 1000;
 
-/** Term rarity: BM25's inverse document frequency, ln(1 + (N − df + 0.5) / (df + 0.5)). */
+/**
+ * Term rarity in [0, 1]: BM25's inverse document frequency, ln(1 + (N − df + 0.5) / (df + 0.5)), divided by that
+ * of a term found in one memory only.
+ */
 export function inverseDocumentFrequency(documents: number, frequencies: Map<string, number>): (term: string) => number {
   const n = Math.max(documents, RARITY_MIN_DOCUMENTS);
-  return (term) => {
-    const df = Math.min(Math.max(frequencies.get(term) ?? 1, 1), n);
-    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
-  };
+  const idf = (df: number) => Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  const rarest = idf(1);
+  return (term) => idf(Math.min(Math.max(frequencies.get(term) ?? 1, 1), n)) / rarest;
 }
 
 /** Analysed terms of a result, computed once per memory id in `cache`. */
@@ -66,8 +73,8 @@ function termsOf(r: SearchResult, cache: Map<string, Set<string>>): Set<string> 
 }
 
 /**
- * The terms of the results in the first `window` that have a close neighbour of the same kind (cosine at or
- * above the threshold): the only ones whose rarity the overlap test needs.
+ * The terms shared by two results in the first `window` that are close neighbours of the same kind (cosine at
+ * or above the threshold): the only ones whose rarity the overlap test needs.
  */
 export function termsNeedingWeights(
   results: SearchResult[],
@@ -85,8 +92,8 @@ export function termsNeedingWeights(
       const va = vectors.get(a.memory.id);
       const vb = vectors.get(b.memory.id);
       if (!va || !vb || dot(va, vb) < SAME_TOPIC_MIN_COSINE) continue;
-      for (const t of termsOf(a, cache)) terms.add(t);
-      for (const t of termsOf(b, cache)) terms.add(t);
+      const tb = termsOf(b, cache);
+      for (const t of termsOf(a, cache)) if (tb.has(t)) terms.add(t);
     }
   }
   return [...terms];
