@@ -14,7 +14,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { cli, createSandbox, ROOT, type Sandbox } from './mcp-scenario.js';
 import { serve, type Served } from './served.js';
 
-const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = process.env['CAIRN_CHROMIUM'] ?? '/usr/bin/chromium';
 const ARTIFACTS = join(ROOT, 'test-artifacts', 'brain-page');
 const WAIT = 15_000;
 const STEP = { timeout: 45_000 };

@@ -160,6 +160,8 @@ describe('cairn serve --auth', { concurrency: false }, () => {
       ['adminAll', 200],
     ];
     for (const [who, status] of adminOnly) cases.push({ who, what: 'api quarantine list', method: 'GET', path: '/api/quarantine', status });
+    cases.push({ who: 'adminA', what: 'api quarantine list of team-b', method: 'GET', path: '/api/quarantine?namespace=team-b', status: 403 });
+    cases.push({ who: 'adminAll', what: 'api quarantine list of team-b', method: 'GET', path: '/api/quarantine?namespace=team-b', status: 200 });
     for (const [who, status] of [['readA', 403], ['writeA', 403], ['adminA', 403], ['adminAll', 200]] as [Who, number][]) {
       cases.push({ who, what: 'api token list (needs admin on *)', method: 'GET', path: '/api/tokens', status });
       cases.push({ who, what: 'api erase a subject (needs admin on *)', method: 'POST', path: '/api/erase', body: { subject: 'nobody-at-all' }, status, writes: status !== 200 });

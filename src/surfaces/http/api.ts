@@ -385,8 +385,10 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
       const p = c.get('principal');
       if (p.token.scope !== 'admin') requireAdmin(c, p.defaultNamespace);
       const status = (c.req.query('status') ?? 'held') as 'held';
+      const only = str(c.req.query('namespace'), 'namespace');
+      if (only !== undefined) requireAdmin(c, only);
       const entries = await engine.listQuarantine({ status, limit: int(c.req.query('limit'), 'limit') ?? 100 });
-      return c.json({ entries: entries.filter((e) => namespaceAllowed(p.token, e.namespace)) });
+      return c.json({ entries: entries.filter((e) => namespaceAllowed(p.token, e.namespace) && (only === undefined || e.namespace === only)) });
     }),
   );
 
