@@ -23,7 +23,7 @@ import { DEFAULT_CANDIDATE_FACTOR, DEFAULT_MIN_CANDIDATES, Engine } from '../src
 import { DEFAULT_WEIGHTS, fuse, RRF_K, type RankedHit } from '../src/core/fusion.js';
 import { createAnalyser, STOP_WORDS, type Analyser } from '../src/core/lexical.js';
 import { indexText } from '../src/core/events.js';
-import { inverseDocumentFrequency, SAME_TOPIC_MIN_COSINE, SAME_TOPIC_MIN_OVERLAP } from '../src/core/topics.js';
+import { inverseDocumentFrequency, SAME_TOPIC_MIN_COSINE, SAME_TOPIC_MIN_OVERLAP, weightedOverlap } from '../src/core/topics.js';
 import { analyse } from '../src/core/lexical.js';
 import type { Memory, SearchResult, SignalWeights } from '../src/interfaces/memory.js';
 import type { CandidateFilter } from '../src/interfaces/store.js';
@@ -217,16 +217,7 @@ async function main(): Promise<void> {
           if (dot >= SAME_TOPIC_MIN_COSINE) {
             const ta = termSets.get(a.id) as Set<string>;
             const tb = termSets.get(b.id) as Set<string>;
-            let both = 0;
-            let shared = 0;
-            for (const t of ta) {
-              if (tb.has(t)) {
-                both += rarity(t);
-                shared++;
-              }
-            }
-            const union = both + (ta.size - shared) + (tb.size - shared);
-            same = union > 0 && both / union >= SAME_TOPIC_MIN_OVERLAP;
+            same = weightedOverlap(ta, tb, rarity) >= SAME_TOPIC_MIN_OVERLAP;
           }
         }
         pairCache.set(key, same);

@@ -32,7 +32,7 @@ function dot(a: Float32Array, b: Float32Array): number {
  * given), over the shared weight plus one for every term only one side has. Only shared terms need a weight,
  * so a search looks up few of them; a word one note alone has counts fully against the overlap.
  */
-function jaccard(a: Set<string>, b: Set<string>, weight: (term: string) => number): number {
+export function weightedOverlap(a: Set<string>, b: Set<string>, weight: (term: string) => number): number {
   let both = 0;
   let shared = 0;
   for (const t of a) {
@@ -116,7 +116,7 @@ export function preferNewerOnSameTopic(
     const va = vectors.get(a.memory.id);
     const vb = vectors.get(b.memory.id);
     if (!va || !vb || dot(va, vb) < SAME_TOPIC_MIN_COSINE) return false;
-    return jaccard(termsOf(a, cache), termsOf(b, cache), weight) >= SAME_TOPIC_MIN_OVERLAP;
+    return weightedOverlap(termsOf(a, cache), termsOf(b, cache), weight) >= SAME_TOPIC_MIN_OVERLAP;
   };
   for (let i = 0; i < head.length; i++) {
     for (let j = i + 1; j < head.length; j++) {
