@@ -25,8 +25,15 @@ export async function handleUserPromptSubmit(ctx: HookContext, settings: HookSet
   if (!prompt || isSlashCommand(prompt) || isHarnessMarkup(prompt) || isAcknowledgement(prompt)) return { code: 0 };
   const deadline = ctx.startedAt + settings.deadlineMs;
   let timer: NodeJS.Timeout | undefined;
+  let timedOut = false;
   const late = new Promise<null>((resolvePromise) => {
-    timer = setTimeout(() => resolvePromise(null), Math.max(0, deadline - performance.now()));
+    timer = setTimeout(
+      () => {
+        timedOut = true;
+        resolvePromise(null);
+      },
+      Math.max(0, deadline - performance.now()),
+    );
   });
   const work = recall(ctx, prompt.slice(0, MAX_QUERY_CHARS), settings.tokenBudget).catch((err: unknown) => {
     ctx.log.warn('user-prompt-submit: recall failed; nothing injected', { error: (err as Error).message });
@@ -35,8 +42,9 @@ export async function handleUserPromptSubmit(ctx: HookContext, settings: HookSet
   const answer = await Promise.race([work, late]);
   clearTimeout(timer);
   // Synchronous work (a query, a module load) can run past the timer; an answer after the deadline is dropped.
+  // The timer may also fire a fraction of a millisecond before the clock reads the deadline: it still missed.
   const elapsed = performance.now() - ctx.startedAt;
-  const missed = elapsed > settings.deadlineMs;
+  const missed = elapsed > settings.deadlineMs || (timedOut && answer === null);
   if (missed) {
     ctx.log.info('user-prompt-submit: recall missed its deadline; nothing injected', { deadlineMs: settings.deadlineMs, ms: Math.round(elapsed) });
     return { code: 0, abandoned: answer === null };
