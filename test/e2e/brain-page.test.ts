@@ -207,6 +207,10 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
     assert.equal(await page.getByTestId('alert').textContent(), '', 'the old error is gone');
     assert.equal(await page.getByTestId('tab-quarantine').isVisible(), true);
 
+    // The namespace list arrives after the session: wait for it rather than read it at once.
+    for (const ns of [NS, ERASE_NS]) {
+      await until(page, `namespace ${ns} offered`, () => page.getByTestId('namespace').locator(`option[value="${ns}"]`).waitFor({ state: 'attached' }));
+    }
     const options = await page.getByTestId('namespace').locator('option').evaluateAll((os) => os.map((o) => o.getAttribute('value')));
     assert.ok(options.includes(NS) && options.includes(ERASE_NS), `namespaces offered: ${options.join(', ')}`);
     await reloaded(page, `browse ${NS}`, () => page.getByTestId('namespace').selectOption(NS));
