@@ -1112,13 +1112,17 @@ export class Engine {
       results = [...reranked, ...results.slice(head.length)];
     }
     const final = results.slice(0, limit);
-    if (this.countRecalls && options.countRecall !== false && final.length > 0) {
-      // Statistics only: a failure (a busy file, a read-only store) never fails the search.
-      await this.store.recordRecalls(namespace, final.filter((r) => r.memory.namespace === namespace).map((r) => r.memory.id), now).catch((err: unknown) => {
-        this.log?.debug(`recall counts not recorded: ${(err as Error).message}`);
-      });
-    }
+    if (options.countRecall !== false) await this.countAsRecalled(namespace, final.map((r) => r.memory), now);
     return final;
+  }
+
+  /** Usage statistics only: a failure (a busy file, a read-only store) never fails the recall that counts. */
+  private async countAsRecalled(namespace: string, memories: Memory[], now: string): Promise<void> {
+    const ids = memories.filter((m) => m.namespace === namespace).map((m) => m.id);
+    if (!this.countRecalls || ids.length === 0) return;
+    await this.store.recordRecalls(namespace, ids, now).catch((err: unknown) => {
+      this.log?.debug(`recall counts not recorded: ${(err as Error).message}`);
+    });
   }
 
   /** Recall statistics and memories per day of a namespace (for the brain page). */
@@ -1137,7 +1141,8 @@ export class Engine {
     const namespace = this.ns(options.namespace);
     const budget = options.tokenBudget === undefined ? DEFAULT_TOKEN_BUDGET : validateLimit(options.tokenBudget, 'tokenBudget', 1_000_000);
     const limit = options.limit === undefined ? 40 : validateLimit(options.limit, 'limit', MAX_LIMIT);
-    const found = await this.search(query, { namespace, limit, ...(options.weights ? { weights: options.weights } : {}) });
+    // Only what is packed into the block reaches the agent, so only that counts as recalled.
+    const found = await this.search(query, { namespace, limit, countRecall: false, ...(options.weights ? { weights: options.weights } : {}) });
     const { text, tokens, packed } = await packSections(
       renderHeader(namespace, 'Recalled memory'),
       [
@@ -1149,6 +1154,7 @@ export class Engine {
       (t) => this.tokens.count(t),
     );
     const [routes = [], memories = []] = packed;
+    await this.countAsRecalled(namespace, [...routes, ...memories].map((r) => r.memory), this.now());
     return { text, tokens, memories, routes, omitted: found.length - routes.length - memories.length };
   }
 

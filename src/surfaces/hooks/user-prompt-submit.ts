@@ -78,7 +78,7 @@ async function recall(ctx: HookContext, query: string, tokenBudget: number): Pro
     const remote = opened.config.embedder.provider === 'openai';
     const weights = remote ? {} : { weights: { vector: 0 } };
     // Most prompts match nothing: find that out before loading the tokenizer, which packing needs.
-    if ((await opened.engine.search(query, { limit: 1, ...weights })).length === 0) return { text: '', count: 0 };
+    if ((await opened.engine.search(query, { limit: 1, countRecall: false, ...weights })).length === 0) return { text: '', count: 0 };
     const pack = await opened.engine.context(query, { tokenBudget, limit: RESULTS, ...weights });
     const count = pack.memories.length + pack.routes.length;
     return { text: count > 0 ? pack.text : '', count };
