@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { createGptTokenCounter, createSqliteStore, createUseEmbedder, Engine } from '../src/index.js';
 import type { MemoryInput } from '../src/interfaces/memory.js';
+import { percentile } from './measure.js';
 import { coreNote, detail, PrecomputedEmbedder, query, rng } from './synthetic-notes.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -54,10 +55,6 @@ function log(message: string): void {
   process.stderr.write(`[http ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
-}
 
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 

@@ -17,6 +17,7 @@ import { createGptTokenCounter, createSqliteStore, createUseEmbedder, Engine, is
 import type { Embedder } from '../src/index.js';
 import { queryTerms } from '../src/core/lexical.js';
 import type { MemoryInput } from '../src/interfaces/memory.js';
+import { stats, timeEach as timeSeries, type Stats } from './measure.js';
 import { coreNote, detail, query, rng } from './synthetic-notes.js';
 
 /** Wall-time budget of one timed series (see timeEach). */
@@ -73,52 +74,9 @@ function parseArgs(argv: string[]): Options {
 
 // ----------------------------------------------------------------------------------------------- statistics
 
-export interface Stats {
-  n: number;
-  p50: number;
-  p95: number;
-  mean: number;
-  min: number;
-  max: number;
-}
-
-/** Nearest-rank percentiles of a sample, in the sample's unit, rounded to 0.01. */
-function stats(samples: number[]): Stats {
-  const s = [...samples].sort((a, b) => a - b);
-  const pick = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? NaN;
-  const r = (x: number) => Math.round(x * 100) / 100;
-  return {
-    n: s.length,
-    p50: r(pick(50)),
-    p95: r(pick(95)),
-    mean: r(s.reduce((a, b) => a + b, 0) / (s.length || 1)),
-    min: r(s[0] ?? NaN),
-    max: r(s[s.length - 1] ?? NaN),
-  };
-}
-
-/**
- * Times `fn` on each item after `warmup` untimed calls. Stops early once `minSamples` are taken and the series
- * has run for `budgetMs`, so slow paths at large sizes do not stretch the run (the sample count is reported).
- */
-async function timeEach<T>(
-  items: T[],
-  warmup: number,
-  fn: (item: T) => Promise<unknown>,
-  budgetMs = SERIES_BUDGET_MS,
-  minSamples = 30,
-): Promise<number[]> {
-  for (const item of items.slice(0, warmup)) await fn(item);
-  const out: number[] = [];
-  const started = performance.now();
-  for (const item of items.slice(warmup)) {
-    const t = performance.now();
-    const exclude = await fn(item);
-    // A call may report time spent in a part that the series leaves out (the model); it is subtracted.
-    out.push(performance.now() - t - (typeof exclude === 'number' ? exclude : 0));
-    if (out.length >= minSamples && performance.now() - started > budgetMs) break;
-  }
-  return out;
+/** A timed series with this benchmark's budget per series. */
+function timeEach<T>(items: T[], warmup: number, fn: (item: T) => Promise<unknown>): Promise<number[]> {
+  return timeSeries(items, warmup, fn, SERIES_BUDGET_MS);
 }
 
 function log(message: string): void {

@@ -16,6 +16,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { createGptTokenCounter, createSqliteStore, createUseEmbedder, Engine } from '../src/index.js';
 import type { Embedder } from '../src/index.js';
 import type { MemoryInput, MemoryKind } from '../src/interfaces/memory.js';
+import { stats, timeEach } from './measure.js';
 import { PrecomputedEmbedder, rng } from './synthetic-notes.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -47,32 +48,6 @@ function parseArgs(argv: string[]): Options {
   };
 }
 
-interface Stats {
-  n: number;
-  p50: number;
-  p95: number;
-  mean: number;
-  min: number;
-  max: number;
-}
-
-function stats(samples: number[]): Stats {
-  const s = [...samples].sort((a, b) => a - b);
-  const pick = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? NaN;
-  const r = (x: number) => Math.round(x * 100) / 100;
-  return { n: s.length, p50: r(pick(50)), p95: r(pick(95)), mean: r(s.reduce((a, b) => a + b, 0) / (s.length || 1)), min: r(s[0] ?? NaN), max: r(s[s.length - 1] ?? NaN) };
-}
-
-async function timeEach<T>(items: T[], warmup: number, fn: (item: T) => Promise<unknown>): Promise<number[]> {
-  for (const item of items.slice(0, warmup)) await fn(item);
-  const out: number[] = [];
-  for (const item of items.slice(warmup)) {
-    const t = performance.now();
-    await fn(item);
-    out.push(performance.now() - t);
-  }
-  return out;
-}
 
 function log(message: string): void {
   process.stderr.write(`[mcp-bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);

@@ -9,7 +9,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { cpus, totalmem } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { LatencyResults, LevelResult, Stats } from './latency.js';
+import type { LatencyResults, LevelResult } from './latency.js';
+import type { Stats } from './measure.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const ROOT = resolve(HERE, HERE.includes(join('dist', 'bench')) ? '../..' : '..');
