@@ -28,6 +28,11 @@ export function namespaceAllowed(token: Pick<AccessTokenRecord, 'namespaces'>, n
   return token.namespaces.includes(ALL_NAMESPACES) || token.namespaces.includes(namespace);
 }
 
+/** Where a call that names no namespace works: the token's first namespace, or the server's for a `*` token. */
+export function tokenDefaultNamespace(token: Pick<AccessTokenRecord, 'namespaces'>, serverDefault: string): string {
+  return token.namespaces.includes(ALL_NAMESPACES) ? serverDefault : (token.namespaces[0] ?? serverDefault);
+}
+
 export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
 }

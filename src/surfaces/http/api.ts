@@ -66,6 +66,11 @@ async function body(c: C): Promise<Record<string, unknown>> {
   return parsed as Record<string, unknown>;
 }
 
+/** A body that may be left out (forget, restore, drop, purge): JSON when sent, empty otherwise. */
+async function optionalBody(c: C): Promise<Record<string, unknown>> {
+  return c.req.header('content-type')?.includes('json') ? body(c) : {};
+}
+
 function str(v: unknown, field: string): string | undefined {
   if (v === undefined || v === null || v === '') return undefined;
   if (typeof v !== 'string') throw new CairnError('INVALID_INPUT', `${field}: must be a string`, { field });
@@ -233,10 +238,8 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
       const b = await body(c);
       const namespace = nsFor(c, 'write', b['namespace'] ?? c.req.query('namespace'));
       const id = idParam(c);
-      const old = await engine.get(id, { namespace });
-      if (!old) throw new CairnError('NOT_FOUND', `no memory with id ${JSON.stringify(id)} in ${JSON.stringify(namespace)}`, { field: 'id' });
-      const next = input({ kind: old.kind, importance: old.importance, tags: old.tags, ...b }, namespace);
-      const r = await engine.supersede(id, next);
+      // The engine keeps the old note's kind, importance, tags and task unless the body gives them.
+      const r = await engine.supersede(id, input(b, namespace));
       return c.json({ id: r.id, duplicate: r.duplicate, memory: memoryView(r.memory), replaced: id }, 201);
     }),
   );
@@ -256,7 +259,7 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
   api.post(
     '/memories/:id/forget',
     handle(async (c) => {
-      const b = c.req.header('content-type')?.includes('json') ? await body(c) : {};
+      const b = await optionalBody(c);
       const namespace = nsFor(c, 'write', b['namespace'] ?? c.req.query('namespace'));
       const reason = str(b['reason'], 'reason');
       const m = await engine.forget(idParam(c), { namespace, ...(reason ? { reason } : {}) });
@@ -267,7 +270,7 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
   api.post(
     '/memories/:id/restore',
     handle(async (c) => {
-      const b = c.req.header('content-type')?.includes('json') ? await body(c) : {};
+      const b = await optionalBody(c);
       const namespace = nsFor(c, 'write', b['namespace'] ?? c.req.query('namespace'));
       const m = await engine.restore(idParam(c), { namespace });
       return c.json({ memory: memoryView(m) });
@@ -418,7 +421,7 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
     '/quarantine/:id/drop',
     handle(async (c) => {
       const entry = await quarantineEntry(c);
-      const b = c.req.header('content-type')?.includes('json') ? await body(c) : {};
+      const b = await optionalBody(c);
       const reason = str(b['reason'], 'reason');
       return c.json({ entry: await engine.dropQuarantined(entry.id, reason ? { reason } : {}) });
     }),
@@ -442,7 +445,7 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
   api.post(
     '/purge-expired',
     handle(async (c) => {
-      const b = c.req.header('content-type')?.includes('json') ? await body(c) : {};
+      const b = await optionalBody(c);
       const namespace = str(b['namespace'], 'namespace') ?? c.get('principal').defaultNamespace;
       requireAdmin(c, namespace);
       return c.json({ purged: await engine.purgeExpired({ namespace }) });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
-import { ALL_NAMESPACES, type AccessControl } from '../../core/access.js';
+import { ALL_NAMESPACES, tokenDefaultNamespace, type AccessControl } from '../../core/access.js';
 import { CairnError, isCairnError, type ErrorCode } from '../../interfaces/errors.js';
 import type { AccessScope, AccessTokenRecord } from '../../interfaces/store.js';
 
@@ -113,9 +113,6 @@ export interface Auth {
   enabled: boolean;
 }
 
-function defaultNamespaceOf(token: Pick<AccessTokenRecord, 'namespaces'>, fallback: string): string {
-  return token.namespaces.includes(ALL_NAMESPACES) ? fallback : (token.namespaces[0] as string);
-}
 
 function bearerOf(c: Context): string | undefined {
   const h = c.req.header('authorization');
@@ -157,7 +154,7 @@ export function createAuth(config: AuthConfig): Auth {
     try {
       if (bearer !== undefined) {
         const token = await access.authenticate(bearer);
-        principal = { token, via: 'bearer', defaultNamespace: defaultNamespaceOf(token, config.defaultNamespace) };
+        principal = { token, via: 'bearer', defaultNamespace: tokenDefaultNamespace(token, config.defaultNamespace) };
       } else {
         const sid = getCookie(c, SESSION_COOKIE);
         const session = sid ? sessions.get(sid) : undefined;
@@ -169,7 +166,7 @@ export function createAuth(config: AuthConfig): Auth {
         }
         // Revoked or expired since login: the session ends with its token.
         const token = await access.authenticateHash(session.tokenHash);
-        principal = { token, via: 'session', defaultNamespace: defaultNamespaceOf(token, config.defaultNamespace), csrf: session.csrf };
+        principal = { token, via: 'session', defaultNamespace: tokenDefaultNamespace(token, config.defaultNamespace), csrf: session.csrf };
         if (UNSAFE.has(c.req.method) && c.req.header(CSRF_HEADER) !== session.csrf) {
           return errorResponse(c, new CairnError('FORBIDDEN', 'missing or wrong CSRF token', { hint: `send the ${CSRF_HEADER} header given at login` }));
         }
@@ -203,7 +200,7 @@ export function createAuth(config: AuthConfig): Auth {
       const sessionId = randomBytes(32).toString('base64url');
       const csrf = randomBytes(24).toString('base64url');
       sessions.set(sessionId, { tokenHash: token.hash, tokenId: token.id, csrf, expires: Date.now() + SESSION_TTL_MS });
-      return { sessionId, principal: { token, via: 'session', defaultNamespace: defaultNamespaceOf(token, config.defaultNamespace), csrf } };
+      return { sessionId, principal: { token, via: 'session', defaultNamespace: tokenDefaultNamespace(token, config.defaultNamespace), csrf } };
     },
     logout(sessionId) {
       if (sessionId) sessions.delete(sessionId);

@@ -11,7 +11,7 @@ import type { Engine } from '../../core/engine.js';
 import type { Logger } from '../../interfaces/embedder.js';
 import { CairnError, isCairnError } from '../../interfaces/errors.js';
 import { createApi } from '../http/api.js';
-import { createAuth, type AuthEnv, type Principal } from '../http/auth.js';
+import { clientAddress, createAuth, type AuthEnv, type Principal } from '../http/auth.js';
 import { webRoutes } from '../http/web.js';
 import { buildMcpServer, createInflight, type Inflight } from './mcp-server.js';
 
@@ -244,7 +244,6 @@ export function createHttpApp(config: HttpAppConfig): HttpApp {
     app.use('*', async (c, next) => {
       const t = performance.now();
       await next();
-      const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
       sink({
         ts: new Date().toISOString(),
         method: c.req.method,
@@ -252,7 +251,7 @@ export function createHttpApp(config: HttpAppConfig): HttpApp {
         status: c.res.status,
         ms: Math.round((performance.now() - t) * 10) / 10,
         token: c.get('principal')?.token.id ?? null,
-        ip: env?.incoming?.socket?.remoteAddress ?? 'unknown',
+        ip: clientAddress(c),
       });
     });
   }
