@@ -357,16 +357,7 @@ export class SqliteStore implements Store {
   async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     this.ensureOpen();
     return this.mutex.run(async () => {
-      const deadline = Date.now() + this.maxBusyWaitMs;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          this.db.exec('BEGIN IMMEDIATE');
-          break;
-        } catch (err) {
-          if (!isBusy(err) || Date.now() > deadline) throw translate(err, 'starting a write');
-          await sleep(Math.min(200, 10 * 2 ** Math.min(attempt, 4)) * (0.5 + Math.random()));
-        }
-      }
+      await this.whileBusy('starting a write', () => this.db.exec('BEGIN IMMEDIATE'));
       const vectorDimsBefore = this.vectorDims;
       try {
         this.loadVectorInfo(); // another process may have created or reset the vector index
@@ -898,20 +889,24 @@ export class SqliteStore implements Store {
   /** A short write outside the event log (tokens, recall counts), retried while another process writes. */
   private smallWrite(what: string, fn: () => void): Promise<void> {
     this.ensureOpen();
-    return this.mutex.run(async () => {
-      const deadline = Date.now() + this.maxBusyWaitMs;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          // Tokens and recall counts: no change to the full-text index, so the term counts stay valid.
-          fn();
-          return;
-        } catch (err) {
-          if (!isBusy(err) || Date.now() > deadline) throw translate(err, what);
-          await sleep(Math.min(200, 10 * 2 ** Math.min(attempt, 4)) * (0.5 + Math.random()));
-        }
-      }
-    });
+    // Tokens and recall counts: no change to the full-text index, so the term counts stay valid.
+    return this.mutex.run(() => this.whileBusy(what, fn));
   }
+
+  /** Runs `fn`, retrying with backoff while another process holds the write lock, up to the busy budget. */
+  private async whileBusy(what: string, fn: () => void): Promise<void> {
+    const deadline = Date.now() + this.maxBusyWaitMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        fn();
+        return;
+      } catch (err) {
+        if (!isBusy(err) || Date.now() > deadline) throw translate(err, what);
+        await sleep(Math.min(200, 10 * 2 ** Math.min(attempt, 4)) * (0.5 + Math.random()));
+      }
+    }
+  }
+
 
   async putToken(t: AccessTokenRecord): Promise<void> {
     await this.smallWrite('storing the token', () => {
