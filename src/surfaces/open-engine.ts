@@ -319,7 +319,17 @@ export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, env
 }
 
 /** Where agents keep their user-level configuration (`cairn init` writes Kimi Code's hooks there). */
-export function agentHomes(env: NodeJS.ProcessEnv = process.env): { home: string; kimiHome: string } {
+export function agentHomes(env: NodeJS.ProcessEnv = process.env): { home: string; kimiHome: string; claudeConfig: string } {
   const home = env['HOME'] || homedir();
-  return { home, kimiHome: env['KIMI_CODE_HOME'] ? resolve(env['KIMI_CODE_HOME']) : join(home, '.kimi-code') };
+  return {
+    home,
+    kimiHome: env['KIMI_CODE_HOME'] ? resolve(env['KIMI_CODE_HOME']) : join(home, '.kimi-code'),
+    // Claude Code keeps its user settings and local-scope MCP servers in one file, moved by CLAUDE_CONFIG_DIR.
+    claudeConfig: join(env['CLAUDE_CONFIG_DIR'] ? resolve(env['CLAUDE_CONFIG_DIR']) : home, '.claude.json'),
+  };
+}
+
+/** The top level of the git work tree `cwd` is in, or null outside git. */
+export function gitTopLevel(cwd: string): string | null {
+  return git(cwd, ['rev-parse', '--show-toplevel']);
 }

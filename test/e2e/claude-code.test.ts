@@ -24,10 +24,16 @@ const CLAUDE =
   join(ROOT, '.ci', 'tools', 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe');
 const MARKETPLACE = 'cairn-memory';
 
-/** Why a case cannot run (a cairn command it needs is missing), or null. */
+/** Why a case cannot run (a cairn command it needs is missing), or null. Runs in a throwaway home: never the real one. */
 function missingCommand(args: string[]): string | null {
-  const r = spawnSync(process.execPath, [BIN, ...args, '--help'], { encoding: 'utf8', timeout: 30_000 });
-  return r.status === 0 ? null : `\`cairn ${args.join(' ')}\` is not available in this build (${(r.stderr || '').trim().split('\n')[0]})`;
+  const probeHome = mkdtempSync(join(tmpdir(), 'cairn-claude-probe-'));
+  try {
+    const env = { PATH: process.env['PATH'] ?? '', HOME: probeHome, XDG_DATA_HOME: join(probeHome, 'data'), XDG_CONFIG_HOME: join(probeHome, 'config') };
+    const r = spawnSync(process.execPath, [BIN, ...args, '--help'], { encoding: 'utf8', timeout: 30_000, env });
+    return r.status === 0 ? null : `\`cairn ${args.join(' ')}\` is not available in this build (${(r.stderr || '').trim().split('\n')[0]})`;
+  } finally {
+    rmSync(probeHome, { recursive: true, force: true });
+  }
 }
 
 const claudeMissing = existsSync(CLAUDE) ? null : `Claude Code not found at ${CLAUDE} (.ci/run installs it: npm install --prefix .ci/tools @anthropic-ai/claude-code@2.1.332)`;
@@ -168,12 +174,15 @@ describe('Claude Code', { skip: claudeMissing ?? false }, () => {
     }
   });
 
-  it('cairn init claude: Claude Code reads the project server and runs cairn hooks at session start', { skip: hookMissing ?? mcpMissing ?? false }, async () => {
+  it('cairn init claude: Claude Code reads the local-scope server and runs cairn hooks from the local settings at session start', { skip: hookMissing ?? mcpMissing ?? false }, async () => {
     const cwd = project('init');
     await ok(run(process.execPath, [BIN, 'init', 'claude', '--db', join(sandbox, 'init.db')], { cwd, env: { ...cleanEnv(), CAIRN_EMBEDDER: 'none' } }), 'cairn init claude');
+    assert.equal(existsSync(join(cwd, '.mcp.json')), false, 'nothing of this machine goes into the shared .mcp.json');
     const get = await ok(claude(['mcp', 'get', 'cairn'], { cwd, timeoutMs: 90_000 }), 'claude mcp get');
-    assert.match(get, /Scope: Project config/u);
+    assert.match(get, /Scope: Local config \(private to you in this project\)/u);
     assert.ok(get.includes(`Args: ${BIN} mcp --db ${join(sandbox, 'init.db')}`), get);
+    const list = await ok(claude(['mcp', 'list'], { cwd, timeoutMs: 90_000 }), 'claude mcp list');
+    assert.match(list, /^cairn: \S+ \S+bin\/cairn\.js mcp --db \S+ - ✔ Connected$/mu, list);
     const log = await sessionStart(cwd, cleanEnv());
     assert.match(log, /SessionStart:startup \[\S+ \S+bin\/cairn\.js --db \S+ hook session-start\] finished with status 0/u);
   });

@@ -5,7 +5,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -110,15 +110,20 @@ const CASES: Record<string, Case> = {
       write(join(p, '.mcp.json'), `${JSON.stringify({ mcpServers: { other: USER_SERVER } }, null, 2)}\n`);
       write(join(p, '.claude', 'settings.json'), `${JSON.stringify({ permissions: { allow: ['Bash(pnpm test)'] }, hooks: { Stop: [{ hooks: [{ type: 'command', command: 'echo mine' }] }] } }, null, 2)}\n`);
     },
-    check(p) {
-      const mcp = json(join(p, '.mcp.json'));
-      assert.deepEqual(mcp['mcpServers'].other, USER_SERVER);
-      assertServer(mcp['mcpServers'].cairn, 'claude');
-      const settings = json(join(p, '.claude', 'settings.json'));
-      assert.deepEqual(settings['permissions'], { allow: ['Bash(pnpm test)'] });
-      assert.equal(settings['hooks'].Stop[0].hooks[0].command, 'echo mine', "the user's Stop hook stays first");
+    check(p, home) {
+      // The files a team commits hold no path of this machine: not the node, the bin or the project.
+      for (const shared of ['.mcp.json', join('.claude', 'settings.json'), 'CLAUDE.md']) {
+        const text = read(join(p, shared));
+        for (const machinePath of [NODE, BIN, p]) assert.ok(!text.includes(machinePath), `${shared} holds ${machinePath}`);
+      }
+      assert.deepEqual(json(join(p, '.mcp.json')), { mcpServers: { other: USER_SERVER } }, '.mcp.json is the user\'s, unchanged');
+      assert.deepEqual(json(join(p, '.claude', 'settings.json')), { permissions: { allow: ['Bash(pnpm test)'] }, hooks: { Stop: [{ hooks: [{ type: 'command', command: 'echo mine' }] }] } });
+      // The per-machine parts: Claude Code's local-scope server and its local settings.
+      const local = json(join(home, '.claude.json'));
+      assertServer(local['projects'][p].mcpServers.cairn, 'claude');
+      const settings = json(join(p, '.claude', 'settings.local.json'));
       const commands = (event: string) => (settings['hooks'][event] as any[]).flatMap((g) => g.hooks.map((h: any) => h.command as string));
-      assert.deepEqual(commands('Stop'), ['echo mine', `${NODE} ${BIN} hook stop`]);
+      assert.deepEqual(commands('Stop'), [`${NODE} ${BIN} hook stop`]);
       assert.deepEqual(commands('PreCompact'), [`${NODE} ${BIN} hook pre-compact`]);
       assert.equal(settings['hooks'].PreCompact[0].matcher, 'manual|auto');
       assert.deepEqual(commands('SessionStart'), [`${NODE} ${BIN} hook session-start`]);
@@ -289,7 +294,8 @@ describe('cairn init <agent>', () => {
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /CLAUDE\.md: cairn's markers .* are unbalanced/u);
     assert.equal(read(join(p, 'CLAUDE.md')), broken);
-    assert.equal(existsSync(join(p, '.mcp.json')), false, 'nothing is written when one file cannot be merged');
+    assert.equal(existsSync(join(p, '.claude', 'settings.local.json')), false, 'nothing is written when one file cannot be merged');
+    assert.equal(existsSync(join(home, '.claude.json')), false);
 
     write(join(p, '.cursor', 'mcp.json'), '{ "mcpServers": { "other": } }');
     const bad = await cairn(['init', 'cursor'], { cwd: p, home });
@@ -300,6 +306,47 @@ describe('cairn init <agent>', () => {
     const own = await cairn(['init', 'codex'], { cwd: p, home });
     assert.equal(own.code, 2);
     assert.match(own.stderr, /already defines \[mcp_servers\.cairn\]/u);
+  });
+
+  it('claude: says which files to commit and which are this machine\'s, and keeps ~/.claude.json\'s other settings and mode', async () => {
+    const { project: p, home } = project();
+    write(join(home, '.claude.json'), `${JSON.stringify({ theme: 'dark', projects: { '/elsewhere': { mcpServers: { x: USER_SERVER } } } }, null, 2)}\n`);
+    chmodSync(join(home, '.claude.json'), 0o600);
+    const out = await ok(['init', 'claude'], { cwd: p, home });
+    const [shared, machine] = out.split(/^this machine only/mu);
+    assert.match(shared!, /^to commit \(no path of this machine in them\):\n  created +CLAUDE\.md/mu);
+    assert.match(machine!, /keep them out of git\):\n/u);
+    assert.match(machine!, /created +\.claude\/settings\.local\.json/u);
+    assert.ok(machine!.includes(`updated          ${join(home, '.claude.json')}  (MCP server "cairn", local scope`), out);
+    const config = json(join(home, '.claude.json'));
+    assert.equal(config['theme'], 'dark');
+    assert.deepEqual(config['projects']['/elsewhere'], { mcpServers: { x: USER_SERVER } });
+    assert.equal(statSync(join(home, '.claude.json')).mode & 0o777, 0o600, 'the file stays private');
+    const report = JSON.parse(await ok(['init', 'claude', '--json'], { cwd: p, home })) as { files: { path: string; scope: string }[] };
+    assert.deepEqual(
+      report.files.map((f) => [relative(dirname(p), f.path), f.scope]),
+      [
+        [join('home', '.claude.json'), 'machine'],
+        [join('project', '.claude', 'settings.local.json'), 'machine'],
+        [join('project', 'CLAUDE.md'), 'shared'],
+      ],
+    );
+  });
+
+  it('claude: takes what an earlier init put in .mcp.json and .claude/settings.json back out, keeping the user\'s entries', async () => {
+    const { project: p, home } = project();
+    const old = (hook: string) => ({ hooks: [{ type: 'command', command: `/usr/bin/node /old/clone/bin/cairn.js hook ${hook}`, timeout: 15 }] });
+    write(join(p, '.mcp.json'), `${JSON.stringify({ mcpServers: { other: USER_SERVER, cairn: { type: 'stdio', command: '/usr/bin/node', args: ['/old/clone/bin/cairn.js', 'mcp'] } } }, null, 2)}\n`);
+    write(join(p, '.claude', 'settings.json'), `${JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: 'echo mine' }] }, old('stop')], PreCompact: [old('pre-compact')], SessionStart: [old('session-start')], UserPromptSubmit: [old('user-prompt-submit')] } }, null, 2)}\n`);
+    const out = await ok(['init', 'claude'], { cwd: p, home });
+    assert.match(out, /updated +\.mcp\.json  \(no cairn entry/u);
+    assert.deepEqual(json(join(p, '.mcp.json')), { mcpServers: { other: USER_SERVER } });
+    assert.deepEqual(json(join(p, '.claude', 'settings.json')), { hooks: { Stop: [{ hooks: [{ type: 'command', command: 'echo mine' }] }] } });
+    assert.equal((json(join(p, '.claude', 'settings.local.json'))['hooks'].Stop as unknown[]).length, 1);
+    // A settings file holding only cairn's hooks loses its hooks key entirely.
+    write(join(p, '.claude', 'settings.json'), `${JSON.stringify({ model: 'opus', hooks: { Stop: [old('stop')] } }, null, 2)}\n`);
+    await ok(['init', 'claude'], { cwd: p, home });
+    assert.deepEqual(json(join(p, '.claude', 'settings.json')), { model: 'opus' });
   });
 
   it('an unknown agent exits 2 with one line naming the agents', async () => {

@@ -112,6 +112,7 @@ function layout(text: string, edit: Edit, unit: string, eol: string): Edit {
       return pretty(JSON.parse(body), indent);
     }
   };
+  if (edit.content === '') return edit; // a removal
   if (edit.length > 0) return { ...edit, content: pretty(JSON.parse(edit.content), lineIndent(text, edit.offset)) };
   if (edit.content.startsWith(',')) {
     const indent = lineIndent(text, edit.offset);
@@ -121,7 +122,7 @@ function layout(text: string, edit: Edit, unit: string, eol: string): Edit {
   return { ...edit, content: `${eol}${parent}${unit}${member(edit.content, parent + unit)}${eol}${parent}` };
 }
 
-/** One change to a JSON file: the value at `path` (an index of -1 appends to an array). */
+/** One change to a JSON file: the value at `path` (an index of -1 appends to an array; undefined removes it). */
 export type JsonEdit = [path: JSONPath, value: unknown];
 
 /**

@@ -1,8 +1,10 @@
 /**
- * What `cairn init <agent>` writes for each agent: its MCP configuration (project-level files, pointing at
- * this installation's bin by absolute path), the memory rules in its instruction file, and for some agents
- * the hooks or plugin that capture before compaction. Planning reads files and returns their new text;
- * writing is the caller's (so `--dry-run` shares every line of this).
+ * What `cairn init <agent>` writes for each agent: its MCP configuration (pointing at this installation's bin
+ * by absolute path), the memory rules in its instruction file, and for some agents the hooks or plugin that
+ * capture before compaction. Each file is marked as one a team commits or one of this machine only; for
+ * Claude Code every path of this machine goes to its per-machine settings (the local-scope MCP server in
+ * ~/.claude.json and .claude/settings.local.json), so .mcp.json and .claude/settings.json stay shareable.
+ * Planning reads files and returns their new text; writing is the caller's (so `--dry-run` shares every line).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -22,6 +24,10 @@ export interface InitContext {
   projectDir: string;
   /** Kimi Code's home (`$KIMI_CODE_HOME`, default ~/.kimi-code): its hooks live only in its user config. */
   kimiHome: string;
+  /** Claude Code's user file (`$CLAUDE_CONFIG_DIR/.claude.json`, default ~/.claude.json): local-scope MCP servers. */
+  claudeConfig: string;
+  /** The key Claude Code files this project's local settings under: the git top level, else the project. */
+  claudeProject: string;
   /** The Node.js executable and cairn's bin, both absolute: agents start servers without the user's PATH. */
   node: string;
   bin: string;
@@ -38,6 +44,8 @@ export interface PlannedFile {
   after: string;
   /** What cairn puts in it, for the report. */
   what: string;
+  /** `shared`: holds no path of this machine, meant to be committed; `machine`: this machine's only. */
+  scope: 'shared' | 'machine';
 }
 
 /** The hook events cairn handles, with the names Claude Code and Kimi Code give them. */
@@ -69,19 +77,19 @@ function isCairnHook(command: unknown, hook: string): boolean {
   return typeof command === 'string' && new RegExp(`cairn(\\.js|\\.mjs)?'?\\s.*\\bhook ${hook}$`, 'u').test(command);
 }
 
-function file(ctx: InitContext, rel: string, what: string, edit: (before: string | null, path: string) => string): PlannedFile {
+function file(ctx: InitContext, rel: string, what: string, scope: PlannedFile['scope'], edit: (before: string | null, path: string) => string): PlannedFile {
   const path = join(ctx.projectDir, rel);
   const before = read(path);
-  return { path, before, after: edit(before, rel), what };
+  return { path, before, after: edit(before, rel), what, scope };
 }
 
 function rules(ctx: InitContext, rel: string, header = ''): PlannedFile {
-  return file(ctx, rel, 'memory rules between cairn markers', (before, name) => upsertBlock(before === null && header ? header : before, memoryRulesMarkdown(), MARKDOWN_MARKERS, name));
+  return file(ctx, rel, 'memory rules between cairn markers', 'shared', (before, name) => upsertBlock(before === null && header ? header : before, memoryRulesMarkdown(), MARKDOWN_MARKERS, name));
 }
 
-/** `mcpServers.cairn` in the `{ "mcpServers": { … } }` shape Claude Code, Kimi Code, Cursor and Gemini CLI share. */
+/** `mcpServers.cairn` in the `{ "mcpServers": { … } }` shape Kimi Code, Cursor and Gemini CLI share. */
 function mcpServersJson(ctx: InitContext, rel: string, entry: Record<string, unknown>): PlannedFile {
-  return file(ctx, rel, 'MCP server "cairn"', (before, name) =>
+  return file(ctx, rel, 'MCP server "cairn"', 'machine', (before, name) =>
     editJson(before, name, (root) => {
       objectAt(root, 'mcpServers', name);
       return [[['mcpServers', 'cairn'], entry]];
@@ -89,28 +97,95 @@ function mcpServersJson(ctx: InitContext, rel: string, entry: Record<string, unk
   );
 }
 
+/** Claude Code's local-scope server: `projects[<project>].mcpServers.cairn` in its user file, as `claude mcp add --scope local` writes it. */
+function claudeLocalServer(ctx: InitContext): PlannedFile {
+  const path = ctx.claudeConfig;
+  const before = read(path);
+  const entry = { type: 'stdio', command: ctx.node, args: serverArgs(ctx), env: {} };
+  const after = editJson(before, path, (root) => {
+    const project = objectAt(objectAt(root, 'projects', path), ctx.claudeProject, path);
+    objectAt(project, 'mcpServers', path);
+    return [[['projects', ctx.claudeProject, 'mcpServers', 'cairn'], entry]];
+  });
+  return { path, before, after, what: 'MCP server "cairn", local scope: private to you in this project', scope: 'machine' };
+}
+
+/** True for a server entry an earlier `cairn init` wrote: it starts a cairn bin by absolute path. */
+function isCairnServer(entry: unknown): boolean {
+  const args = (entry as { args?: unknown } | null)?.args;
+  return Array.isArray(args) && typeof args[0] === 'string' && /^\/.*\bcairn(\.js|\.mjs)?$/u.test(args[0]) && args.includes('mcp');
+}
+
+/** Takes the `cairn` entry an earlier `cairn init` put in the shared .mcp.json back out (a server of the user's stays). */
+function claudeSharedServers(ctx: InitContext): PlannedFile[] {
+  const rel = '.mcp.json';
+  if (read(join(ctx.projectDir, rel)) === null) return [];
+  return [
+    file(ctx, rel, 'no cairn entry: its paths are this machine\'s', 'shared', (before, name) =>
+      editJson(before, name, (root) => {
+        const servers = objectAt(root, 'mcpServers', name);
+        return isCairnServer(servers['cairn']) ? [[['mcpServers', 'cairn'], undefined]] : [];
+      }),
+    ),
+  ];
+}
+
+function isCairnGroup(group: unknown, hook: string): boolean {
+  const handlers = (group as { hooks?: unknown } | null)?.hooks;
+  return Array.isArray(handlers) && handlers.some((x: unknown) => isCairnHook((x as { command?: unknown } | null)?.command, hook));
+}
+
+function hookGroups(hooks: Record<string, unknown>, event: string, name: string): unknown[] {
+  const groups = hooks[event] ?? [];
+  if (!Array.isArray(groups)) throw new CairnError('INVALID_INPUT', `${name}: hooks.${event} must be a list`, { field: 'file' });
+  return groups;
+}
+
 function claudeHooks(ctx: InitContext): PlannedFile {
-  return file(ctx, join('.claude', 'settings.json'), 'hooks: SessionStart, UserPromptSubmit, PreCompact, Stop → cairn hook', (before, name) =>
+  return file(ctx, join('.claude', 'settings.local.json'), 'hooks: SessionStart, UserPromptSubmit, PreCompact, Stop → cairn hook', 'machine', (before, name) =>
     editJson(before, name, (root) => {
       const hooks = objectAt(root, 'hooks', name);
       return HOOK_EVENTS.map((h): JsonEdit => {
-        const groups = hooks[h.event] ?? [];
-        if (!Array.isArray(groups)) throw new CairnError('INVALID_INPUT', `${name}: hooks.${h.event} must be a list`, { field: 'file' });
         const group = { ...('matcher' in h ? { matcher: h.matcher } : {}), hooks: [{ type: 'command', command: hookCommand(ctx, h.command), timeout: h.timeout }] };
-        const ours = groups.findIndex((g: unknown) => {
-          const handlers = (g as { hooks?: unknown } | null)?.hooks;
-          return Array.isArray(handlers) && handlers.some((x: unknown) => isCairnHook((x as { command?: unknown } | null)?.command, h.command));
-        });
+        const ours = hookGroups(hooks, h.event, name).findIndex((g) => isCairnGroup(g, h.command));
         return [['hooks', h.event, ours], group];
       });
     }),
   );
 }
 
+/** Takes the hooks an earlier `cairn init` put in the shared .claude/settings.json back out (the user's stay). */
+function claudeSharedHooks(ctx: InitContext): PlannedFile[] {
+  const rel = join('.claude', 'settings.json');
+  if (read(join(ctx.projectDir, rel)) === null) return [];
+  return [
+    file(ctx, rel, 'no cairn hooks: their paths are this machine\'s', 'shared', (before, name) =>
+      editJson(before, name, (root) => {
+        const hooks = objectAt(root, 'hooks', name);
+        const edits: JsonEdit[] = [];
+        let emptied = 0;
+        for (const h of HOOK_EVENTS) {
+          const groups = hookGroups(hooks, h.event, name);
+          const ours = groups.flatMap((g, i) => (isCairnGroup(g, h.command) ? [i] : []));
+          if (ours.length === 0) continue;
+          if (ours.length === groups.length) {
+            emptied++;
+            edits.push([['hooks', h.event], undefined]);
+          } else {
+            // From the last, so each index still points at its group when its turn comes.
+            for (const i of ours.reverse()) edits.push([['hooks', h.event, i], undefined]);
+          }
+        }
+        return emptied > 0 && emptied === Object.keys(hooks).length ? [[['hooks'], undefined]] : edits;
+      }),
+    ),
+  ];
+}
+
 function openCodeConfig(ctx: InitContext): PlannedFile {
   // OpenCode reads opencode.json or opencode.jsonc; edit the one that exists.
   const rel = !existsSync(join(ctx.projectDir, 'opencode.json')) && existsSync(join(ctx.projectDir, 'opencode.jsonc')) ? 'opencode.jsonc' : 'opencode.json';
-  return file(ctx, rel, 'MCP server "cairn" in the mcp block', (before, name) =>
+  return file(ctx, rel, 'MCP server "cairn" in the mcp block', 'machine', (before, name) =>
     editJson(before, name, (root) => {
       objectAt(root, 'mcp', name);
       const cairn: JsonEdit = [['mcp', 'cairn'], { type: 'local', command: [ctx.node, ...serverArgs(ctx)], enabled: true }];
@@ -183,7 +258,7 @@ export const CairnMemory = async ({ client, directory }) => ({
   },
 });
 `;
-  return file(ctx, rel, 'plugin: capture before compaction → cairn hook pre-compact', (before, name) => {
+  return file(ctx, rel, 'plugin: capture before compaction → cairn hook pre-compact', 'machine', (before, name) => {
     if (before !== null && !before.startsWith(GENERATED)) {
       throw new CairnError('INVALID_INPUT', `${name} exists and was not written by cairn init; move it away to let cairn write its plugin there`, { field: 'file' });
     }
@@ -197,11 +272,11 @@ function kimiHooks(ctx: InitContext): PlannedFile {
   const before = read(path);
   const events = HOOK_EVENTS.filter((h) => h.event !== 'SessionStart'); // Kimi does not inject SessionStart output
   const body = events.flatMap((h) => ['[[hooks]]', `event = ${tomlString(h.event)}`, `command = ${tomlString(hookCommand(ctx, h.command))}`, `timeout = ${h.timeout}`, '']).slice(0, -1).join('\n');
-  return { path, before, after: upsertBlock(before, body, TOML_MARKERS, path), what: `[[hooks]] ${events.map((h) => h.event).join(', ')} → cairn hook (user config)` };
+  return { path, before, after: upsertBlock(before, body, TOML_MARKERS, path), what: `[[hooks]] ${events.map((h) => h.event).join(', ')} → cairn hook (user config)`, scope: 'machine' };
 }
 
 function codexConfig(ctx: InitContext): PlannedFile {
-  return file(ctx, join('.codex', 'config.toml'), '[mcp_servers.cairn] between cairn markers', (before, name) => {
+  return file(ctx, join('.codex', 'config.toml'), '[mcp_servers.cairn] between cairn markers', 'machine', (before, name) => {
     // A [mcp_servers.cairn] table the user wrote stays theirs: a second one would make the file invalid.
     if (before !== null && /^\s*\[\s*mcp_servers\s*\.\s*(?:cairn|"cairn")\s*\]/mu.test(outsideBlock(before, TOML_MARKERS, name))) {
       throw new CairnError('INVALID_INPUT', `${name} already defines [mcp_servers.cairn] outside cairn's markers; remove it to let cairn init manage it, or keep editing it by hand`, { field: 'file' });
@@ -223,7 +298,7 @@ export function planInit(agent: string, ctx: InitContext): PlannedFile[] {
   const stdio = { command: ctx.node, args: serverArgs(ctx) };
   switch (agent) {
     case 'claude':
-      return [mcpServersJson(ctx, '.mcp.json', { type: 'stdio', ...stdio }), claudeHooks(ctx), rules(ctx, 'CLAUDE.md')];
+      return [claudeLocalServer(ctx), claudeHooks(ctx), ...claudeSharedServers(ctx), ...claudeSharedHooks(ctx), rules(ctx, 'CLAUDE.md')];
     case 'opencode':
       return [openCodeConfig(ctx), rules(ctx, 'AGENTS.md'), openCodePlugin(ctx)];
     case 'kimi':

@@ -4,7 +4,7 @@
  * run changes no byte), never touches what the user wrote outside cairn's own key or marked block, and
  * `--dry-run` prints the diff without writing.
  */
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
@@ -20,13 +20,19 @@ function cairnBin(): string {
   return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'bin', 'cairn.js');
 }
 
-/** Writes through a temp file and a rename, so an agent never reads half a config. */
+/** Writes through a temp file and a rename, so an agent never reads half a config; keeps the file's mode (~/.claude.json is 0600). */
 function writeAtomically(path: string, text: string): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.cairn-${process.pid}.tmp`;
   writeFileSync(tmp, text);
+  if (existsSync(path)) chmodSync(tmp, statSync(path).mode & 0o7777);
   renameSync(tmp, path);
 }
+
+const SCOPE_HEADING: Record<PlannedFile['scope'], string> = {
+  shared: 'to commit (no path of this machine in them):',
+  machine: 'this machine only (they hold paths of this machine; keep them out of git):',
+};
 
 function action(f: PlannedFile): 'created' | 'updated' | 'unchanged' {
   return f.before === null ? 'created' : f.before === f.after ? 'unchanged' : 'updated';
@@ -45,12 +51,16 @@ export function registerInit(program: Command, io: InitIo): void {
     .action(async (agent: string, o: { dir?: string; db?: string; dryRun?: boolean; json?: boolean }, cmd: Command) => {
       // Loaded here, not at startup: open-engine pulls in zod and the SQLite driver, which every other
       // command would otherwise pay for.
-      const { agentHomes } = await import('../open-engine.js');
+      const { agentHomes, gitTopLevel } = await import('../open-engine.js');
       const globals = cmd.optsWithGlobals() as { db?: string; json?: boolean };
       const db = o.db ?? globals.db;
+      const projectDir = resolve(o.dir ?? '.');
+      const homes = agentHomes();
       const ctx: InitContext = {
-        projectDir: resolve(o.dir ?? '.'),
-        kimiHome: agentHomes().kimiHome,
+        projectDir,
+        kimiHome: homes.kimiHome,
+        claudeConfig: homes.claudeConfig,
+        claudeProject: gitTopLevel(projectDir) ?? projectDir,
         node: process.execPath,
         bin: cairnBin(),
         db: db ? resolve(db) : undefined,
@@ -59,13 +69,18 @@ export function registerInit(program: Command, io: InitIo): void {
       const out = (s: string) => io.stdout.write(s);
       if (!o.dryRun) for (const f of files) if (f.before !== f.after) writeAtomically(f.path, f.after);
       if (o.json || globals.json) {
-        const report = files.map((f) => ({ path: f.path, action: action(f), what: f.what, ...(o.dryRun && f.before !== f.after ? { diff: unifiedDiff(displayPath(ctx, f.path), f.before, f.after) } : {}) }));
+        const report = files.map((f) => ({ path: f.path, action: action(f), what: f.what, scope: f.scope, ...(o.dryRun && f.before !== f.after ? { diff: unifiedDiff(displayPath(ctx, f.path), f.before, f.after) } : {}) }));
         out(`${JSON.stringify({ agent, dryRun: Boolean(o.dryRun), projectDir: ctx.projectDir, files: report }, null, 2)}\n`);
         return;
       }
-      for (const f of files) {
-        const verb = o.dryRun && action(f) !== 'unchanged' ? `would be ${action(f)}` : action(f);
-        out(`${verb.padEnd(16)} ${displayPath(ctx, f.path)}  (${f.what})\n`);
+      for (const scope of ['shared', 'machine'] as const) {
+        const group = files.filter((f) => f.scope === scope);
+        if (group.length === 0) continue;
+        out(`${SCOPE_HEADING[scope]}\n`);
+        for (const f of group) {
+          const verb = o.dryRun && action(f) !== 'unchanged' ? `would be ${action(f)}` : action(f);
+          out(`  ${verb.padEnd(16)} ${displayPath(ctx, f.path)}  (${f.what})\n`);
+        }
       }
       if (o.dryRun) {
         for (const f of files) if (f.before !== f.after) out(`\n${unifiedDiff(displayPath(ctx, f.path), f.before, f.after)}`);
