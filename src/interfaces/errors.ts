@@ -12,6 +12,8 @@ export const ERROR_CODES = [
   'UNAUTHORIZED',
   'FORBIDDEN',
   'RATE_LIMITED',
+  /** A request body or a single message over the surface's size limit. */
+  'TOO_LARGE',
   'QUARANTINED',
   'EMBEDDER_MISMATCH',
   'EMBEDDER_UNAVAILABLE',

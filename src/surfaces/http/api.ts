@@ -6,7 +6,8 @@ import { CairnError } from '../../interfaces/errors.js';
 import type { Memory, MemoryInput, MemoryKind, SearchResult } from '../../interfaces/memory.js';
 import type { AccessScope } from '../../interfaces/store.js';
 import { memoryJson } from '../mcp/mcp-server.js';
-import { clientAddress, CSRF_HEADER, errorResponse, SESSION_COOKIE, SESSION_TTL_MS, type Auth, type AuthEnv, type Principal } from './auth.js';
+import { clientAddress, CSRF_HEADER, SESSION_COOKIE, SESSION_TTL_MS, type Auth, type AuthEnv, type Principal } from './auth.js';
+import { errorResponse, MAX_BODY_BYTES, readBodyText } from './http-errors.js';
 
 /**
  * The JSON REST API: what the CLI does, over HTTP, for the brain page and for scripts. Every handler first
@@ -56,15 +57,19 @@ function principalView(p: Principal, auth: boolean, erase: boolean): Record<stri
 async function body(c: C): Promise<Record<string, unknown>> {
   const type = c.req.header('content-type') ?? '';
   if (!type.includes('application/json')) throw new CairnError('INVALID_INPUT', 'the body must be JSON (Content-Type: application/json)');
+  const text = await readBodyText(c, MAX_BODY_BYTES);
   let parsed: unknown;
   try {
-    parsed = await c.req.json();
+    parsed = JSON.parse(text);
   } catch {
     throw new CairnError('INVALID_INPUT', 'the body is not valid JSON');
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new CairnError('INVALID_INPUT', 'the body must be a JSON object');
   return parsed as Record<string, unknown>;
 }
+
+/** An import file may be larger than a JSON body: 64 MiB, about 2,000 memories at the 32 KB maximum. */
+const MAX_IMPORT_BYTES = 64 * 1024 * 1024;
 
 /** A body that may be left out (forget, restore, drop, purge): JSON when sent, empty otherwise. */
 async function optionalBody(c: C): Promise<Record<string, unknown>> {
@@ -115,15 +120,11 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
     authorize(p.token, need, namespace);
     return namespace;
   };
+  /** Errors thrown here reach the app's one error boundary (http-errors.ts). */
   const handle =
     (fn: (c: C) => Promise<Response>) =>
-    async (c: C): Promise<Response> => {
-      try {
-        return await config.track(() => fn(c));
-      } catch (err) {
-        return errorResponse(c, err);
-      }
-    };
+    (c: C): Promise<Response> =>
+      config.track(() => fn(c));
 
   // --- unauthenticated: health, login, logout ---------------------------------------------------------
   api.get('/health', (c) => c.json({ ok: true }));
@@ -152,10 +153,9 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
   });
 
   // --- everything else needs a principal ------------------------------------------------------------------
-  api.use('*', async (c, next) => {
-    if (c.req.path.endsWith('/health') || c.req.path.endsWith('/login') || c.req.path.endsWith('/logout')) return next();
-    return auth.middleware(c, next);
-  });
+  // The three routes above answer before this runs, for their exact paths only; any other path, even one
+  // ending in /health, is authenticated (and rate limited) here.
+  api.use('*', auth.middleware);
 
   api.get('/session', (c) => c.json(principalView(c.get('principal'), auth.enabled, config.eraseKeyPem !== null)));
 
@@ -348,7 +348,7 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
     handle(async (c) => {
       const p = c.get('principal');
       const fallback = nsFor(c, 'write', c.req.query('namespace'));
-      const text = await c.req.text();
+      const text = await readBodyText(c, MAX_IMPORT_BYTES);
       // Every line's namespace is authorised before the first one is written.
       const lines = text.split(/\r?\n/u).map((line) => {
         if (line.trim() === '') return line;

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { ALL_NAMESPACES, tokenDefaultNamespace, type AccessControl } from '../../core/access.js';
-import { CairnError, isCairnError, type ErrorCode } from '../../interfaces/errors.js';
+import { CairnError } from '../../interfaces/errors.js';
+import { errorResponse } from './http-errors.js';
 import type { AccessScope, AccessTokenRecord } from '../../interfaces/store.js';
 
 /**
@@ -26,40 +27,6 @@ export const SESSION_COOKIE = 'cairn_session';
 export const CSRF_HEADER = 'x-csrf-token';
 const SESSION_TTL_MS = 12 * 3_600_000;
 const MAX_SESSIONS = 10_000;
-
-const STATUS: Record<ErrorCode, number> = {
-  INVALID_INPUT: 400,
-  UNAUTHORIZED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  CONFLICT: 409,
-  EMBEDDER_MISMATCH: 409,
-  QUARANTINED: 422,
-  RATE_LIMITED: 429,
-  UNSUPPORTED: 501,
-  STORE_UNAVAILABLE: 503,
-  EMBEDDER_UNAVAILABLE: 503,
-  INTEGRITY: 500,
-  INTERNAL: 500,
-};
-
-export function statusOf(code: ErrorCode): number {
-  return STATUS[code];
-}
-
-/** The one JSON shape of an HTTP error. */
-export function errorBody(err: CairnError): { error: { code: ErrorCode; message: string; field?: string; hint?: string } } {
-  return {
-    error: { code: err.code, message: err.message, ...(err.field ? { field: err.field } : {}), ...(err.hint ? { hint: err.hint } : {}) },
-  };
-}
-
-export function errorResponse(c: Context, err: unknown): Response {
-  const e = isCairnError(err) ? err : new CairnError('INTERNAL', 'internal error', { cause: err });
-  const headers: Record<string, string> = {};
-  if (e.code === 'UNAUTHORIZED') headers['www-authenticate'] = 'Bearer realm="cairn"';
-  return c.json(errorBody(e), statusOf(e.code) as 400, headers);
-}
 
 interface BrowserSession {
   tokenHash: string;

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Hono } from 'hono';
+import { CairnError } from '../../interfaces/errors.js';
 
 /**
  * The brain page: static files from the package's `web/` folder (plain HTML, CSS and JavaScript, no build
@@ -41,7 +42,7 @@ export function webRoutes(dir = WEB_DIR): Hono {
   for (const [path, { file, type }] of Object.entries(FILES)) {
     app.get(path, (c) => {
       const content = load(file);
-      if (content === null) return c.json({ error: `the page's ${file} is missing from this installation` }, 500);
+      if (content === null) throw new CairnError('INTERNAL', `the page's ${file} is missing from this installation`);
       return c.body(content, 200, { 'content-type': type, ...SECURITY_HEADERS });
     });
   }

@@ -5,15 +5,15 @@ import { createAdaptorServer } from '@hono/node-server';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { Hono, type MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { authorize, type AccessControl } from '../../core/access.js';
 import type { Engine } from '../../core/engine.js';
 import type { Logger } from '../../interfaces/embedder.js';
-import { CairnError, isCairnError } from '../../interfaces/errors.js';
+import { CairnError } from '../../interfaces/errors.js';
 import { createApi } from '../http/api.js';
 import { clientAddress, createAuth, type AuthEnv, type Principal } from '../http/auth.js';
+import { bodyLimit, errorResponse, MAX_BODY_BYTES } from '../http/http-errors.js';
 import { webRoutes } from '../http/web.js';
-import { buildMcpServer, createInflight, type Inflight } from './mcp-server.js';
+import { buildMcpServer, createInflight, toolScope, type Inflight } from './mcp-server.js';
 
 /**
  * The HTTP side of cairn: one Hono app on one port carrying MCP (Streamable HTTP) at `/mcp`, the JSON
@@ -59,7 +59,6 @@ export interface HttpApp {
   close(): Promise<void>;
 }
 
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 export function isLoopback(host: string): boolean {
@@ -81,7 +80,7 @@ function hostGuard(bindHost: string): MiddlewareHandler {
   const loopbackOnly = isLoopback(bindHost);
   return async (c, next) => {
     const host = c.req.header('host') ?? '';
-    if (loopbackOnly && !isLoopback(hostnameOf(host))) return c.json({ error: `forbidden host ${JSON.stringify(host)}` }, 403);
+    if (loopbackOnly && !isLoopback(hostnameOf(host))) return errorResponse(c, new CairnError('FORBIDDEN', `forbidden host ${JSON.stringify(host)}`));
     const origin = c.req.header('origin');
     if (origin !== undefined) {
       let originHost = '';
@@ -90,7 +89,7 @@ function hostGuard(bindHost: string): MiddlewareHandler {
       } catch {
         // unparsable (e.g. "null"): forbidden below
       }
-      if (originHost !== host.toLowerCase()) return c.json({ error: `forbidden origin ${JSON.stringify(origin)}` }, 403);
+      if (originHost !== host.toLowerCase()) return errorResponse(c, new CairnError('FORBIDDEN', `forbidden origin ${JSON.stringify(origin)}`));
     }
     await next();
   };
@@ -116,9 +115,6 @@ interface Session {
  * known for provenance); requests carrying `Mcp-Session-Id` go to it; a request without a session that is
  * not an `initialize` is served statelessly by a throwaway server. Every session shares the one engine.
  */
-/** Tools that only read; every other tool (and any unknown name) needs write scope. */
-const READ_TOOLS = new Set(['search_memory', 'context_query', 'route_query']);
-
 /**
  * Authorises every tool call of a JSON-RPC message (or batch) for the principal before the MCP server sees
  * it, and fills in the principal's default namespace where a call names none. Returns the refusal, if any.
@@ -133,7 +129,7 @@ function authorizeMcp(body: unknown, principal: Principal): CairnError | null {
     const args = msg.params.arguments && typeof msg.params.arguments === 'object' ? msg.params.arguments : {};
     const ns = typeof args['namespace'] === 'string' && args['namespace'] !== '' ? args['namespace'] : principal.defaultNamespace;
     try {
-      authorize(principal.token, READ_TOOLS.has(name) ? 'read' : 'write', ns);
+      authorize(principal.token, toolScope(name), ns);
     } catch (err) {
       return err as CairnError;
     }
@@ -180,7 +176,7 @@ function mcpRoutes(config: HttpAppConfig, inflight: Inflight): { app: Hono<AuthE
   sweep.unref();
 
   const app = new Hono<AuthEnv>();
-  app.use(bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => c.json({ error: `request body over ${MAX_BODY_BYTES} bytes` }, 413) }));
+  app.use(bodyLimit(MAX_BODY_BYTES));
   app.all('/', async (c) => {
     const principal = c.get('principal');
     let body: unknown;
@@ -264,12 +260,9 @@ export function createHttpApp(config: HttpAppConfig): HttpApp {
     createApi({ engine: config.engine, auth, access, eraseKeyPem: config.eraseKeyPem ?? null, track: (fn) => inflight.run(fn) }),
   );
   app.route('/', webRoutes());
-  app.notFound((c) => c.json({ error: 'not found' }, 404));
-  app.onError((err, c) => {
-    if (isCairnError(err) && err.code !== 'INTERNAL') return c.json({ error: { code: err.code, message: err.message } }, 400);
-    config.logger.error(`http: ${c.req.method} ${c.req.path}: ${err.message}`, { stack: err.stack });
-    return c.json({ error: 'internal error' }, 500);
-  });
+  // The one error boundary: whatever a route throws answers with the status of its code (http-errors.ts).
+  app.notFound((c) => errorResponse(c, new CairnError('NOT_FOUND', `nothing at ${c.req.method} ${c.req.path}`)));
+  app.onError((err, c) => errorResponse(c, err, config.logger));
   return {
     app: app as unknown as Hono,
     sessionCount: () => mcp.sessions.size,

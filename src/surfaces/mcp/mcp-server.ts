@@ -58,6 +58,32 @@ const CLOSED = { openWorldHint: false } as const;
 const LOOKUP: ToolAnnotations = { ...CLOSED, readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 const WRITE: ToolAnnotations = { ...CLOSED, readOnlyHint: false, destructiveHint: false, idempotentHint: false };
 
+/**
+ * Each tool's annotations, in one table: the HTTP surface derives the scope a call needs from
+ * `readOnlyHint` (toolScope), so a new read-only tool needs only read scope without a second list.
+ */
+const TOOL_ANNOTATIONS = {
+  save_memory: { ...WRITE, idempotentHint: true },
+  search_memory: LOOKUP,
+  memory_store: WRITE,
+  context_query: LOOKUP,
+  memory_forget: { ...CLOSED, readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+  memory_restore: WRITE,
+  route_create: { ...WRITE, idempotentHint: true },
+  route_update: WRITE,
+  route_query: LOOKUP,
+  task_note: WRITE,
+  commit_turn: WRITE,
+} satisfies Record<string, ToolAnnotations>;
+
+export type ToolName = keyof typeof TOOL_ANNOTATIONS;
+
+/** The scope a call of `name` needs: read for a tool marked readOnlyHint, write for any other (or unknown) name. */
+export function toolScope(name: string): 'read' | 'write' {
+  const a: ToolAnnotations | undefined = (TOOL_ANNOTATIONS as Record<string, ToolAnnotations>)[name];
+  return a?.readOnlyHint === true ? 'read' : 'write';
+}
+
 /** The JSON shape of a memory in structured results: what a program needs, none of the bookkeeping. */
 export function memoryJson(m: Memory): Record<string, unknown> {
   return {
@@ -136,11 +162,11 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
 
   /** registerTool with the error translation around the handler. */
   const tool = <I extends S.AnyInput, O extends S.AnyOutput>(
-    name: string,
-    config: { title: string; description: string; inputSchema: I; outputSchema: O; annotations: ToolAnnotations },
+    name: ToolName,
+    config: { title: string; description: string; inputSchema: I; outputSchema: O },
     handler: (args: S.Infer<I>) => Promise<CallToolResult>,
   ) => {
-    server.registerTool(name, config, (async (args: S.Infer<I>) => {
+    server.registerTool(name, { ...config, annotations: TOOL_ANNOTATIONS[name] }, (async (args: S.Infer<I>) => {
       try {
         return await inflight.run(() => handler(args));
       } catch (err) {
@@ -156,7 +182,6 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
       description: 'Save a free-text note to project memory. An identical live note is not stored twice (its id comes back). Prefer memory_store to give a category and importance.',
       inputSchema: S.SaveMemoryInput,
       outputSchema: S.SavedOut,
-      annotations: { ...WRITE, idempotentHint: true },
     },
     async ({ text, namespace, metadata }) => {
       const r = await engine.save({ text, namespace, metadata: provenance(metadata) });
@@ -172,7 +197,6 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
       description: 'Search project memory by meaning and keywords; best matches first. Results are quoted notes with kind, date and source.',
       inputSchema: S.SearchMemoryInput,
       outputSchema: S.SearchOut,
-      annotations: LOOKUP,
     },
     async ({ query, limit, namespace }) => {
       const results = await engine.search(query, { namespace, limit });
@@ -189,7 +213,6 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
         'Store one thing learned, with why: a decision, constraint, convention, gotcha, fact or note. Self-contained text; importance 1–10. To replace an older memory pass its id as supersedes (or store, then memory_forget the old one).',
       inputSchema: S.MemoryStoreInput,
       outputSchema: S.SavedOut,
-      annotations: WRITE,
     },
     async (a) => {
       const r = await engine.save({
@@ -217,7 +240,6 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
         'One call before starting work: the most relevant memories and routes (where things live) for a task or question, packed into a token budget (default 1000).',
       inputSchema: S.ContextQueryInput,
       outputSchema: S.ContextOut,
-      annotations: LOOKUP,
     },
     async ({ query, limit, token_budget, namespace }) => {
       const pack = await engine.context(query, { namespace, limit, tokenBudget: token_budget });
@@ -243,7 +265,6 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
       description: 'Take a memory out of recall, saying why. Reversible with memory_restore.',
       inputSchema: S.MemoryForgetInput,
       outputSchema: S.ForgetOut,
-      annotations: { ...CLOSED, readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     },
     async ({ id, reason, namespace }) => {
       const m = await engine.forget(id, { namespace, reason });
@@ -258,7 +279,6 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
       description: 'Bring a forgotten memory back into recall.',
       inputSchema: S.MemoryRestoreInput,
       outputSchema: S.RestoreOut,
-      annotations: WRITE,
     },
     async ({ id, namespace }) => {
       const m = await engine.restore(id, { namespace });
@@ -273,7 +293,6 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
       description: 'Record where something lives in the code: a title, what it covers, and its paths. Found later by route_query and context_query.',
       inputSchema: S.RouteCreateInput,
       outputSchema: S.SavedOut,
-      annotations: { ...WRITE, idempotentHint: true },
     },
     async ({ title, description, paths, namespace }) => {
       const r = await engine.saveRoute({ title, description, paths }, { namespace, metadata: provenance() });
@@ -289,7 +308,6 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
       description: 'Replace a route with a new version; fields left out keep their value. The old version leaves recall.',
       inputSchema: S.RouteUpdateInput,
       outputSchema: S.RouteUpdateOut,
-      annotations: WRITE,
     },
     async ({ id, title, description, paths, namespace }) => {
       const r = await engine.updateRoute(id, { title, description, paths }, { namespace, metadata: provenance() });
@@ -305,7 +323,6 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
       description: 'Find where things live: routes only (title, description, paths), best first.',
       inputSchema: S.RouteQueryInput,
       outputSchema: S.RouteQueryOut,
-      annotations: LOOKUP,
     },
     async ({ query, limit, namespace }) => {
       const results = await engine.search(query, { namespace, limit: limit ?? 5, kinds: ['route'] });
@@ -321,7 +338,6 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
       description: 'Keep what was done, learned and why while working on a task, linked to it (importance 4). Under 40 characters it is not stored.',
       inputSchema: S.TaskNoteInput,
       outputSchema: S.TaskNoteOut,
-      annotations: WRITE,
     },
     async ({ task_id, context, namespace }) => {
       const r = await engine.taskNote({ taskId: task_id, context, namespace, metadata: provenance() });
@@ -338,7 +354,6 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
       description: 'Record one conversation turn atomically (the turn and a note holding its text).',
       inputSchema: S.CommitTurnInput,
       outputSchema: S.CommitTurnOut,
-      annotations: WRITE,
     },
     async ({ session, turn, text, speaker, namespace }) => {
       const r = await engine.commitTurn({
