@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Writable } from 'node:stream';
+import Database from 'better-sqlite3';
 import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
@@ -185,7 +186,7 @@ describe('ingest filter', () => {
     await store.close();
   });
 
-  it('a reworded variant is held at another agent through the learned anchor; releasing un-learns it', async () => {
+  it('an automatic hold teaches nothing; a confirmed drop holds a reworded variant at another agent; a release un-learns', async () => {
     // Without history, the seed catalogue alone lets the variant through.
     const fresh = open(STRICT);
     assert.equal((await fresh.engine.save({ text: VARIANT, namespace: OTHER })).duplicate, false);
@@ -193,29 +194,60 @@ describe('ingest filter', () => {
 
     const { engine, store } = open(STRICT);
     const first = await held(engine.save({ text: ATTACK, namespace: NS, metadata: { agent: 'advisor-01' } }));
-    // Another agent, another namespace, same store.
+    // Held, but nobody confirmed it yet: no anchor, so the variant still passes (in a third namespace).
+    assert.deepEqual(await store.learnedAnchors(), []);
+    assert.equal((await engine.save({ text: VARIANT, namespace: 'acme/docs', metadata: { agent: 'advisor-02' } })).duplicate, false);
+    // The operator confirms the attack by dropping it: the filter learns it.
+    const dropped = await engine.dropQuarantined(first, { reason: 'persona jailbreak' });
+    assert.equal(dropped.taught, true);
+    assert.equal(dropped.status, 'dropped');
+    assert.equal((await engine.getQuarantined(first, { reveal: true }))?.text, null);
+    assert.deepEqual((await store.learnedAnchors()).map((a) => a.id), [first]);
+    // Another agent, another namespace, same store: the variant is held by the lesson.
     const second = await held(engine.save({ text: VARIANT, namespace: OTHER, metadata: { agent: 'advisor-02' } }));
     const entry = await engine.getQuarantined(second);
     assert.equal(entry?.anchor, `learned:${first}`);
     assert.equal(entry?.agent, 'advisor-02');
-    // Dropping keeps the learned anchor (the fleet stays immune) and discards the text.
-    await engine.dropQuarantined(second, { reason: 'attack' });
-    const dropped = await engine.getQuarantined(second, { reveal: true });
-    assert.equal(dropped?.status, 'dropped');
-    assert.equal(dropped?.text, null);
-    await held(engine.save({ text: VARIANT, namespace: OTHER }));
+    // Releasing what the lesson held un-learns the lesson: the variant is stored, and a second rewording passes.
+    await engine.releaseQuarantined(second, { reason: 'security drill text, stored on purpose' });
+    assert.deepEqual(await store.learnedAnchors(), []);
+    const again = await engine.save({ text: `${VARIANT} (drill)`, namespace: OTHER, metadata: { agent: 'advisor-03' } });
+    assert.equal(again.duplicate, false);
     await proveReplay(store);
     await store.close();
 
-    // Releasing the block un-learns its anchor: the variant then passes at the other agent.
-    const other = open(STRICT);
-    const id = await held(other.engine.save({ text: ATTACK, namespace: NS, metadata: { agent: 'advisor-01' } }));
-    await other.engine.releaseQuarantined(id, { reason: 'security drill text, stored on purpose' });
-    const passed = await other.engine.save({ text: VARIANT, namespace: OTHER, metadata: { agent: 'advisor-02' } });
-    assert.equal(passed.duplicate, false);
-    assert.equal((await other.engine.listQuarantine()).length, 0);
-    await proveReplay(other.store);
-    await other.store.close();
+    // A drop with teach: false discards without learning.
+    const quiet = open(STRICT);
+    const id = await held(quiet.engine.save({ text: ATTACK }));
+    assert.equal((await quiet.engine.dropQuarantined(id, { teach: false })).taught, false);
+    assert.deepEqual(await quiet.store.learnedAnchors(), []);
+    await quiet.store.close();
+  });
+
+  it('a corrupted anchor cache is detected by its checksum and rebuilt, so an injection is still held', async () => {
+    // Fresh embedder instances: the seed vectors are cached in memory per instance, and only a first use
+    // writes (and a later one reads) the store's cache.
+    const path = join(root, `cache-${++n}.db`);
+    const store = createSqliteStore({ path });
+    const engine = new Engine({ store, embedder: createUseEmbedder(), tokenCounter: createGptTokenCounter(), defaultNamespace: NS });
+    await engine.save({ text: 'The release job signs tags with the team key.' });
+    await store.close();
+    // Flip bytes inside the cached anchor vectors, as a damaged page would.
+    const db = new Database(path);
+    const row = db.prepare('SELECT key, vectors FROM anchor_cache').get() as { key: string; vectors: Buffer };
+    const bad = Buffer.from(row.vectors);
+    for (let i = 4; i < bad.length - 32; i += 7) bad[i] = (bad[i] as number) ^ 0xff;
+    db.prepare('UPDATE anchor_cache SET vectors = ? WHERE key = ?').run(bad, row.key);
+    db.close();
+    // A new process (a new embedder instance: nothing cached in memory) opens the damaged store.
+    const reopened = createSqliteStore({ path });
+    const second = new Engine({ store: reopened, embedder: createUseEmbedder(), tokenCounter: createGptTokenCounter(), defaultNamespace: NS });
+    await held(second.save({ text: INJECTION }));
+    const healed = new Database(path, { readonly: true });
+    const fixed = healed.prepare('SELECT vectors FROM anchor_cache WHERE key = ?').get(row.key) as { vectors: Buffer };
+    healed.close();
+    assert.ok(!fixed.vectors.equals(bad), 'the damaged cache was rewritten');
+    await reopened.close();
   });
 
   it('a held turn is committed whole on release', async () => {

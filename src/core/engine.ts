@@ -29,7 +29,7 @@ import { recover, verify, type RecoverReport, type VerifyReport } from './replay
 import type { Conversation } from './conversation.js';
 import { packSections, renderHeader, renderMemoryLine } from './render.js';
 import { dedupeKey } from './text.js';
-import { DEFAULT_FILTER_CONFIG, screenForStore, type FilterVerdict, type IngestFilterConfig } from './ingest-filter.js';
+import { DEFAULT_FILTER_CONFIG, lessonVector, screenForStore, type FilterVerdict, type IngestFilterConfig } from './ingest-filter.js';
 import { holdInTx, quarantinedError, toView, validateReason, type HeldWrite } from './quarantine.js';
 import { applyRedaction, DEFAULT_REDACTION_CONFIG, redact, type RedactionConfig, type RedactionCounts } from './redact.js';
 import type {
@@ -1253,7 +1253,8 @@ export class Engine {
 
   /**
    * Releases a held write: commits it as the original call would have (save, turn or update, with dedupe),
-   * records the operator's reason, and un-learns the anchor learned from it, all in one transaction. The
+   * records the operator's reason, and un-learns the lesson that held it (when a learned anchor did), all
+   * in one transaction. The
    * same text sent again later passes the filter. CONFLICT unless the entry is held.
    */
   async releaseQuarantined(id: string, options: { reason: string }): Promise<QuarantineReleaseResult> {
@@ -1271,6 +1272,9 @@ export class Engine {
       released = { ...current, status: 'released', decidedAt: now, reason, memoryIds: [...new Set(memoryIds)] };
       await emit(tx, STORE_SCOPE, { type: 'quarantine.released', entry: released }, now);
       await tx.deleteLearnedAnchor(qid);
+      // Held by a lesson (an anchor learned from a confirmed attack) and released as good: the lesson was
+      // too broad, so it is un-learned; the drop or poison mark it came from stays in the log.
+      if (current.anchor?.startsWith('learned:')) await tx.deleteLearnedAnchor(current.anchor.slice('learned:'.length));
       await tx.deleteQuarantineVault(qid);
     };
     const request = vault.request as { op: string; input?: unknown; id?: string; namespace?: string; patch?: UpdatePatch };
@@ -1292,20 +1296,24 @@ export class Engine {
   }
 
   /**
-   * Drops a held write for good: its text leaves the vault; the anchor learned from it stays, so reworded
-   * variants keep being held for every agent of the store. CONFLICT unless the entry is held.
+   * Drops a held write for good: its text leaves the vault. A drop confirms the text as an attack, so
+   * (unless `teach` is false) the filter learns it: an anchor shared by every agent of the store then holds
+   * reworded variants. CONFLICT unless the entry is held.
    */
-  async dropQuarantined(id: string, options: { reason?: string } = {}): Promise<QuarantineEntry> {
+  async dropQuarantined(id: string, options: { reason?: string; teach?: boolean } = {}): Promise<QuarantineEntry> {
     const qid = validateId(id, 'id');
     const given = validateReason(options.reason, false);
     const reason = given === null ? null : this.scrub(given, 'reason', {});
+    const vault = options.teach === false || !this.embedder ? null : await this.store.getQuarantineVault(qid);
+    const lesson = vault && this.embedder ? await lessonVector(this.store, this.embedder, this.filterConfig, vault.text) : null;
     return this.store.transaction(async (tx) => {
       const current = await tx.getQuarantine(qid);
       if (!current) throw new CairnError('NOT_FOUND', `no quarantine entry ${qid}`, { field: 'id' });
       if (current.status !== 'held') throw new CairnError('CONFLICT', `quarantine entry ${qid} is already ${current.status}`, { field: 'id' });
       const now = this.now();
-      const dropped: QuarantineEntry = { ...current, status: 'dropped', decidedAt: now, reason };
+      const dropped: QuarantineEntry = { ...current, status: 'dropped', decidedAt: now, reason, taught: lesson !== null };
       await emit(tx, STORE_SCOPE, { type: 'quarantine.dropped', entry: dropped }, now);
+      if (lesson) await tx.putLearnedAnchor(qid, lesson, now);
       await tx.deleteQuarantineVault(qid);
       return dropped;
     });

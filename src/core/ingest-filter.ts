@@ -384,6 +384,17 @@ export function seedAnchors(store: Store, embedder: Embedder): Promise<AnchorVec
   return pending;
 }
 
+/**
+ * The vector an operator-confirmed attack teaches: the one behind the filter's strongest evidence for the
+ * text (its de-obfuscated form or a window when those score higher than the text itself), so a reworded
+ * variant sent to any agent of the store lands near it.
+ */
+export async function lessonVector(store: Store, embedder: Embedder, config: IngestFilterConfig, text: string): Promise<Float32Array> {
+  const [vector] = await embedder.embed([text]);
+  const [verdict] = await screen([{ text, vector: vector as Float32Array }], await seedAnchors(store, embedder), embedder, config);
+  return (verdict as FilterVerdict).decidingVector;
+}
+
 /** What the engine hands to the filter for one text: the string scored and its storage vector if any. */
 export interface ScreenItem {
   text: string;

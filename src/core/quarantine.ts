@@ -33,7 +33,7 @@ export interface HeldWrite {
 }
 
 /**
- * Holds a blocked write in `tx`: a new entry with its vault row and learned anchor, or, when the same text
+ * Holds a blocked write in `tx`: a new entry with its vault row, or, when the same text
  * is already held, one more attempt on that entry. Writes only store-wide events: no namespace changes.
  */
 export async function holdInTx(tx: StoreTx, held: HeldWrite, now: string): Promise<QuarantineReceipt> {
@@ -64,10 +64,9 @@ export async function holdInTx(tx: StoreTx, held: HeldWrite, now: string): Promi
     reason: null,
     memoryIds: [],
   };
+  // No learned anchor here: an automatic hold may be a mistake, and an anchor learned from a mistake would
+  // hold every later note of the same shape. Only an operator's drop (or a poison mark) teaches.
   await tx.putQuarantineVault(entry.id, held.text, held.request);
-  // The vector that decided the block (the de-obfuscated text or the window when they did): a reworded
-  // variant sent to any agent of this store lands near it.
-  await tx.putLearnedAnchor(entry.id, held.verdict.decidingVector, now);
   await emit(tx, STORE_SCOPE, { type: 'quarantine.held', entry }, now);
   return { id: entry.id, score, hash, repeat: false };
 }

@@ -39,6 +39,8 @@ export interface QuarantineEntry {
   reason: string | null;
   /** Memories a release committed (empty otherwise). */
   memoryIds: string[];
+  /** On a drop: whether it taught the filter (a learned anchor shared by the store). Absent otherwise. */
+  taught?: boolean;
 }
 
 /** An entry as the review queue shows it: plus a 16-character preview, null once the text is gone. */

@@ -173,11 +173,14 @@ export interface StoreTx {
   putQuarantineVault(id: string, text: string, request: unknown): Promise<void>;
   getQuarantineVault(id: string): Promise<{ text: string; request: unknown } | null>;
   deleteQuarantineVault(id: string): Promise<void>;
-  /** Stores the embedding of a blocked text as an anchor shared by every namespace of the store. */
+  /**
+   * Stores the embedding of a confirmed attack (a dropped quarantine entry, a memory marked poisoned) as an
+   * anchor shared by every namespace of the store. An automatic hold never writes one.
+   */
   putLearnedAnchor(id: string, vector: Float32Array, at: string): Promise<void>;
   getLearnedAnchor(id: string): Promise<Float32Array | null>;
   deleteLearnedAnchor(id: string): Promise<void>;
-  /** Caches vectors computed from code constants (the seed anchors) under `key`. */
+  /** Caches vectors computed from code constants (the seed anchors) under `key`, with a checksum. */
   putAnchorCache(key: string, vectors: Float32Array[]): Promise<void>;
 }
 
@@ -229,6 +232,7 @@ export interface Store {
   getQuarantineVault(id: string): Promise<{ text: string; request: unknown } | null>;
   /** Every learned anchor of the store (all namespaces, all agents). */
   learnedAnchors(): Promise<{ id: string; vector: Float32Array }[]>;
+  /** The cached vectors, or null when missing or when their checksum does not match (the caller rebuilds). */
   getAnchorCache(key: string): Promise<Float32Array[] | null>;
   /** Events not yet erased that refer to one of these memories or belong to this namespace's scope. */
   countLiveEventsOf(memoryIds: string[], namespace: string | null): Promise<number>;

@@ -123,6 +123,13 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, col);
   `,
+  // 5: an automatic hold no longer teaches the filter (only an operator's drop or a poison mark does), so the
+  // anchors learned from entries still held are removed; the anchor cache gains a checksum trailer, so the
+  // old checksum-less rows are dropped and rebuilt from the catalogue on first use.
+  `
+  DELETE FROM learned_anchors WHERE id IN (SELECT id FROM quarantine WHERE status = 'held');
+  DELETE FROM anchor_cache;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -570,9 +570,11 @@ export class SqliteStore implements Store {
       },
       putAnchorCache: async (key, vectors) => {
         const dims = vectors[0]?.length ?? 0;
-        const buf = Buffer.alloc(4 + vectors.length * dims * 4);
-        buf.writeUInt32LE(dims, 0);
-        vectors.forEach((v, i) => vectorBytes(v).copy(buf, 4 + i * dims * 4));
+        const body = Buffer.alloc(4 + vectors.length * dims * 4);
+        body.writeUInt32LE(dims, 0);
+        vectors.forEach((v, i) => vectorBytes(v).copy(body, 4 + i * dims * 4));
+        // A SHA-256 trailer: a flipped page in this blob would silently move the filter's anchors.
+        const buf = Buffer.concat([body, createHash('sha256').update(body).digest()]);
         this.stmt('INSERT OR REPLACE INTO anchor_cache (key, vectors) VALUES (?, ?)').run(key, buf);
       },
     };
@@ -630,11 +632,14 @@ export class SqliteStore implements Store {
   async getAnchorCache(key: string): Promise<Float32Array[] | null> {
     return this.read('reading the anchor cache', () => {
       const r = this.stmt('SELECT vectors FROM anchor_cache WHERE key = ?').get(key) as { vectors: Buffer } | undefined;
-      if (!r || r.vectors.length < 4) return null;
-      const dims = r.vectors.readUInt32LE(0);
-      if (dims === 0) return [];
+      if (!r || r.vectors.length < 36) return null;
+      const body = r.vectors.subarray(0, r.vectors.length - 32);
+      // A cache whose checksum does not match is treated as missing: the caller rebuilds it from the catalogue.
+      if (!createHash('sha256').update(body).digest().equals(r.vectors.subarray(r.vectors.length - 32))) return null;
+      const dims = body.readUInt32LE(0);
+      if (dims === 0 || (body.length - 4) % (dims * 4) !== 0) return null;
       const out: Float32Array[] = [];
-      for (let at = 4; at + dims * 4 <= r.vectors.length; at += dims * 4) out.push(vectorFromBytes(r.vectors.subarray(at, at + dims * 4)));
+      for (let at = 4; at + dims * 4 <= body.length; at += dims * 4) out.push(vectorFromBytes(body.subarray(at, at + dims * 4)));
       return out;
     });
   }

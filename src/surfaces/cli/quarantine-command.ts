@@ -91,14 +91,15 @@ export function registerQuarantineCommands(program: Command, io: Io, open: OpenF
       }, false);
     });
 
-  sub('drop', 'discard a held write for good (its learned anchor stays, so variants stay blocked)')
+  sub('drop', 'discard a held write for good, confirming it as an attack: the filter learns it, so variants are held for every agent')
     .argument('<id>', 'quarantine id')
     .option('--reason <text>', 'why it is dropped')
+    .option('--no-teach', 'discard without teaching the filter (unwanted, but not an attack)')
     .action(async (id: string, o: Record<string, unknown>, cmd: Command) => {
       await run(cmd, async (engine, g) => {
-        const e = await engine.dropQuarantined(id, o['reason'] === undefined ? {} : { reason: o['reason'] as string });
+        const e = await engine.dropQuarantined(id, { ...(o['reason'] === undefined ? {} : { reason: o['reason'] as string }), teach: o['teach'] !== false });
         if (g.json) return json(e);
-        out(`dropped ${e.id}`);
+        out(`dropped ${e.id}${e.taught ? ' (learned: reworded variants are now held for every agent)' : ''}`);
       }, true);
     });
 }
