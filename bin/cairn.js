@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 const hookEntry = new URL('../dist/src/surfaces/hooks/hook-command.js', import.meta.url);
 const args = process.argv.slice(2);
 
-if (args.length === 2 && args[0] === 'hook' && existsSync(hookEntry)) {
+if (args.length === 2 && args[0] === 'hook' && !args[1].startsWith('-') && existsSync(hookEntry)) {
   // `cairn hook <event>` (the Stop gate runs at every stop) skips the CLI's imports: only the hook's code loads.
   const { runHookInProcess } = await import(hookEntry.href);
   await runHookInProcess(args[1]);

@@ -149,8 +149,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
-      // Usage errors follow the contract of every other error: one line on stderr.
-      outputError: (s, write) => write(`cairn: ${s.replace(/^error: /u, '').trim().replace(/\s*\n\s*/gu, ' ')} (run cairn --help for usage)\n`),
+      outputError: usageError('cairn'),
     })
     .exitOverride();
 
@@ -242,7 +241,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
           includeInactive: Boolean(o['all']),
         });
         if (g.json) return json({ results: results.map(resultJson) });
-        if (results.length === 0) return out('no memories found');
+        if (results.length === 0) return out(await nothingIn(engine, g, 'no memories found'));
         results.forEach((r, i) => {
           out(`${String(i + 1).padStart(2)}. ${describe(r.memory)}`);
           if (o['explain']) out(`    score ${formatScore(r)}`);
@@ -257,6 +256,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
       await run(cmd, async (engine, g) => {
         const pack = await engine.context(queryParts.join(' '), { namespace: g.namespace, tokenBudget: o['budget'] as number | undefined });
         if (g.json) json({ text: pack.text, tokens: pack.tokens, memories: pack.memories.map(resultJson), routes: pack.routes.map(resultJson), omitted: pack.omitted });
+        else if (pack.memories.length === 0 && pack.routes.length === 0) out(await nothingIn(engine, g, 'nothing to put in a context: no memory or route matches'));
         else out(pack.text);
       });
     });
@@ -334,9 +334,12 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
     .argument('<file>', 'JSONL file')
     .action(async (file: string, _o: unknown, cmd: Command) => {
       await run(cmd, async (engine, g) => {
+        // Counted first (a quick read of the file), so the bar has its total from the start.
+        const total = await countLines(file);
         const lines = await readLines(file);
         const progress = createProgress('importing');
-        const counts = await engine.importLines(lines, (done, total) => progress.update(done, total));
+        progress.update(0, total);
+        const counts = await engine.importLines(lines, (done) => progress.update(done, total));
         progress.finish();
         if (g.json) return json(counts);
         out(`imported ${counts.imported}, duplicate ${counts.duplicate}, rejected ${counts.rejected}${counts.quarantined.length ? `, held for review ${counts.quarantined.length}` : ''}`);
@@ -517,7 +520,62 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
   registerTokenCommands(program, io, open);
   registerInit(program, io);
   registerHookCommand(program, io);
+  groupCommands(program);
+  program.addHelpText('after', '\nRun cairn <command> --help for the options of one command.');
   return program;
+}
+
+/** The groups `cairn --help` lists the commands in, in order. */
+const COMMAND_GROUPS: [heading: string, commands: string[]][] = [
+  ['Daily use:', ['save', 'search', 'context', 'get', 'list', 'forget', 'restore', 'supersede', 'route', 'import', 'export', 'stats', 'demo']],
+  ['Agents and set-up:', ['init', 'mcp', 'hook', 'doctor']],
+  ['Team server:', ['serve', 'token', 'quarantine']],
+  ['Maintenance and proofs:', ['verify', 'recover', 'checkpoint', 'reindex', 'weights', 'purge-expired', 'erase', 'verify-certificate', 'turn', 'ingest']],
+];
+
+/** Prints a usage error as one line on stderr, pointing at the help of the command it came from. */
+function usageError(path: string): (message: string, write: (s: string) => void) => void {
+  return (message, write) => write(`cairn: ${message.replace(/^error: /u, '').trim().replace(/\s*\n\s*/gu, ' ')} (run ${path} --help for usage)\n`);
+}
+
+/** Sorts the commands into the help's groups (in the groups' order) and gives every command its own usage-error pointer. */
+function groupCommands(program: Command): void {
+  const byName = new Map(program.commands.map((c) => [c.name(), c]));
+  const ordered: Command[] = [];
+  for (const [heading, names] of COMMAND_GROUPS) {
+    for (const name of names) {
+      const command = byName.get(name);
+      if (!command) continue;
+      command.helpGroup(heading);
+      ordered.push(command);
+      byName.delete(name);
+    }
+  }
+  // A command no group names still shows, under the last group, rather than vanish from the help.
+  for (const command of byName.values()) ordered.push(command.helpGroup(COMMAND_GROUPS[COMMAND_GROUPS.length - 1]![0]));
+  (program.commands as Command[]).splice(0, program.commands.length, ...ordered);
+  const point = (command: Command, path: string) => {
+    command.configureOutput({ ...command.configureOutput(), outputError: usageError(path) });
+    for (const child of command.commands) point(child, `${path} ${child.name()}`);
+  };
+  for (const command of program.commands) point(command, `cairn ${command.name()}`);
+}
+
+/** The non-blank lines of a file (what import reports progress in). */
+async function countLines(path: string): Promise<number> {
+  let n = 0;
+  for await (const line of await readLines(path)) if (line.trim() !== '') n++;
+  return n;
+}
+
+/** "Nothing found" naming the namespace searched, and the other namespaces that hold memories. */
+async function nothingIn(engine: Engine, g: GlobalOpts, what: string): Promise<string> {
+  const namespace = g.namespace ?? engine.defaultNamespace;
+  const others = (await engine.stats()).namespaces.filter((n) => n.namespace !== namespace && n.live > 0);
+  const line = `${what} in namespace ${namespace}`;
+  if (others.length === 0) return line;
+  const shown = others.slice(0, 5).map((n) => `${n.namespace} (${n.live})`).join(', ');
+  return `${line}\nmemories are held in ${others.length === 1 ? 'another namespace' : `${others.length} other namespaces`}: ${shown}${others.length > 5 ? ', …' : ''}; search one with --namespace <ns>`;
 }
 
 async function doctor(engine: Engine, opened: OpenedEngine): Promise<Record<string, unknown>> {
