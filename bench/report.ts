@@ -35,6 +35,7 @@ export interface ReportOptions {
 
 /** Result files every full report expects, in report order. */
 const KNOWN: { file: string; title: string; command: string }[] = [
+  { file: 'coding-memory.json', title: 'Coding-memory recall', command: 'node dist/bench/coding-memory.js' },
   { file: 'locomo.json', title: 'LoCoMo evidence recall', command: 'node dist/bench/locomo.js --split all' },
   { file: 'latency.json', title: 'Latency and size', command: 'node dist/bench/latency.js' },
   { file: 'http.json', title: 'Team server under load (HTTP)', command: 'node dist/bench/http.js' },
@@ -304,6 +305,25 @@ function renderLocomoSummary(data: { [k: string]: Json }): string {
   return out.join('\n');
 }
 
+/** The coding-memory figures per split and query type (test first: it is the reported half). */
+function renderCodingSummary(data: { [k: string]: Json }): string {
+  const results = isRecord(data['results'] ?? null) ? (data['results'] as { [k: string]: Json }) : null;
+  if (!results) return '';
+  const pct = (x: Json | undefined) => (typeof x === 'number' ? (x * 100).toFixed(1) : '–');
+  const out: string[] = ['### Summary in percent', '', 'Choices were made on the dev half only; the test half is reported.', ''];
+  for (const split of ['test', 'dev']) {
+    const r = results[split];
+    if (!r || !isRecord(r)) continue;
+    const rows = Object.entries(r).map(([type, f]) => {
+      const v = (isRecord(f) ? f : {}) as { [k: string]: Json };
+      return [type === 'all' ? '**all**' : type, scalar(v['queries'] ?? null), pct(v['r1']), pct(v['r5']), pct(v['mrr']), pct(v['updateCorrect']), pct(v['offTopicRejected']), scalar(v['leaks'] ?? null)];
+    });
+    out.push(`#### ${split} half`, '', table(['Query type', 'n', 'R@1', 'R@5', 'MRR', 'update-correct', 'off-topic rejected', 'leaks'], rows), '');
+  }
+  out.push('### Full record', '');
+  return out.join('\n');
+}
+
 /** The team server under load: one row per operation and client count. */
 function renderHttpSummary(data: { [k: string]: Json }): string {
   const runs = Array.isArray(data['runs']) ? (data['runs'] as { [k: string]: Json }[]) : [];
@@ -366,6 +386,8 @@ export function buildReport(options: ReportOptions): string {
     const body =
       isRecord(data) && data['benchmark'] === 'latency'
         ? renderLatency(data as unknown as LatencyResults, relative(ROOT, path))
+        : file === 'coding-memory.json' && isRecord(data)
+          ? `${renderCodingSummary(data)}\n${renderOther(data, path, command)}`
         : file === 'locomo.json' && isRecord(data)
           ? `${renderLocomoSummary(data)}\n${renderOther(data, path, command)}`
           : file === 'http.json' && isRecord(data)

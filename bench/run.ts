@@ -1,7 +1,7 @@
 /**
  * Runs the benchmarks one after another, each in its own Node process, then writes the report.
  *
- *   npm run bench                      the core set (LoCoMo recall and context size, latency and size), full size;
+ *   npm run bench                      the core set (coding-memory recall, LoCoMo recall and context size, latency and size), full size;
  *                                      writes bench/results/*.json and bench/REPORT.md (about 10–15 minutes on 2 cores)
  *   npm run bench -- --all             every benchmark (adds durability, mcp, hooks, security, http)
  *   npm run bench -- --only latency    one benchmark (comma-separate several); the report keeps the others' last results
@@ -23,6 +23,7 @@ interface Benchmark {
 }
 
 const BENCHMARKS: Benchmark[] = [
+  { name: 'coding', script: 'dist/bench/coding-memory.js', args: [], core: true },
   { name: 'locomo', script: 'dist/bench/locomo.js', args: ['--split', 'all'], core: true },
   { name: 'latency', script: 'dist/bench/latency.js', args: [], core: true },
   { name: 'durability', script: 'dist/bench/durability.js', args: [] },
