@@ -49,6 +49,8 @@ import {
   validateProvenance,
   validateRoute,
   validateTags,
+  validateTokenBudget,
+  MAX_LIMIT,
   validateText,
   validateTime,
 } from './validate.js';
@@ -157,7 +159,6 @@ export interface TurnResult {
 }
 
 export const DEFAULT_LIMIT = 10;
-export const MAX_LIMIT = 200;
 export const DEFAULT_TOKEN_BUDGET = 1000;
 /** Token budget of a session brief (see Engine.brief). */
 export const DEFAULT_BRIEF_TOKENS = 800;
@@ -1139,7 +1140,7 @@ export class Engine {
    */
   async context(query: string, options: ContextOptions = {}): Promise<ContextPack> {
     const namespace = this.ns(options.namespace);
-    const budget = options.tokenBudget === undefined ? DEFAULT_TOKEN_BUDGET : validateLimit(options.tokenBudget, 'tokenBudget', 1_000_000);
+    const budget = options.tokenBudget === undefined ? DEFAULT_TOKEN_BUDGET : validateTokenBudget(options.tokenBudget);
     const limit = options.limit === undefined ? 40 : validateLimit(options.limit, 'limit', MAX_LIMIT);
     // Only what is packed into the block reaches the agent, so only that counts as recalled.
     const found = await this.search(query, { namespace, limit, countRecall: false, ...(options.weights ? { weights: options.weights } : {}) });
@@ -1167,7 +1168,7 @@ export class Engine {
    */
   async brief(options: BriefOptions = {}): Promise<BriefPack> {
     const namespace = this.ns(options.namespace);
-    const budget = options.tokenBudget === undefined ? DEFAULT_BRIEF_TOKENS : validateLimit(options.tokenBudget, 'tokenBudget', 1_000_000);
+    const budget = options.tokenBudget === undefined ? DEFAULT_BRIEF_TOKENS : validateTokenBudget(options.tokenBudget);
     const limit = options.limit === undefined ? 30 : validateLimit(options.limit, 'limit', MAX_LIMIT);
     const now = this.now();
     const byImportance = (a: Memory, b: Memory) => b.importance - a.importance || (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0);

@@ -16,7 +16,10 @@ import {
   validateTags,
   validateText,
   validateTime,
+  validateTokenBudget,
+  TOKEN_BUDGET_RANGE,
 } from './validate.js';
+import { ContextQueryInput, MemoryStoreInput } from '../surfaces/mcp/mcp-schemas.js';
 
 /** Asserts `fn` throws INVALID_INPUT for `field`, with a message that starts with the field name. */
 function rejects(fn: () => unknown, field: string): void {
@@ -179,5 +182,27 @@ describe('validateId', () => {
 
   it('refuses anything else, naming the field', () => {
     for (const bad of ['', 'nope', '01ARZ3NDEKTSV4RRFFQ69G5FA', "01ARZ3NDEKTSV4RRFFQ69G5FA'", 26, null]) rejects(() => validateId(bad, 'supersedes'), 'supersedes');
+  });
+});
+
+describe('one validation source', () => {
+  it('tags are counted after de-duplication: twelve times the same tag is one tag', () => {
+    assert.deepEqual(validateTags(Array.from({ length: 12 }, (_, i) => (i % 2 ? 'Auth' : ' auth '))), ['auth']);
+    rejects(() => validateTags(Array.from({ length: MAX_TAGS + 1 }, (_, i) => `t${i}`)), 'tags');
+  });
+
+  it('a lone surrogate is refused rather than stored as U+FFFD; a paired one is kept exactly', () => {
+    rejects(() => validateText('broken \ud800 text'), 'text');
+    rejects(() => validateText('broken \udc00 text'), 'text');
+    assert.equal(validateText('rocket 🚀 ok'), 'rocket 🚀 ok');
+  });
+
+  it('the MCP schema and the engine share one token-budget range', () => {
+    assert.equal(validateTokenBudget(TOKEN_BUDGET_RANGE.max), TOKEN_BUDGET_RANGE.max);
+    rejects(() => validateTokenBudget(1_000_000), 'tokenBudget');
+    assert.equal(ContextQueryInput.safeParse({ query: 'q', token_budget: TOKEN_BUDGET_RANGE.max }).success, true);
+    assert.equal(ContextQueryInput.safeParse({ query: 'q', token_budget: TOKEN_BUDGET_RANGE.max + 1 }).success, false);
+    assert.equal(MemoryStoreInput.safeParse({ content: 'c', category: 'fact', importance: 11, tags: [] }).success, false);
+    assert.equal(MemoryStoreInput.safeParse({ content: 'c', category: 'fact', importance: 5, tags: Array(12).fill('same') }).success, true);
   });
 });

@@ -1,113 +1,156 @@
+import { z } from 'zod';
 import { CairnError } from '../interfaces/errors.js';
 import { MEMORY_KINDS, ORIGINS, type MemoryKind, type Provenance, type RouteInfo } from '../interfaces/memory.js';
+
+/**
+ * The one validation source of cairn: a zod schema per input value, with every range and format written
+ * here once. The engine checks every value through the validate* functions below (so the HTTP API and the
+ * CLI, which call the engine, get the same answers); the MCP tools build their input schemas from the same
+ * schemas (mcp-schemas.ts) and the config file from `Namespace`. A failure is INVALID_INPUT naming the field.
+ */
 
 export const MAX_TEXT_BYTES = 32 * 1024;
 export const MAX_TAGS = 10;
 export const MAX_NAMESPACE_LENGTH = 256;
+/** Most results one search, list of routes or context pack may ask for. */
+export const MAX_LIMIT = 200;
+/** The range of a context or brief token budget (a budget under the header's size packs nothing). */
+export const TOKEN_BUDGET_RANGE = { min: 1, max: 20_000 } as const;
+export const MAX_ROUTE_PATHS = 50;
+export const MAX_PROVENANCE_CHARS = 512;
 
-function invalid(field: string, message: string): CairnError {
-  return new CairnError('INVALID_INPUT', `${field}: ${message}`, { field });
+const wholeNumber = (min: number, max: number) => {
+  const error = (i: { input: unknown }) => `must be a whole number from ${min} to ${max} (got ${JSON.stringify(i.input)})`;
+  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+};
+
+export const Namespace = z
+  .string({ error: 'must be a string' })
+  .min(1, { error: 'must not be empty' })
+  .max(MAX_NAMESPACE_LENGTH, { error: `must be at most ${MAX_NAMESPACE_LENGTH} characters` })
+  .refine((v) => !/\p{Cc}/u.test(v), { error: 'must not contain control characters' })
+  .refine((v) => v.trim() === v, { error: 'must not start or end with whitespace' });
+
+/** Well-formed UTF-16: a lone surrogate cannot be stored exactly (it would become U+FFFD), so it is refused. */
+const wellFormed = (v: string) => !/\p{Cs}/u.test(v);
+
+export const Text = z
+  .string({ error: 'must be a string' })
+  .refine((v) => v.trim().length > 0, { error: 'must not be empty', abort: true })
+  .refine((v) => Buffer.byteLength(v, 'utf8') <= MAX_TEXT_BYTES, {
+    error: (i) => `is ${Buffer.byteLength(String(i.input), 'utf8')} bytes; the limit is ${MAX_TEXT_BYTES} bytes (32 KB)`,
+    abort: true,
+  })
+  .refine((v) => !v.includes('\u0000'), { error: 'must not contain NUL characters', abort: true })
+  .refine(wellFormed, { error: 'must not contain a lone surrogate (malformed UTF-16)' });
+
+export const Kind = z.enum(MEMORY_KINDS, { error: (i) => `must be one of ${MEMORY_KINDS.join(', ')} (got ${JSON.stringify(i.input)})` });
+
+export const Importance = wholeNumber(1, 10);
+
+const TAG = /^[\p{L}\p{N}][\p{L}\p{N}_.:/-]{0,63}$/u;
+export const Tag = z
+  .string({ error: 'must be a string' })
+  .refine((t) => TAG.test(t.trim().toLowerCase()), { error: (i) => `"${String(i.input)}" must be 1–64 letters, digits or _ . : / - and start with a letter or digit` });
+
+/** Tags count after de-duplication (" DB " and "db" are one tag). */
+export const Tags = z
+  .array(Tag, { error: 'must be a list of strings' })
+  .refine((tags) => new Set(tags.map((t) => t.trim().toLowerCase())).size <= MAX_TAGS, {
+    error: (i) => `at most ${MAX_TAGS} different tags (got ${new Set((i.input as string[]).map((t) => t.trim().toLowerCase())).size})`,
+  });
+
+export const Limit = (max = 1000) => wholeNumber(1, max);
+export const TokenBudget = wholeNumber(TOKEN_BUDGET_RANGE.min, TOKEN_BUDGET_RANGE.max);
+
+export const Time = z
+  .string({ error: 'must be an ISO-8601 date' })
+  .refine((v) => v.trim() !== '', { error: 'must be an ISO-8601 date', abort: true })
+  .refine((v) => !Number.isNaN(Date.parse(v)), { error: (i) => `"${String(i.input)}" is not a valid ISO-8601 date` });
+
+const PROVENANCE_KEYS = ['source', 'trigger', 'sessionId', 'origin', 'agent', 'externalId', 'speaker', 'subject'] as const;
+export const ProvenanceValue = z.string({ error: `must be a string of at most ${MAX_PROVENANCE_CHARS} characters` }).max(MAX_PROVENANCE_CHARS, { error: `must be a string of at most ${MAX_PROVENANCE_CHARS} characters` });
+export const Origin = z.enum(ORIGINS, { error: `must be one of ${ORIGINS.join(', ')}` });
+
+export const RouteTitle = z.string({ error: 'must be a string' }).refine((t) => t.trim() !== '', { error: 'must not be empty' });
+export const RouteDescription = z.string({ error: 'must be a string' });
+export const RoutePaths = z
+  .array(z.string(), { error: 'must be a list of non-empty strings' })
+  .refine((paths) => paths.every((p) => p.trim() !== ''), { error: 'must be a list of non-empty strings', abort: true })
+  .max(MAX_ROUTE_PATHS, { error: `at most ${MAX_ROUTE_PATHS} paths` });
+
+export const MemoryId = z.string({ error: 'must be a string' }).regex(/^[0-9A-Za-z]{26}$/u, { error: (i) => `must be a memory id (26 characters, e.g. 01JD3X…; got ${JSON.stringify(i.input)})` });
+
+/** `value` through `schema`, or INVALID_INPUT naming the field (and the list index, for a list). */
+export function check<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const at = issue && issue.path.length > 0 ? `${field}${issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('')}` : field;
+  const message = issue?.message ?? 'is not valid';
+  return invalidThrow(at, message.startsWith('Invalid') ? 'is not valid' : message);
+}
+
+function invalidThrow(field: string, message: string): never {
+  throw new CairnError('INVALID_INPUT', `${field}: ${message}`, { field });
 }
 
 /** A namespace is 1–256 printable characters, no control characters, no leading/trailing space. */
 export function validateNamespace(value: unknown, field = 'namespace'): string {
-  if (typeof value !== 'string') throw invalid(field, 'must be a string');
-  if (value.length === 0) throw invalid(field, 'must not be empty');
-  if (value.length > MAX_NAMESPACE_LENGTH) throw invalid(field, `must be at most ${MAX_NAMESPACE_LENGTH} characters`);
-  if (/\p{Cc}/u.test(value)) throw invalid(field, 'must not contain control characters');
-  if (value.trim() !== value) throw invalid(field, 'must not start or end with whitespace');
-  return value;
+  return check(Namespace, value, field);
 }
 
 export function validateText(value: unknown, field = 'text'): string {
-  if (typeof value !== 'string') throw invalid(field, 'must be a string');
-  if (value.trim().length === 0) throw invalid(field, 'must not be empty');
-  const bytes = Buffer.byteLength(value, 'utf8');
-  if (bytes > MAX_TEXT_BYTES) throw invalid(field, `is ${bytes} bytes; the limit is ${MAX_TEXT_BYTES} bytes (32 KB)`);
-  if (/\u0000/u.test(value)) throw invalid(field, 'must not contain NUL characters');
-  return value;
+  return check(Text, value, field);
 }
 
 export function validateKind(value: unknown, field = 'kind'): MemoryKind {
-  if (typeof value !== 'string' || !(MEMORY_KINDS as readonly string[]).includes(value)) {
-    throw invalid(field, `must be one of ${MEMORY_KINDS.join(', ')} (got ${JSON.stringify(value)})`);
-  }
-  return value as MemoryKind;
+  return check(Kind, value, field);
 }
 
 export function validateImportance(value: unknown, field = 'importance'): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 10) {
-    throw invalid(field, `must be a whole number from 1 to 10 (got ${JSON.stringify(value)})`);
-  }
-  return value;
+  return check(Importance, value, field);
 }
 
 export function validateTags(value: unknown, field = 'tags'): string[] {
-  if (!Array.isArray(value)) throw invalid(field, 'must be a list of strings');
-  if (value.length > MAX_TAGS) throw invalid(field, `at most ${MAX_TAGS} tags (got ${value.length})`);
-  const tags = value.map((tag, i) => {
-    if (typeof tag !== 'string') throw invalid(`${field}[${i}]`, 'must be a string');
-    const t = tag.trim().toLowerCase();
-    if (!/^[\p{L}\p{N}][\p{L}\p{N}_.:/-]{0,63}$/u.test(t)) {
-      throw invalid(`${field}[${i}]`, `"${tag}" must be 1–64 letters, digits or _ . : / - and start with a letter or digit`);
-    }
-    return t;
-  });
-  return [...new Set(tags)];
+  return [...new Set(check(Tags, value, field).map((t) => t.trim().toLowerCase()))];
 }
 
 export function validateLimit(value: unknown, field = 'limit', max = 1000): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw invalid(field, `must be a whole number from 1 to ${max} (got ${JSON.stringify(value)})`);
-  }
-  return value;
+  return check(Limit(max), value, field);
+}
+
+export function validateTokenBudget(value: unknown, field = 'tokenBudget'): number {
+  return check(TokenBudget, value, field);
 }
 
 /** Accepts an ISO-8601 date or date-time; returns it normalised to UTC ISO form. */
 export function validateTime(value: unknown, field: string): string {
-  if (typeof value !== 'string' || value.trim() === '') throw invalid(field, 'must be an ISO-8601 date');
-  const t = Date.parse(value);
-  if (Number.isNaN(t)) throw invalid(field, `"${value}" is not a valid ISO-8601 date`);
-  return new Date(t).toISOString();
+  return new Date(Date.parse(check(Time, value, field))).toISOString();
 }
-
-const PROVENANCE_KEYS = ['source', 'trigger', 'sessionId', 'origin', 'agent', 'externalId', 'speaker', 'subject'] as const;
 
 export function validateProvenance(value: unknown, field = 'metadata'): Provenance {
   if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw invalid(field, 'must be an object');
+  if (typeof value !== 'object' || Array.isArray(value)) invalidThrow(field, 'must be an object');
   const out: Provenance = {};
   for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
     if (v === undefined || v === null) continue;
-    if (!(PROVENANCE_KEYS as readonly string[]).includes(key)) {
-      throw invalid(`${field}.${key}`, `unknown field; allowed: ${PROVENANCE_KEYS.join(', ')}`);
-    }
-    if (typeof v !== 'string' || v.length > 512) throw invalid(`${field}.${key}`, 'must be a string of at most 512 characters');
-    if (key === 'origin' && !(ORIGINS as readonly string[]).includes(v)) {
-      throw invalid(`${field}.origin`, `must be one of ${ORIGINS.join(', ')}`);
-    }
-    (out as Record<string, string>)[key] = v;
+    if (!(PROVENANCE_KEYS as readonly string[]).includes(key)) invalidThrow(`${field}.${key}`, `unknown field; allowed: ${PROVENANCE_KEYS.join(', ')}`);
+    const s = check(ProvenanceValue, v, `${field}.${key}`);
+    (out as Record<string, string>)[key] = key === 'origin' ? check(Origin, s, `${field}.origin`) : s;
   }
   return out;
 }
 
 export function validateRoute(value: unknown, field = 'route'): RouteInfo {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(field, 'must be an object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) invalidThrow(field, 'must be an object');
   const r = value as Record<string, unknown>;
-  const title = typeof r['title'] === 'string' ? r['title'].trim() : '';
-  if (!title) throw invalid(`${field}.title`, 'must not be empty');
+  const title = check(RouteTitle, r['title'] ?? '', `${field}.title`).trim();
   const description = typeof r['description'] === 'string' ? r['description'].trim() : '';
-  const paths = r['paths'] ?? [];
-  if (!Array.isArray(paths) || paths.some((p) => typeof p !== 'string' || p.trim() === '')) {
-    throw invalid(`${field}.paths`, 'must be a list of non-empty strings');
-  }
-  if (paths.length > 50) throw invalid(`${field}.paths`, 'at most 50 paths');
-  return { title, description, paths: (paths as string[]).map((p) => p.trim()) };
+  const paths = check(RoutePaths, r['paths'] ?? [], `${field}.paths`);
+  return { title, description, paths: paths.map((p) => p.trim()) };
 }
 
 export function validateId(value: unknown, field = 'id'): string {
-  if (typeof value !== 'string' || !/^[0-9A-Za-z]{26}$/u.test(value)) {
-    throw invalid(field, `must be a memory id (26 characters, e.g. 01JD3X…; got ${JSON.stringify(value)})`);
-  }
-  return value.toUpperCase();
+  return check(MemoryId, value, field).toUpperCase();
 }

@@ -12,7 +12,7 @@ import { createGptTokenCounter } from '../adapters/tokenizer/gpt-token-counter.j
 import { AccessControl } from '../core/access.js';
 import { Engine } from '../core/engine.js';
 import { namespaceFromRepository } from '../core/text.js';
-import { validateNamespace } from '../core/validate.js';
+import { Namespace, validateNamespace } from '../core/validate.js';
 import type { Embedder, Logger, Reranker } from '../interfaces/embedder.js';
 import { CairnError } from '../interfaces/errors.js';
 import type { Store } from '../interfaces/store.js';
@@ -30,7 +30,7 @@ import { configPath, parseHookSettings, resolveDbPath, type HookSettings } from 
 const ConfigFileSchema = z
   .object({
     db: z.string().min(1).optional(),
-    namespace: z.string().min(1).optional(),
+    namespace: Namespace.optional(),
     embedder: z
       .object({
         provider: z.enum(['use', 'openai', 'none']),

@@ -321,16 +321,16 @@ export function describeMcpTools(harness: () => Harness): void {
       ['wrong type', 'memory_store', { content: 'x', category: 'fact', importance: 'high', tags: [] }, /importance/u],
       ['importance 11', 'memory_store', { content: 'Importance out of range', category: 'fact', importance: 11, tags: [] }, /importance/u],
       ['unknown category', 'memory_store', { content: 'Bad category', category: 'route', importance: 5, tags: [] }, /category/u],
-      ['bad tag', 'memory_store', { content: 'Bad tag', category: 'fact', importance: 5, tags: ['!!'] }, /^INVALID_INPUT \(field tags\[0\]\)/u],
+      ['bad tag', 'memory_store', { content: 'Bad tag', category: 'fact', importance: 5, tags: ['!!'] }, /tags\[0\]/u],
       ['bad task id', 'memory_store', { content: 'Bad task', category: 'fact', importance: 5, tags: [], task_id: 'two words' }, /^INVALID_INPUT \(field task_id\): task_id:/u],
-      ['blank text', 'save_memory', { text: '   ' }, /^INVALID_INPUT \(field text\)/u],
+      ['blank text', 'save_memory', { text: '   ' }, /\btext\b.*must not be empty|must not be empty.*\btext\b/u],
       ['unknown argument', 'search_memory', { query: 'x', namespce: 'typo' }, /namespce/u],
       ['limit 0', 'search_memory', { query: 'x', limit: 0 }, /limit/u],
       ['bad id', 'memory_forget', { id: 'nope', reason: 'r' }, /^INVALID_INPUT \(field id\)/u],
       ['missing reason', 'memory_forget', { id: apiLimit }, /reason/u],
       ['negative turn', 'commit_turn', { session: 's', turn: -1, text: 't' }, /turn/u],
       ['paths not a list', 'route_create', { title: 't', description: 'd', paths: 'src/' }, /paths/u],
-      ['bad namespace', 'save_memory', { text: 'Namespace with a control character', namespace: 'a\u0001b' }, /^INVALID_INPUT \(field namespace\)/u],
+      ['bad namespace', 'save_memory', { text: 'Namespace with a control character', namespace: 'a\u0001b' }, /namespace.*control characters|control characters.*namespace/u],
     ];
     const replies = await Promise.all(cases.map(([, tool, args]) => call(client, tool, args)));
     replies.forEach((r, i) => {

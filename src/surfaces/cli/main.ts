@@ -61,11 +61,9 @@ function parseWeights(value: string): Partial<SignalWeights> {
   return out as Partial<SignalWeights>;
 }
 
+/** A --kind filter as given; the engine checks each kind (core/validate.ts). */
 function kinds(value: string): MemoryKind[] {
-  return list(value).map((k) => {
-    if (!(MEMORY_KINDS as readonly string[]).includes(k)) throw new CairnError('INVALID_INPUT', `kind: must be one of ${MEMORY_KINDS.join(', ')} (got ${k})`, { field: 'kind' });
-    return k as MemoryKind;
-  });
+  return list(value) as MemoryKind[];
 }
 
 function short(text: string, max = 100): string {

@@ -1,21 +1,16 @@
 import { z } from 'zod';
-import { MAX_LIMIT } from '../../core/engine.js';
-import { MAX_TAGS } from '../../core/validate.js';
-import { MEMORY_KINDS, ORIGINS } from '../../interfaces/memory.js';
+import * as V from '../../core/validate.js';
+import { MEMORY_KINDS } from '../../interfaces/memory.js';
 
 /**
- * Input and output schemas of the MCP tools. They describe the arguments to the model and reject
- * malformed calls before anything runs; the engine still validates every value (formats, byte limits),
- * so these carry only shapes and ranges a model benefits from seeing.
+ * Input and output schemas of the MCP tools, built from the core's schemas (core/validate.ts), so a range
+ * is written once: they describe the arguments to the model and reject malformed calls before anything
+ * runs, with the same rules the engine applies again to every value.
  */
 
-const namespace = z
-  .string()
-  .min(1)
-  .describe("Memory namespace; default: this project's (the git repository the server runs in)")
-  .optional();
+const namespace = V.Namespace.describe("Memory namespace; default: this project's (the git repository the server runs in)").optional();
 
-const limit = (fallback: number) => z.number().int().min(1).max(MAX_LIMIT).describe(`How many results (default ${fallback})`).optional();
+const limit = (fallback: number) => V.Limit(V.MAX_LIMIT).describe(`How many results (default ${fallback})`).optional();
 
 const memoryId = (what: string) => z.string().min(1).describe(what);
 
@@ -25,18 +20,18 @@ export const CATEGORIES = MEMORY_KINDS.filter((k) => k !== 'route') as [Exclude<
 /** Provenance a caller may add; `source` is always `mcp` and is not accepted. */
 const metadata = z
   .strictObject({
-    trigger: z.string().max(512).optional(),
-    sessionId: z.string().max(512).optional(),
-    origin: z.enum(ORIGINS).optional(),
-    agent: z.string().max(512).optional(),
-    externalId: z.string().max(512).optional(),
-    speaker: z.string().max(512).optional(),
+    trigger: V.ProvenanceValue.optional(),
+    sessionId: V.ProvenanceValue.optional(),
+    origin: V.Origin.optional(),
+    agent: V.ProvenanceValue.optional(),
+    externalId: V.ProvenanceValue.optional(),
+    speaker: V.ProvenanceValue.optional(),
   })
   .describe('Provenance: who or what produced this (source is always "mcp")')
   .optional();
 
 export const SaveMemoryInput = z.strictObject({
-  text: z.string().min(1).describe('What to remember, self-contained (it will be read later without this conversation)'),
+  text: V.Text.describe('What to remember, self-contained (it will be read later without this conversation)'),
   namespace,
   metadata,
 });
@@ -48,10 +43,10 @@ export const SearchMemoryInput = z.strictObject({
 });
 
 export const MemoryStoreInput = z.strictObject({
-  content: z.string().min(1).describe('The memory, self-contained: what was decided or learned, and why'),
+  content: V.Text.describe('The memory, self-contained: what was decided or learned, and why'),
   category: z.enum(CATEGORIES).describe('decision | constraint | convention | gotcha | fact | note'),
-  importance: z.number().int().min(1).max(10).describe('1 (trivia) to 10 (must never be missed); 5 is ordinary'),
-  tags: z.array(z.string().min(1).max(64)).max(MAX_TAGS).describe(`Up to ${MAX_TAGS} short topic tags, e.g. ["auth", "billing"]; may be empty`),
+  importance: V.Importance.describe('1 (trivia) to 10 (must never be missed); 5 is ordinary'),
+  tags: V.Tags.describe(`Up to ${V.MAX_TAGS} short topic tags, e.g. ["auth", "billing"]; may be empty`),
   task_id: z.string().min(1).max(128).describe('The task this belongs to, if any').optional(),
   supersedes: memoryId('Id of an older memory this one replaces (it leaves recall)').optional(),
   namespace,
@@ -60,7 +55,7 @@ export const MemoryStoreInput = z.strictObject({
 export const ContextQueryInput = z.strictObject({
   query: z.string().min(1).describe('The task or question at hand'),
   limit: limit(40),
-  token_budget: z.number().int().min(50).max(20_000).describe('Upper bound of the returned block in tokens (default 1000)').optional(),
+  token_budget: V.TokenBudget.describe('Upper bound of the returned block in tokens (default 1000)').optional(),
   namespace,
 });
 
@@ -75,7 +70,7 @@ export const MemoryRestoreInput = z.strictObject({
   namespace,
 });
 
-const routePaths = z.array(z.string().min(1)).max(50).describe('Files or folders, e.g. ["src/billing/tax.ts"]');
+const routePaths = V.RoutePaths.describe('Files or folders, e.g. ["src/billing/tax.ts"]');
 
 export const RouteCreateInput = z.strictObject({
   title: z.string().min(1).max(200).describe('Short name of the area, e.g. "checkout tax"'),
@@ -107,7 +102,7 @@ export const TaskNoteInput = z.strictObject({
 export const CommitTurnInput = z.strictObject({
   session: z.string().min(1).max(200).describe('Conversation or agent session id'),
   turn: z.number().int().min(0).describe('Turn number within the session'),
-  text: z.string().min(1).describe("The turn's text"),
+  text: V.Text.describe("The turn's text"),
   speaker: z.string().max(200).optional(),
   namespace,
 });
