@@ -33,6 +33,8 @@ export function createProgress(
         if (now - last < 80 && done !== total && shown) return;
         stream.write(`\r${bar(done, total)}`);
         shown = true;
+      } else if (done === 0) {
+        return; // in a log the clock starts with the first work done, so a short run prints nothing
       } else if (now - last > plainEveryMs) {
         if (last !== 0) stream.write(`${plain(done, total)}\n`);
       } else return;
