@@ -4,6 +4,16 @@ import { extractStatements, isAcknowledgement, isHarnessMarkup, isSlashCommand, 
 
 const texts = (message: string): string[] => extractStatements(message).map((s) => s.text);
 
+/** Each message is kept whole, as typed, with the kind given. */
+function assertKeptVerbatimAs(cases: [message: string, kind: string][]): void {
+  for (const [message, kind] of cases) {
+    const got = extractStatements(message);
+    assert.equal(got.length, 1, message);
+    assert.equal(got[0]?.text, message, 'verbatim');
+    assert.equal(got[0]?.kind, kind, message);
+  }
+}
+
 describe('capture of typed statements', () => {
   it('keeps decisions, constraints, conventions and open instructions verbatim, with a kind', () => {
     const cases: [string, string][] = [
@@ -18,12 +28,38 @@ describe('capture of typed statements', () => {
       ['Can you always run prettier before you commit?', 'convention'],
       ['Could you add a changelog entry for the release?', 'note'],
     ];
-    for (const [message, kind] of cases) {
-      const got = extractStatements(message);
-      assert.equal(got.length, 1, message);
-      assert.equal(got[0]?.text, message, 'verbatim');
-      assert.equal(got[0]?.kind, kind, message);
+    assertKeptVerbatimAs(cases);
+  });
+
+  it('takes the kind from what the statement does, before the cues inside it', () => {
+    const cases: [string, string][] = [
+      ['We decided that VAT is rounded per invoice line, never on the total.', 'decision'],
+      ["We've agreed to never deploy on Fridays.", 'decision'],
+      ['So we decided not to support IE11 at all.', 'decision'],
+      ['The decision: payments must go through the PSP adapter.', 'decision'],
+      ["We're going with Postgres rather than MySQL, it must scale.", 'decision'],
+      ['Watch out: the PAYMENTS_V2_ENABLED flag is read once at boot, so a change needs a restart.', 'gotcha'],
+      ['Careful, the staging database does not keep data over the weekend.', 'gotcha'],
+      ['Our naming convention is that test files never end in .spec.ts.', 'convention'],
+      ['The rule is simple: every migration gets a rollback script.', 'constraint'],
+      // Without an opening that says what it does, the cues decide, as before.
+      ['Never touch the payment module until the PSP migration ships.', 'constraint'],
+      ['Remember that we never deploy on Fridays.', 'constraint'],
+    ];
+    assertKeptVerbatimAs(cases);
+  });
+
+  it('drops filler sentences around a statement, keeping the statement as typed', () => {
+    assert.deepEqual(extractStatements('We decided that VAT is rounded per invoice line, never on the total. Please remember that.'), [
+      { text: 'We decided that VAT is rounded per invoice line, never on the total.', kind: 'decision', importance: 7 },
+    ]);
+    assert.deepEqual(texts('FYI. The API allows at most 100 requests per minute per client. Note this for later!'), ['The API allows at most 100 requests per minute per client.']);
+    assert.deepEqual(texts('Use pnpm for every workspace.\n\nPlease remember that.'), ['Use pnpm for every workspace.']);
+    for (const filler of ['Please remember that.', 'Remember this for next time!', 'note that', 'Keep that in mind.', 'For the record.', "Don't forget it please."]) {
+      assert.deepEqual(texts(filler), [], filler);
     }
+    // Words inside a statement are never cut: only whole filler sentences go.
+    assert.deepEqual(texts('Please remember that the staging database is reset every Sunday night.'), ['Please remember that the staging database is reset every Sunday night.']);
   });
 
   it('leaves out acknowledgements, slash commands, harness markup and chatter', () => {

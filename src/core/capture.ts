@@ -7,8 +7,9 @@ import type { MemoryKind } from '../interfaces/memory.js';
  *
  * A typed message is cut into units — paragraphs, and each item of a list — and a unit is kept when:
  *   - it is not harness markup, a slash command, a pasted code block or log output;
- *   - it is not an acknowledgement ("ok", "thanks", "go ahead") once leading and trailing
- *     acknowledgements are trimmed off;
+ *   - it is not an acknowledgement ("ok", "thanks", "go ahead") or filler ("Please remember that.") once
+ *     leading and trailing acknowledgement and filler sentences are trimmed off (whole sentences only:
+ *     what is kept is the user's words as typed);
  *   - it stands alone: at least MIN_WORDS words and MIN_CHARS characters, and a short unit (under
  *     SHORT_UNIT_WORDS words) neither points elsewhere ("fix it", "use the other one") unless it names
  *     something concrete (a path, an identifier, a number);
@@ -16,6 +17,8 @@ import type { MemoryKind } from '../interfaces/memory.js';
  *   - it carries a directive or decision cue ("use", "never", "we decided", "from now on"…), or it is a
  *     statement of at least STATEMENT_WORDS words that does not open as progress feedback ("hmm", "still
  *     failing", "what about"…).
+ * Its kind comes from what the statement does, read from how it opens ("We decided that … never …" records a
+ * decision, "Watch out: …" warns of a gotcha), and only without such an opening from the cues it contains.
  * A unit longer than MAX_UNIT_CHARS (a pasted spec or log) is judged sentence by sentence instead, and
  * there only sentences with a cue are kept: a paste is mostly material, not statements.
  * These are heuristics: they favour leaving chatter out over keeping every word.
@@ -105,6 +108,53 @@ export function isHarnessMarkup(text: string): boolean {
 
 export function isSlashCommand(text: string): boolean {
   return SLASH_COMMAND.test(text);
+}
+
+/** Optional words before the opening that says what a statement does ("So, we decided …"). */
+const LEAD = String.raw`^(?:(?:so|ok(?:ay)?|and|also|well|alright|right|just)[,:]?\s+)*`;
+
+/**
+ * Openings that say what a statement does, checked before any cue: "We decided that VAT is rounded per line,
+ * never on the total" records a decision, whatever its content forbids.
+ */
+const FRAMES: { kind: MemoryKind; importance: number; pattern: RegExp }[] = [
+  {
+    kind: 'decision',
+    importance: 7,
+    pattern: new RegExp(
+      String.raw`${LEAD}(?:(?:we|i|the team|they)(?:\s+have|['’]ve|\s+had|['’]d)?\s+(?:just\s+|now\s+|finally\s+|all\s+)?(?:decided|agreed|chose|settled on|picked|opted|went with)\b|(?:we['’]re|we are|we['’]ll|we will)\s+go(?:ing)?\s+with\b|(?:the |our )?(?:final )?decision(?:\s+is|\s+was)?\b\s*[:-]?|let['’]?s go with\b)`,
+      'iu',
+    ),
+  },
+  {
+    kind: 'gotcha',
+    importance: 7,
+    pattern: new RegExp(String.raw`${LEAD}(?:watch out|careful|be careful|beware|heads[ -]up|gotcha|pitfall|caveat|warning|trap)\b\s*[:,!-]?`, 'iu'),
+  },
+  {
+    kind: 'convention',
+    importance: 6,
+    pattern: new RegExp(String.raw`${LEAD}(?:our|the|by)\s+(?:naming\s+|code\s+|coding\s+)?(?:convention|style(?:\s+guide)?)\b`, 'iu'),
+  },
+  {
+    kind: 'constraint',
+    importance: 7,
+    pattern: new RegExp(String.raw`${LEAD}(?:the |a |one |our )?(?:hard |strict |golden )?(?:rule|requirement|constraint)\s*(?:is|here is|:)`, 'iu'),
+  },
+];
+
+/**
+ * A sentence that only asks to keep what was said, with nothing of its own ("Please remember that.",
+ * "Note this for later!", "FYI."): trimmed like an acknowledgement.
+ */
+const FILLER = new RegExp(
+  String.raw`${LEAD}(?:(?:please|pls|can you|could you|would you|do)\s+)?(?:(?:remember|memori[sz]e|note|save|store|record|keep|write down|make a note of|take note of|don['’]?t forget|do not forget|keep in mind|keep (?:that|this|it|these|those) in mind)(?:\s+(?:that|this|it|these|those|all that|all of this|this one))?|for the record|fyi|just so you know|so you know|for future reference|note to self)(?:\s+(?:for (?:later|next time|the future|future sessions|the next session)|too|as well|please|thanks|going forward))*\s*[.!…]*$`,
+  'iu',
+);
+
+/** True when the sentence is only filler around a statement ("Please remember that."). */
+export function isFiller(text: string): boolean {
+  return FILLER.test(text.trim());
 }
 
 /**
@@ -216,13 +266,14 @@ function letterShare(text: string): number {
   return (chars.match(/\p{L}/gu)?.length ?? 0) / chars.length;
 }
 
-/** Drops leading and trailing acknowledgement sentences ("Ok. Use pnpm. Thanks!" → "Use pnpm."). */
+/** Drops leading and trailing acknowledgement and filler sentences ("Ok. Use pnpm. Please remember that." → "Use pnpm."). */
 function trimAcknowledgements(unit: string): string {
   const sentences = splitSentences(unit);
+  const trimmable = (s: string) => isAcknowledgement(s) || isFiller(s);
   let start = 0;
   let end = sentences.length;
-  while (start < end && isAcknowledgement(sentences[start] as string)) start++;
-  while (end > start && isAcknowledgement(sentences[end - 1] as string)) end--;
+  while (start < end && trimmable(sentences[start] as string)) start++;
+  while (end > start && trimmable(sentences[end - 1] as string)) end--;
   if (start === 0 && end === sentences.length) return unit.trim();
   if (start >= end) return '';
   // Cut the original text, so what is kept stays verbatim (line breaks and spacing included).
@@ -244,7 +295,7 @@ export function judgeUnit(unit: string, options: { requireCue?: boolean } = {}):
   if (letterShare(text) < MIN_LETTER_SHARE) return null;
   const question = /\?\s*$/u.test(text);
   if (question && !REQUEST_OPENING.test(text)) return null;
-  const cue = CUES.find((c) => c.pattern.test(text));
+  const cue = FRAMES.find((f) => f.pattern.test(text)) ?? CUES.find((c) => c.pattern.test(text));
   if (cue) return { text, kind: cue.kind, importance: cue.importance };
   if (options.requireCue) return null;
   if (question) return { text, kind: 'note', importance: 5 }; // a request phrased as a question
