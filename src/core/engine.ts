@@ -29,6 +29,9 @@ import { recover, verify, type RecoverReport, type VerifyReport } from './replay
 import type { Conversation } from './conversation.js';
 import { packSections, renderHeader, renderMemoryLine } from './render.js';
 import { dedupeKey } from './text.js';
+import { CodeAwareness } from './code-awareness.js';
+import type { CodeAnchor, CodeRef, CodeRepository, StaleMark } from '../interfaces/code.js';
+import { followMoves } from './staleness.js';
 import { DEFAULT_FILTER_CONFIG, lessonVector, screenForStore, type FilterVerdict, type IngestFilterConfig } from './ingest-filter.js';
 import { holdInTx, quarantinedError, toView, validateReason, type HeldWrite } from './quarantine.js';
 import { applyRedaction, DEFAULT_REDACTION_CONFIG, redact, type RedactionConfig, type RedactionCounts } from './redact.js';
@@ -46,8 +49,10 @@ import {
   validateKind,
   validateLimit,
   validateNamespace,
+  validateAnchors,
   validateProvenance,
   validateRoute,
+  validateScope,
   validateTags,
   validateTokenBudget,
   MAX_LIMIT,
@@ -81,6 +86,11 @@ export interface EngineConfig {
   redaction?: Partial<RedactionConfig>;
   /** Count how often each memory is returned by search (brain page statistics). Default true. */
   countRecalls?: boolean;
+  /**
+   * The git repository the default namespace belongs to: writes are anchored to its files, recall marks
+   * stale memories and keeps branch-scoped notes to their branch. Null or absent: no code awareness.
+   */
+  repository?: CodeRepository | null;
 }
 
 /** How the engine's security layer is set, for `cairn doctor`. */
@@ -100,6 +110,8 @@ interface WriteOptions {
   screen?: boolean;
   /** Runs inside the write's transaction after its events (a release records itself atomically). */
   inTx?: (tx: StoreTx, now: string, memoryIds: string[]) => Promise<void>;
+  /** Per input: the id to give the new memory and its code reference as recorded elsewhere (sync imports). */
+  given?: ({ id: string; code: CodeRef | null } | undefined)[];
 }
 
 export interface ForgetOptions {
@@ -221,6 +233,10 @@ export class Engine {
   private readonly redaction: RedactionConfig;
   /** Redaction counts of prepared records (kept beside them so they never leak into the Memory). */
   private readonly redactionsOf = new WeakMap<object, RedactionCounts>();
+  /** Anchors and scope asked for by prepared records (resolved against the repository before commit). */
+  private readonly codeInputOf = new WeakMap<object, { anchors: CodeAnchor[]; scope: 'repository' | 'branch' | null }>();
+  /** The repository of the default namespace (anchors, staleness, branch scope). */
+  readonly code: CodeAwareness;
 
   constructor(config: EngineConfig) {
     this.store = config.store;
@@ -237,6 +253,7 @@ export class Engine {
     this.countRecalls = config.countRecalls ?? true;
     this.filterConfig = { ...DEFAULT_FILTER_CONFIG, ...config.ingestFilter };
     this.redaction = { ...DEFAULT_REDACTION_CONFIG, ...config.redaction };
+    this.code = new CodeAwareness(config.repository ?? null, this.defaultNamespace, this.store);
     for (const [name, t] of [['threshold', this.filterConfig.threshold], ['learnedThreshold', this.filterConfig.learnedThreshold]] as const) {
       if (typeof t !== 'number' || !(t > -1 && t <= 1)) {
         throw new CairnError('INVALID_INPUT', `ingestFilter.${name}: must be a number in (-1, 1] (got ${JSON.stringify(t)})`, { field: `ingestFilter.${name}` });
@@ -311,7 +328,25 @@ export class Engine {
       dedupeKey: dedupeKey(namespace, text),
     };
     if (Object.keys(redactions).length) this.redactionsOf.set(prepared, redactions);
+    const anchors = input.anchors === undefined ? [] : validateAnchors(input.anchors);
+    const scope = input.scope === undefined ? null : validateScope(input.scope);
+    if (anchors.length || scope) this.codeInputOf.set(prepared, { anchors, scope });
     return prepared;
+  }
+
+  /** Resolves the code references of prepared records (given ones win) and sets them as their `code`. */
+  private async attachCode(prepared: ReturnType<Engine['prepare']>[], given: WriteOptions['given']): Promise<void> {
+    const refs = await this.code.anchor(
+      prepared.map((p, i) => {
+        const asked = this.codeInputOf.get(p);
+        // A record whose code is given is not looked up (a foreign namespace answers null without work).
+        return { namespace: given?.[i] ? '' : p.namespace, text: p.text, route: p.route, anchors: asked?.anchors ?? [], scope: asked?.scope ?? null };
+      }),
+    );
+    prepared.forEach((p, i) => {
+      const ref = given?.[i] ? (given[i] as { code: CodeRef | null }).code : refs[i];
+      if (ref) (p as { code?: CodeRef }).code = ref;
+    });
   }
 
   /** Redacts one field in the configured mode (reject mode throws INVALID_INPUT naming the kind). */
@@ -443,6 +478,7 @@ export class Engine {
    */
   private async saveScreened(inputs: MemoryInput[], options: WriteOptions): Promise<SaveOutcome[]> {
     const prepared = inputs.map((input) => this.prepare(input));
+    await this.attachCode(prepared, options.given);
     const stored = await this.checkEmbedder();
 
     // Cheap pre-check outside the transaction so repeats cost no embedding.
@@ -495,7 +531,7 @@ export class Engine {
       const results: SaveOutcome[] = [];
       const savedInBatch = new Map<string, Memory>();
       const heldInBatch = new Map<string, QuarantineReceipt>();
-      for (const p of prepared) {
+      for (const [index, p] of prepared.entries()) {
         const hold = blocked.get(p.dedupeKey);
         if (hold) {
           const receipt = heldInBatch.get(p.dedupeKey) ?? (await holdInTx(tx, hold, now0));
@@ -515,7 +551,9 @@ export class Engine {
         }
         const now = this.now();
         const createdAt = p.createdAt ?? now;
-        const memory: Memory = { ...p, id: ulid(Date.parse(createdAt)), createdAt, updatedAt: now };
+        const givenId = options.given?.[index]?.id;
+        if (givenId && (await tx.getMemory(givenId))) throw new CairnError('CONFLICT', `a memory with id ${givenId} already exists`, { field: 'id' });
+        const memory: Memory = { ...p, id: givenId ?? ulid(Date.parse(createdAt)), createdAt, updatedAt: now };
         if (memory.supersedes) {
           const old = await tx.getMemory(memory.supersedes);
           if (!old || old.namespace !== memory.namespace) {
@@ -954,6 +992,34 @@ export class Engine {
   }
 
   /**
+   * Points a memory at the new paths of its anchored files after git saw them renamed: one call. A route
+   * is replaced by a version with the new paths (superseding it, like updateRoute); another memory keeps
+   * its id and gets its anchors moved (re-anchored at HEAD). CONFLICT when none of its files moved.
+   */
+  async followMoves(id: string, options: { namespace?: string | undefined; metadata?: Provenance | undefined } = {}): Promise<{ memory: Memory; moved: StaleMark[]; supersedes: string | null }> {
+    const mid = validateId(id, 'id');
+    const old = await this.get(mid, { namespace: options.namespace });
+    if (!old) throw new CairnError('NOT_FOUND', `no memory ${mid} in namespace ${this.ns(options.namespace)}`, { field: 'id' });
+    const moved = await this.code.moves(old);
+    if (moved.length === 0) throw new CairnError('CONFLICT', `none of the files memory ${mid} is anchored to has moved`, { field: 'id' });
+    if (old.kind === 'route' && old.route) {
+      const paths = followMoves(old.route.paths, moved) ?? old.route.paths;
+      const r = await this.updateRoute(mid, { paths }, options);
+      return { memory: r.memory, moved, supersedes: mid };
+    }
+    const code = await this.code.repointed(old, moved);
+    const memory = await this.store.transaction(async (tx) => {
+      const fresh = await tx.getMemory(mid);
+      if (!fresh) throw new CairnError('NOT_FOUND', `no memory ${mid}`, { field: 'id' });
+      const now = this.now();
+      const next: Memory = { ...fresh, code, updatedAt: now };
+      await emit(tx, next.namespace, { type: 'memory.updated', memory: next }, now);
+      return next;
+    });
+    return { memory, moved, supersedes: null };
+  }
+
+  /**
    * Keeps what was learned on a task as one note linked to it, importance TASK_NOTE_IMPORTANCE. Context
    * shorter than TASK_NOTE_MIN_CHARS characters is not stored (too little to be worth recalling): the
    * result says why and nothing is written.
@@ -1087,6 +1153,7 @@ export class Engine {
       weights,
       k: RRF_K,
     });
+    results = await this.code.visible(results, (r) => r.memory);
     if (weights.recency > 0 && results.length > 1) {
       const window = Math.min(results.length, Math.max(limit * 2, 20));
       const vectors = await this.store.getVectors(results.slice(0, window).map((r) => r.memory.id));
@@ -1113,6 +1180,7 @@ export class Engine {
       results = [...reranked, ...results.slice(head.length)];
     }
     const final = results.slice(0, limit);
+    await this.code.mark(final);
     if (options.countRecall !== false) await this.countAsRecalled(namespace, final.map((r) => r.memory), now);
     return final;
   }
@@ -1150,7 +1218,7 @@ export class Engine {
         { title: ROUTES_TITLE, items: found.filter((r) => r.memory.kind === 'route') },
         { title: MEMORIES_TITLE, items: found.filter((r) => r.memory.kind !== 'route') },
       ],
-      (r) => renderMemoryLine(r.memory),
+      (r) => renderMemoryLine(r.memory, r.stale),
       budget,
       (t) => this.tokens.count(t),
     );
@@ -1190,11 +1258,12 @@ export class Engine {
         }
       }
     }
+    const shown = await this.code.visible(chosen, (m) => m);
     const { text, tokens, packed } = await packSections(
       renderHeader(namespace, 'Memory brief (most important and most recent)'),
       [
-        { title: ROUTES_TITLE, items: chosen.filter((m) => m.kind === 'route') },
-        { title: MEMORIES_TITLE, items: chosen.filter((m) => m.kind !== 'route') },
+        { title: ROUTES_TITLE, items: shown.filter((m) => m.kind === 'route') },
+        { title: MEMORIES_TITLE, items: shown.filter((m) => m.kind !== 'route') },
       ],
       (m) => renderMemoryLine(m),
       budget,

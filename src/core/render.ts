@@ -1,3 +1,4 @@
+import type { StaleMark } from '../interfaces/code.js';
 import type { Memory } from '../interfaces/memory.js';
 
 /**
@@ -5,14 +6,21 @@ import type { Memory } from '../interfaces/memory.js';
  * a JSON string with its kind, date, source and origin — never as a bare instruction, so a command stored
  * in memory cannot pass for one given by the user.
  */
-export function renderMemoryLine(memory: Memory): string {
+export function renderMemoryLine(memory: Memory, stale?: readonly StaleMark[]): string {
   const date = memory.createdAt.slice(0, 10);
   const source = [memory.metadata.source, memory.metadata.origin].filter(Boolean).join('/') || 'unknown';
+  const mark = renderStale(stale);
   if (memory.kind === 'route' && memory.route) {
     const paths = memory.route.paths.length ? ` paths=${JSON.stringify(memory.route.paths)}` : '';
-    return `- route ${JSON.stringify(memory.route.title)}: ${JSON.stringify(memory.route.description || memory.text)}${paths} (id ${memory.id}, ${date}, ${source})`;
+    return `- route ${JSON.stringify(memory.route.title)}: ${JSON.stringify(memory.route.description || memory.text)}${paths} (id ${memory.id}, ${date}, ${source})${mark}`;
   }
-  return `- ${memory.kind} ${JSON.stringify(memory.text)} (id ${memory.id}, ${date}, ${source}, importance ${memory.importance})`;
+  return `- ${memory.kind} ${JSON.stringify(memory.text)} (id ${memory.id}, ${date}, ${source}, importance ${memory.importance})${mark}`;
+}
+
+/** ` [stale: src/tax.py moved to src/billing/tax.py; …]`, or '' when nothing is stale. */
+export function renderStale(stale: readonly StaleMark[] | undefined): string {
+  if (!stale || stale.length === 0) return '';
+  return ` [stale: ${stale.map((s) => `${s.path} ${s.reason}`).join('; ')}]`;
 }
 
 export function renderHeader(namespace: string, what: string): string {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CairnError } from '../interfaces/errors.js';
-import { MEMORY_KINDS, ORIGINS, type MemoryKind, type Provenance, type RouteInfo } from '../interfaces/memory.js';
+import type { CodeAnchor } from '../interfaces/code.js';
+import { MEMORY_KINDS, MEMORY_SCOPES, ORIGINS, type MemoryKind, type MemoryScope, type Provenance, type RouteInfo } from '../interfaces/memory.js';
 
 /**
  * The one validation source of cairn: a zod schema per input value, with every range and format written
@@ -153,4 +154,37 @@ export function validateRoute(value: unknown, field = 'route'): RouteInfo {
 
 export function validateId(value: unknown, field = 'id'): string {
   return check(MemoryId, value, field).toUpperCase();
+}
+
+export const MAX_ANCHORS = 20;
+
+/** A path inside the repository, relative to its top level (`./` and a trailing `/` are dropped). */
+export const AnchorPath = z
+  .string({ error: 'must be a string' })
+  .transform((p) => p.trim().replace(/^\.\//u, '').replace(/\/+$/u, ''))
+  .refine((p) => p !== '' && p.length <= 1024 && !p.startsWith('/') && !p.split('/').includes('..') && !/\p{Cc}/u.test(p), {
+    error: 'must be a path inside the repository, relative to its top level',
+  });
+export const AnchorSymbol = z.string({ error: 'must be a string' }).regex(/^[\p{L}\p{N}_$.:#-]{1,200}$/u, { error: 'must be a name of 1–200 letters, digits or _ $ . : # -' });
+export const AnchorLines = z
+  .tuple([z.number().int().min(1), z.number().int().min(1)], { error: 'must be [first, last], whole line numbers from 1 with first ≤ last' })
+  .refine(([a, b]) => a <= b, { error: 'must be [first, last], whole line numbers from 1 with first ≤ last' });
+export const Anchor = z.strictObject({ path: AnchorPath, symbol: AnchorSymbol.optional(), lines: AnchorLines.optional() }, { error: 'must be { path, symbol?, lines? }' });
+export const Anchors = z.array(z.union([AnchorPath.transform((path) => ({ path })), Anchor]), { error: 'must be a list of { path, symbol?, lines? }' }).max(MAX_ANCHORS, {
+  error: `at most ${MAX_ANCHORS} anchors`,
+});
+export const Scope = z.enum(MEMORY_SCOPES, { error: (i) => `must be one of ${MEMORY_SCOPES.join(', ')} (got ${JSON.stringify(i.input)})` });
+
+/** Code anchors: top-level-relative paths (no `..`, not absolute), an optional symbol and line range. */
+export function validateAnchors(value: unknown, field = 'anchors'): CodeAnchor[] {
+  return check(Anchors, value, field).map((a) => {
+    const out: CodeAnchor = { path: a.path };
+    if ('symbol' in a && a.symbol !== undefined) out.symbol = a.symbol;
+    if ('lines' in a && a.lines !== undefined) out.lines = [a.lines[0], a.lines[1]];
+    return out;
+  });
+}
+
+export function validateScope(value: unknown, field = 'scope'): MemoryScope {
+  return check(Scope, value, field);
 }

@@ -1,5 +1,7 @@
 /** Domain types of cairn. Pure data: no behaviour, no imports from other layers. */
 
+import type { CodeAnchor, CodeRef, StaleMark } from './code.js';
+
 export const MEMORY_KINDS = ['decision', 'constraint', 'convention', 'gotcha', 'fact', 'note', 'route'] as const;
 export type MemoryKind = (typeof MEMORY_KINDS)[number];
 
@@ -52,6 +54,21 @@ export interface Memory {
   forgetReason: string | null;
   /** Hash of namespace + normalised text; unique among live memories of a namespace. */
   dedupeKey: string;
+  /** The files it is about and the commit it was written at (absent when it names no code). */
+  code?: CodeRef;
+  /** How often it was marked useful, wrong or stale after a recall (absent until it is marked once). */
+  feedback?: FeedbackCounts;
+}
+
+export const FEEDBACK_VERDICTS = ['useful', 'wrong', 'stale'] as const;
+export type FeedbackVerdict = (typeof FEEDBACK_VERDICTS)[number];
+
+export interface FeedbackCounts {
+  useful: number;
+  wrong: number;
+  stale: number;
+  /** When it was last marked (ISO-8601). */
+  lastAt: string;
 }
 
 /** What a caller gives to save a memory. */
@@ -69,7 +86,14 @@ export interface MemoryInput {
   expiresAt?: string | null;
   /** Id of a memory this one replaces: both get linked and the old one drops from recall. */
   supersedes?: string | null;
+  /** Files (optionally a symbol or a line range) it is about; paths named in the text are added. */
+  anchors?: CodeAnchor[];
+  /** `branch`: recalled only on the current branch until it merges; default: the namespace's setting. */
+  scope?: MemoryScope;
 }
+
+export const MEMORY_SCOPES = ['repository', 'branch'] as const;
+export type MemoryScope = (typeof MEMORY_SCOPES)[number];
 
 export interface SaveResult {
   id: string;
@@ -119,6 +143,8 @@ export interface SearchResult {
   memory: Memory;
   score: number;
   scoreDetails: ScoreDetails;
+  /** Set when recall ran in the memory's repository and an anchored file moved, went or changed. */
+  stale?: StaleMark[];
 }
 
 export interface ListOptions {

@@ -8,6 +8,7 @@ import { createCachingEmbedder } from '../adapters/embed-cache/caching-embedder.
 import { createUseEmbedder } from '../adapters/embed-use/use-embedder.js';
 import { createOverlapReranker } from '../adapters/rerank-local/overlap-reranker.js';
 import { createSqliteStore } from '../adapters/sqlite/sqlite-store.js';
+import { createGitRepository, type GitRepository } from '../adapters/git/git-repository.js';
 import { createGptTokenCounter } from '../adapters/tokenizer/gpt-token-counter.js';
 import { AccessControl } from '../core/access.js';
 import { Engine } from '../core/engine.js';
@@ -288,6 +289,8 @@ export interface OpenedEngine {
   scratchStore(): Store;
   config: ResolvedConfig;
   logger: Logger;
+  /** The git working tree of the current directory (answers nothing outside one or without git). */
+  repository: GitRepository;
   close(): Promise<void>;
 }
 
@@ -297,6 +300,9 @@ export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, env
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const store = createSqliteStore({ path: config.dbPath });
   const reranker: Reranker | null = config.reranker === 'overlap' ? createOverlapReranker() : null;
+  // Code awareness (anchors, staleness, branch scope) for the repository the process runs in; detected
+  // lazily on first use, so commands that never touch memory pay nothing.
+  const repository = createGitRepository({ cwd: environment?.cwd ?? process.cwd() });
   const engine = new Engine({
     store,
     embedder: options.withoutEmbedder ? null : buildEmbedder(config.embedder),
@@ -307,9 +313,11 @@ export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, env
     logger,
     ingestFilter: config.security.filter,
     redaction: config.security.redaction,
+    repository,
   });
   return {
     engine,
+    repository,
     access: new AccessControl({ store }),
     config,
     logger,

@@ -5,7 +5,7 @@
 import * as assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { callOk, cli, cliJson, createSandbox, describeMcpTools, type Harness, type Sandbox } from './mcp-scenario.js';
+import { callOk, cli, cliJson, createSandbox, describeMcpTools, TOOLS, type Harness, type Sandbox } from './mcp-scenario.js';
 import { connect, raw, serve, type Served } from './served.js';
 
 const LIST_TOOLS = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
@@ -57,7 +57,7 @@ describe('cairn serve (Streamable HTTP)', { concurrency: false }, () => {
   it('a request without a session is served statelessly; an unknown session is 404; other paths are 404', async () => {
     const stateless = await raw(served.url, { body: LIST_TOOLS });
     assert.equal(stateless.status, 200, stateless.body);
-    assert.equal((JSON.parse(stateless.body) as { result: { tools: unknown[] } }).result.tools.length, 11);
+    assert.equal((JSON.parse(stateless.body) as { result: { tools: unknown[] } }).result.tools.length, TOOLS.length);
     const unknown = await raw(served.url, { body: LIST_TOOLS, headers: { 'mcp-session-id': 'no-such-session' } });
     assert.equal(unknown.status, 404);
     const other = await raw(served.url, { method: 'GET', path: '/nothing-here' });

@@ -113,6 +113,7 @@ export const TOOLS = [
   'memory_restore',
   'route_create',
   'route_update',
+  'route_follow_moves',
   'route_query',
   'task_note',
   'commit_turn',

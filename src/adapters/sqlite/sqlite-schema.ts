@@ -130,6 +130,13 @@ export const MIGRATIONS: readonly string[] = [
   DELETE FROM learned_anchors WHERE id IN (SELECT id FROM quarantine WHERE status = 'held');
   DELETE FROM anchor_cache;
   `,
+  // 6: code awareness and usefulness feedback on memories (JSON; NULL when a memory has none): the files a
+  // memory is anchored to with the commit it was written at and its branch scope, and how often it was
+  // marked useful, wrong or stale.
+  `
+  ALTER TABLE memories ADD COLUMN code TEXT;
+  ALTER TABLE memories ADD COLUMN feedback TEXT;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -124,6 +124,9 @@ function rowToMemory(r: Row): Memory {
     forgottenAt: (r['forgotten_at'] as string | null) ?? null,
     forgetReason: (r['forget_reason'] as string | null) ?? null,
     dedupeKey: r['dedupe_key'] as string,
+    // Absent (not null) when unset, so memories without them keep their canonical form and checksum.
+    ...(r['code'] ? { code: JSON.parse(r['code'] as string) as NonNullable<Memory['code']> } : {}),
+    ...(r['feedback'] ? { feedback: JSON.parse(r['feedback'] as string) as NonNullable<Memory['feedback']> } : {}),
   };
 }
 
@@ -146,6 +149,8 @@ function memoryParams(m: Memory): Row {
     forgotten_at: m.forgottenAt,
     forget_reason: m.forgetReason,
     dedupe_key: m.dedupeKey,
+    code: m.code ? JSON.stringify(m.code) : null,
+    feedback: m.feedback ? JSON.stringify(m.feedback) : null,
   };
 }
 
@@ -385,9 +390,11 @@ export class SqliteStore implements Store {
       insertMemory: async (memory, vector, terms) => {
         const info = this.stmt(
             `INSERT INTO memories (id, namespace, text, kind, importance, tags, task_id, metadata, route, created_at, updated_at,
-              expires_at, supersedes, superseded_by, forgotten_at, forget_reason, dedupe_key)
+              expires_at, supersedes, superseded_by, forgotten_at, forget_reason, dedupe_key,
+              code, feedback)
              VALUES (@id, @namespace, @text, @kind, @importance, @tags, @task_id, @metadata, @route, @created_at, @updated_at,
-              @expires_at, @supersedes, @superseded_by, @forgotten_at, @forget_reason, @dedupe_key)`,
+              @expires_at, @supersedes, @superseded_by, @forgotten_at, @forget_reason, @dedupe_key,
+              @code, @feedback)`,
           )
           .run(memoryParams(memory));
         const rowid = BigInt(info.lastInsertRowid);
@@ -402,7 +409,8 @@ export class SqliteStore implements Store {
           `UPDATE memories SET namespace=@namespace, text=@text, kind=@kind, importance=@importance, tags=@tags, task_id=@task_id,
             metadata=@metadata, route=@route, created_at=@created_at, updated_at=@updated_at, expires_at=@expires_at,
             supersedes=@supersedes, superseded_by=@superseded_by, forgotten_at=@forgotten_at, forget_reason=@forget_reason,
-            dedupe_key=@dedupe_key WHERE id=@id`,
+            dedupe_key=@dedupe_key,
+            code=@code, feedback=@feedback WHERE id=@id`,
         ).run(p);
         const rowid = BigInt(row.rowid);
         if (index) {

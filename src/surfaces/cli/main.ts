@@ -5,7 +5,10 @@ import { parseConversations } from '../../core/conversation.js';
 import { Command, CommanderError, Option } from 'commander';
 import type { Engine } from '../../core/engine.js';
 import { CairnError, isCairnError } from '../../interfaces/errors.js';
-import { MEMORY_KINDS, type Memory, type MemoryKind, type SearchResult, type SignalWeights } from '../../interfaces/memory.js';
+import { MEMORY_KINDS, MEMORY_SCOPES, type Memory, type MemoryKind, type MemoryScope, type SearchResult, type SignalWeights } from '../../interfaces/memory.js';
+import { parseAnchorSpec } from '../../core/anchors.js';
+import { renderStale } from '../../core/render.js';
+import { registerCodeCommands } from './code-commands.js';
 import type { OpenedEngine } from '../open-engine.js';
 import { runDemo } from './demo.js';
 import { registerInit } from './init.js';
@@ -93,6 +96,8 @@ export function resultJson(r: SearchResult): Record<string, unknown> {
     tags: m.tags,
     metadata: m.metadata,
     ...(m.route ? { route: m.route } : {}),
+    ...(m.code ? { code: m.code } : {}),
+    ...(r.stale ? { stale: r.stale } : {}),
     scoreDetails: r.scoreDetails,
   };
 }
@@ -168,6 +173,8 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
     .option('--expires <date>', 'ISO date after which it is no longer recalled')
     .option('--supersedes <id>', 'id of the memory this one replaces')
     .option('--source <source>', 'provenance source (default cli)')
+    .option('--anchor <specs>', 'files it is about, comma-separated: path, path:12-30, path#symbol (paths in the text are anchored anyway)', list)
+    .addOption(new Option('--scope <scope>', 'branch: recall it only on the current git branch until the branch merges').choices(MEMORY_SCOPES))
     .action(async (textParts: string[], o: Record<string, unknown>, cmd: Command) => {
     await run(cmd, async (engine, g) => {
       const result = await engine.save({
@@ -180,6 +187,8 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
         expiresAt: o['expires'] as string | undefined,
         supersedes: o['supersedes'] as string | undefined,
         metadata: { source: (o['source'] as string | undefined) ?? 'cli', origin: 'user' },
+        ...(o['anchor'] ? { anchors: (o['anchor'] as string[]).map(parseAnchorSpec) } : {}),
+        ...(o['scope'] ? { scope: o['scope'] as MemoryScope } : {}),
       });
       if (g.json) json({ id: result.id, duplicate: result.duplicate, memory: result.memory });
       else out(result.duplicate ? `duplicate of ${result.id} (nothing new saved)` : `saved ${result.id} (${result.memory.kind}) in ${result.memory.namespace}`);
@@ -241,7 +250,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
         if (g.json) return json({ results: results.map(resultJson) });
         if (results.length === 0) return out(await nothingIn(engine, g, 'no memories found'));
         results.forEach((r, i) => {
-          out(`${String(i + 1).padStart(2)}. ${describe(r.memory)}`);
+          out(`${String(i + 1).padStart(2)}. ${describe(r.memory)}${renderStale(r.stale)}`);
           if (o['explain']) out(`    score ${formatScore(r)}`);
         });
       });
@@ -516,6 +525,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
   registerEraseCommands(program, open, out);
   registerQuarantineCommands(program, io, open);
   registerTokenCommands(program, io, open);
+  registerCodeCommands(program, io, open);
   registerInit(program, io);
   registerHookCommand(program, io);
   groupCommands(program);

@@ -40,7 +40,7 @@ export function memoryView(m: Memory): Record<string, unknown> {
 }
 
 function resultView(r: SearchResult): Record<string, unknown> {
-  return { ...memoryView(r.memory), score: r.score, scoreDetails: r.scoreDetails };
+  return { ...memoryView(r.memory), score: r.score, scoreDetails: r.scoreDetails, ...(r.stale ? { stale: r.stale } : {}) };
 }
 
 function principalView(p: Principal, auth: boolean, erase: boolean): Record<string, unknown> {
@@ -206,6 +206,9 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
     if (taskId) out.taskId = taskId;
     const expiresAt = str(b['expiresAt'], 'expiresAt');
     if (expiresAt) out.expiresAt = expiresAt;
+    // Shapes are checked by the engine's validation (validateAnchors, validateScope).
+    if (b['anchors'] !== undefined) out.anchors = b['anchors'] as MemoryInput['anchors'];
+    if (b['scope'] !== undefined) out.scope = b['scope'] as MemoryInput['scope'];
     return out;
   };
 
@@ -264,6 +267,16 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
       const reason = str(b['reason'], 'reason');
       const m = await engine.forget(idParam(c), { namespace, ...(reason ? { reason } : {}) });
       return c.json({ memory: memoryView(m) });
+    }),
+  );
+
+  api.post(
+    '/memories/:id/follow-moves',
+    handle(async (c) => {
+      const b = await optionalBody(c);
+      const namespace = nsFor(c, 'write', b['namespace'] ?? c.req.query('namespace'));
+      const r = await engine.followMoves(idParam(c), { namespace, metadata: { source: 'http', origin: 'user' } });
+      return c.json({ memory: memoryView(r.memory), moved: r.moved, replaced: r.supersedes }, r.supersedes ? 201 : 200);
     }),
   );
 

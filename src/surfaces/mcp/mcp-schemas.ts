@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import * as V from '../../core/validate.js';
+import { STALE_STATUSES } from '../../interfaces/code.js';
 import { MEMORY_KINDS } from '../../interfaces/memory.js';
 
 /**
@@ -49,6 +50,12 @@ export const MemoryStoreInput = z.strictObject({
   tags: V.Tags.describe(`Up to ${V.MAX_TAGS} short topic tags, e.g. ["auth", "billing"]; may be empty`),
   task_id: z.string().min(1).max(128).describe('The task this belongs to, if any').optional(),
   supersedes: memoryId('Id of an older memory this one replaces (it leaves recall)').optional(),
+  anchors: z
+    .array(V.Anchor)
+    .max(V.MAX_ANCHORS)
+    .describe('Files it is about (paths from the repository top level), optionally a symbol or [first, last] lines; paths named in content are anchored anyway')
+    .optional(),
+  scope: V.Scope.describe('branch: recalled only on the current git branch until it merges; default: the repository setting').optional(),
   namespace,
 });
 
@@ -87,6 +94,11 @@ export const RouteUpdateInput = z.strictObject({
   namespace,
 });
 
+export const FollowMovesInput = z.strictObject({
+  id: memoryId('Id of the route or memory whose files moved'),
+  namespace,
+});
+
 export const RouteQueryInput = z.strictObject({
   query: z.string().min(1).describe('The area or feature to locate'),
   limit: limit(5),
@@ -111,6 +123,13 @@ export const CommitTurnInput = z.strictObject({
 
 const RouteOut = z.object({ title: z.string(), description: z.string(), paths: z.array(z.string()) });
 
+const CodeOut = z.object({
+  commit: z.string().nullable(),
+  anchors: z.array(z.object({ path: z.string(), symbol: z.string().optional(), lines: z.tuple([z.number(), z.number()]).optional() })),
+  branch: z.string().optional(),
+  base: z.string().optional(),
+});
+
 export const MemoryOut = z.object({
   id: z.string(),
   text: z.string(),
@@ -123,9 +142,20 @@ export const MemoryOut = z.object({
   metadata: z.record(z.string(), z.string()),
   route: RouteOut.nullable(),
   supersedes: z.string().nullable(),
+  code: CodeOut.optional(),
 });
 
-export const ScoredOut = MemoryOut.extend({ score: z.number() });
+const StaleOut = z.object({
+  status: z.enum(STALE_STATUSES),
+  path: z.string(),
+  newPath: z.string().optional(),
+  commit: z.string().optional(),
+  reason: z.string(),
+});
+
+export const ScoredOut = MemoryOut.extend({ score: z.number(), stale: z.array(StaleOut).optional() });
+
+export const FollowMovesOut = z.object({ id: z.string(), supersedes: z.string().nullable(), moved: z.array(StaleOut), memory: MemoryOut });
 
 export const SavedOut = z.object({ id: z.string(), duplicate: z.boolean(), memory: MemoryOut });
 

@@ -71,6 +71,7 @@ const TOOL_ANNOTATIONS = {
   memory_restore: WRITE,
   route_create: { ...WRITE, idempotentHint: true },
   route_update: WRITE,
+  route_follow_moves: WRITE,
   route_query: LOOKUP,
   task_note: WRITE,
   commit_turn: WRITE,
@@ -98,11 +99,12 @@ export function memoryJson(m: Memory): Record<string, unknown> {
     metadata: { ...m.metadata },
     route: m.route,
     supersedes: m.supersedes,
+    ...(m.code ? { code: m.code } : {}),
   };
 }
 
 function scoredJson(r: SearchResult): Record<string, unknown> {
-  return { ...memoryJson(r.memory), score: r.score };
+  return { ...memoryJson(r.memory), score: r.score, ...(r.stale ? { stale: r.stale } : {}) };
 }
 
 function ok(text: string, structured: Record<string, unknown>): CallToolResult {
@@ -112,7 +114,7 @@ function ok(text: string, structured: Record<string, unknown>): CallToolResult {
 /** Recalled memories as quoted data under the standard header; never bare text a model could take as an order. */
 function rendered(namespace: string, what: string, results: SearchResult[], none: string): string {
   if (results.length === 0) return `[cairn] ${none} in ${JSON.stringify(namespace)}.`;
-  return [renderHeader(namespace, what), ...results.map((r) => renderMemoryLine(r.memory))].join('\n');
+  return [renderHeader(namespace, what), ...results.map((r) => renderMemoryLine(r.memory, r.stale))].join('\n');
 }
 
 function quote(text: string, max = 120): string {
@@ -224,6 +226,8 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
         supersedes: a.supersedes,
         namespace: a.namespace,
         metadata: provenance(),
+        ...(a.anchors ? { anchors: a.anchors } : {}),
+        ...(a.scope ? { scope: a.scope } : {}),
       });
       const what = r.duplicate
         ? `already known as ${r.id}; nothing new stored`
@@ -313,6 +317,23 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
       const r = await engine.updateRoute(id, { title, description, paths }, { namespace, metadata: provenance() });
       const old = r.memory.supersedes ?? id;
       return ok(`saved route ${r.id}, replacing ${old}`, { id: r.id, supersedes: old, memory: memoryJson(r.memory) });
+    },
+  );
+
+  tool(
+    'route_follow_moves',
+    {
+      title: 'Follow moved files',
+      description:
+        'When a recalled route or memory is marked stale because its file moved, point it at the new path in one call. A route is replaced by a version with the new paths.',
+      inputSchema: S.FollowMovesInput,
+      outputSchema: S.FollowMovesOut,
+    },
+    async ({ id, namespace }) => {
+      const r = await engine.followMoves(id, { namespace, metadata: provenance() });
+      const moves = r.moved.map((m) => `${m.path} → ${m.newPath}`).join(', ');
+      const what = r.supersedes ? `saved route ${r.memory.id}, replacing ${r.supersedes}` : `re-anchored ${r.memory.id}`;
+      return ok(`${what}: ${moves}`, { id: r.memory.id, supersedes: r.supersedes, moved: r.moved, memory: memoryJson(r.memory) });
     },
   );
 

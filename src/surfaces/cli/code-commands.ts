@@ -1,0 +1,44 @@
+import type { Command } from 'commander';
+import type { Engine } from '../../core/engine.js';
+import type { OpenedEngine } from '../open-engine.js';
+
+type OpenFn = (flags: { db?: string; namespace?: string }, opts?: { withoutEmbedder?: boolean }) => Promise<OpenedEngine>;
+
+interface Io {
+  stdout: NodeJS.WritableStream;
+}
+
+/**
+ * Commands about memory and the code it is anchored to: `cairn follow` points a memory at its files' new
+ * paths after a move. Each command parses, calls one engine method and formats.
+ */
+export function registerCodeCommands(program: Command, io: Io, open: OpenFn): void {
+  const out = (s: string): void => {
+    io.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
+  };
+  const json = (v: unknown): void => out(JSON.stringify(v, null, 2));
+
+  async function run(cmd: Command, fn: (engine: Engine, g: { json?: boolean }, opened: OpenedEngine) => Promise<void>, withoutEmbedder = false): Promise<void> {
+    const g = cmd.optsWithGlobals() as { db?: string; namespace?: string; json?: boolean };
+    const opened = await open({ ...(g.db ? { db: g.db } : {}), ...(g.namespace ? { namespace: g.namespace } : {}) }, { withoutEmbedder });
+    try {
+      await fn(opened.engine, g, opened);
+    } finally {
+      await opened.close();
+    }
+  }
+
+  const sub = (name: string, description: string) =>
+    program.command(name).description(description).option('--db <path>', 'database file').option('--namespace <ns>', 'namespace').option('--json', 'print JSON');
+
+  sub('follow', 'point a memory (or route) at the new paths of files git saw renamed since it was written')
+    .argument('<id>', 'memory id')
+    .action(async (id: string, _o: unknown, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const r = await engine.followMoves(id, { metadata: { source: 'cli', origin: 'user' } });
+        if (g.json) return json({ id: r.memory.id, supersedes: r.supersedes, moved: r.moved, memory: r.memory });
+        const moves = r.moved.map((m) => `${m.path} → ${m.newPath}`).join(', ');
+        out(r.supersedes ? `saved route ${r.memory.id}, replacing ${r.supersedes}: ${moves}` : `re-anchored ${r.memory.id}: ${moves}`);
+      });
+    });
+}
