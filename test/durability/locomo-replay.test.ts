@@ -19,7 +19,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 // the two shortest conversations (about a thousand turns); CAIRN_TEST_LOCOMO=all replays all ten.
 const ALL = process.env['CAIRN_TEST_LOCOMO'] === 'all';
 
-describe('replay equality on LoCoMo', { skip: existsSync(dataFile) ? false : `LoCoMo data not found at ${dataFile}` }, () => {
+describe('replay equality on LoCoMo', { skip: existsSync(dataFile) ? false : `LoCoMo data not found at ${dataFile}; it lives outside the clone: put locomo10.json in ../shared/data/locomo/ beside the clone, or set CAIRN_LOCOMO=<path to locomo10.json>` }, () => {
   it(`${ALL ? 'every conversation' : 'the two shortest conversations'} ingested turn by turn replay to the same checksum (stops at the first mismatch)`, { timeout: 1_200_000 }, async () => {
     const every = parseConversations(JSON.parse(readFileSync(dataFile, 'utf8')));
     assert.equal(every.length, 10);

@@ -36,7 +36,7 @@ function missingCommand(args: string[]): string | null {
   }
 }
 
-const claudeMissing = existsSync(CLAUDE) ? null : `Claude Code not found at ${CLAUDE} (.ci/run installs it: npm install --prefix .ci/tools @anthropic-ai/claude-code@2.1.332)`;
+const claudeMissing = existsSync(CLAUDE) ? null : `Claude Code not found at ${CLAUDE} ; to run these, bash .ci/run installs it (npm install --prefix .ci/tools @anthropic-ai/claude-code@2.1.332), or set CAIRN_CLAUDE_BIN=<path to claude>`;
 const mcpMissing = missingCommand(['mcp']);
 const hookMissing = missingCommand(['hook']);
 
@@ -56,7 +56,7 @@ interface Run {
  */
 function cleanEnv(path = process.env['PATH'] ?? ''): NodeJS.ProcessEnv {
   const realHome = process.env['HOME'] || homedir();
-  const npmrc = join(realHome, '.npmrc');
+  const npmrc = process.env['npm_config_userconfig'] || join(realHome, '.npmrc');
   return {
     PATH: path,
     HOME: home,
