@@ -10,8 +10,10 @@
 // - One install at a time: a lock directory guards it; other starts wait for it (or, for hooks, skip).
 // - Hooks (`hook <event>`) never block or fail the session while the runtime is missing: they start the
 //   install in the background and exit 0; SessionStart says so in one line to the user.
-// - `mcp` answers the MCP handshake at once with no tools, then hands the connection to the real server
-//   when the runtime is ready and tells the client its tools changed.
+// - `mcp` answers the MCP handshake at once with no tools, its name and instructions saying it is still
+//   setting up (or why that failed), then hands the connection to the real server when the runtime is
+//   ready and tells the client its tools changed.
+// - A failed install is reported with its cause read from npm's output (plugin/install-cause.mjs).
 // - Other commands wait for the install, with progress on stderr.
 // - stdout carries only the protocol (MCP) or the hook's JSON; everything else goes to the log file.
 import { spawn, spawnSync } from 'node:child_process';
@@ -21,6 +23,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { installFailureCause } from './install-cause.mjs';
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 /** What the runtime is built from: copied from the plugin into the data directory. */
@@ -82,6 +85,14 @@ function readJson(path) {
 }
 
 const installed = (fp) => readJson(join(RUNTIME, MARKER))?.fingerprint === fp;
+
+/** What a person reads about a failed install: its cause (older records have only the error). */
+const failureCause = (failure) => failure?.cause ?? failure?.error ?? 'see the log';
+
+/** The line a command prints when the runtime could not be set up. */
+function cannotSetUp() {
+  return `cairn: could not set up its runtime: ${failureCause(readJson(FAILED))}; see ${LOG}\n`;
+}
 
 /** A failed install of these same sources, recent enough not to retry on its own. */
 function recentFailure(fp) {
@@ -168,10 +179,14 @@ function install(fp) {
     for (const rel of SOURCES) cpSync(join(ROOT, rel), join(STAGING, rel), { recursive: true, filter: isSource });
     pruneDevDependencies(STAGING);
     const logFd = openSync(LOG, 'a');
+    const npmFrom = statSync(LOG).size; // npm's output starts here in the log, to tell the cause of a failure
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
     const ci = spawnSync(npm, ['ci', '--no-audit', '--no-fund'], { cwd: STAGING, stdio: ['ignore', logFd, logFd], shell: process.platform === 'win32' });
     closeSync(logFd);
-    if (ci.error || ci.status !== 0) throw new Error(`npm ci failed (${ci.error?.message ?? `exit ${ci.status}`})`);
+    if (ci.error || ci.status !== 0) {
+      const output = readFileSync(LOG, 'utf8').slice(npmFrom);
+      throw Object.assign(new Error(`npm ci failed (${ci.error?.message ?? `exit ${ci.status}`})`), { cause: installFailureCause({ spawnError: ci.error, exitCode: ci.status, output }) });
+    }
     const check = spawnSync(process.execPath, [join(STAGING, 'bin', 'cairn.js'), '--version'], { encoding: 'utf8' });
     if (check.status !== 0) throw new Error(`the installed cairn does not start: ${check.stderr.trim()}`);
     writeFileSync(join(STAGING, MARKER), JSON.stringify({ fingerprint: fp, version: check.stdout.trim(), node: process.version, installedAt: new Date().toISOString() }));
@@ -183,8 +198,9 @@ function install(fp) {
     log(`installed cairn ${check.stdout.trim()} in ${Math.round((Date.now() - started) / 1000)} s`);
     return true;
   } catch (err) {
-    log(`install failed: ${err.message}`);
-    writeFileSync(FAILED, JSON.stringify({ fingerprint: fp, at: Date.now(), error: err.message }));
+    const cause = typeof err.cause === 'string' ? err.cause : err.message;
+    log(`install failed: ${err.message}; cause: ${cause}`);
+    writeFileSync(FAILED, JSON.stringify({ fingerprint: fp, at: Date.now(), error: err.message, cause }));
     rmSync(STAGING, { recursive: true, force: true });
     return false;
   }
@@ -256,7 +272,7 @@ async function hookWhileMissing(fp, event) {
   if (event !== 'session-start') return;
   const failure = recentFailure(fp);
   const systemMessage = failure
-    ? `cairn could not set up its runtime (${failure.error}); it retries in a few minutes. Log: ${LOG}`
+    ? `cairn could not set up its runtime: ${failureCause(failure)}. It tries again in a few minutes; details in ${LOG}`
     : `cairn is setting up its runtime (first start only, about 2–3 minutes); its memory tools appear when it is ready. Log: ${LOG}`;
   process.stdout.write(`${JSON.stringify({ systemMessage })}\n`);
 }
@@ -267,7 +283,10 @@ async function hookWhileMissing(fp, event) {
  * client is told the tool list changed.
  */
 async function mcpWhileInstalling(fp, args) {
-  const NOTE = 'cairn is setting up its runtime (first start only, about 2–3 minutes); its memory tools appear when it is ready.';
+  const failure = recentFailure(fp);
+  const NOTE = failure
+    ? `cairn could not set up its runtime: ${failureCause(failure)}. It has no tools until that is fixed; details in ${LOG}`
+    : 'cairn is still setting up its runtime (first start only, about 2–3 minutes): it has no tools yet, and they appear on their own when it is ready.';
   const send = (msg) => process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', ...msg })}\n`);
   let initialize = null;
   let initialized = null;
@@ -284,7 +303,7 @@ async function mcpWhileInstalling(fp, args) {
       }
       if (msg.method === 'initialize') {
         initialize = msg;
-        send({ id: msg.id, result: { protocolVersion: msg.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'cairn', version: 'installing' }, instructions: NOTE } });
+        send({ id: msg.id, result: { protocolVersion: msg.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'cairn (setting up)', title: failure ? 'cairn: set-up failed' : 'cairn: still setting up, tools in 2–3 minutes', version: 'setting-up' }, instructions: NOTE } });
       } else if (msg.method === 'notifications/initialized') initialized = msg;
       else if (msg.id === undefined || !msg.method) return;
       else if (msg.method === 'tools/list') send({ id: msg.id, result: { tools: [] } });
@@ -294,9 +313,11 @@ async function mcpWhileInstalling(fp, args) {
     })
     .on('close', () => (forward ? forward(null) : process.exit(0)));
 
-  if (!(await waitForRuntime(fp, { installHere: false }))) {
-    process.stderr.write(`cairn: could not set up its runtime; see ${LOG}\n`);
-    process.exit(1);
+  // A failed install leaves the placeholder up, saying why (a server that exits only shows as "failed" in
+  // the agent's list); it tries again once the failure is old enough, and hands over when that works.
+  for (let told = false; !(await waitForRuntime(fp, { installHere: false })); await sleep(30_000)) {
+    if (!told) process.stderr.write(cannotSetUp());
+    told = true;
   }
   log('runtime ready: handing the MCP connection to cairn');
   const child = spawn(process.execPath, [runtimeBin(), ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -349,7 +370,7 @@ async function main(args) {
   }
   if (args[0] === 'mcp') return mcpWhileInstalling(fp, args);
   if (!(await waitForRuntime(fp, { installHere: true }))) {
-    process.stderr.write(`cairn: could not set up its runtime; see ${LOG}\n`);
+    process.stderr.write(cannotSetUp());
     process.exit(1);
   }
   return runCairn(args);

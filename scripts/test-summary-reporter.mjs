@@ -52,7 +52,10 @@ export default async function* summary(source) {
       const kind = data.details?.error?.failureType;
       if (kind === 'subtestsFailed') continue; // its failing subtests are reported themselves
       if (kind === 'cancelledByParent') {
+        // Cancelled with its suite (a failed hook, a test that never settled): one line, the cause is above or here.
         cancelled++;
+        const reason = String(data.details?.error?.message ?? 'cancelled').split('\n')[0];
+        yield `${clearProgress()}${red('✖')} ${path(data)} (cancelled: ${reason})\n`;
         continue;
       }
       failures++;
@@ -76,6 +79,6 @@ export default async function* summary(source) {
   if (todos.length) yield `Known gaps (todo, not failures):\n${todos.map((s) => `  - ${s}`).join('\n')}\n\n`;
   yield `${totals.map((t) => `# ${t}`).join('\n')}\n`;
   const log = logFile ? `; everything is in ${logFile}` : '';
-  if (failures) yield `${red(`${failures} failing`)}${cancelled ? ` (and ${cancelled} cancelled with them)` : ''}: each is shown above${log}\n`;
+  if (failures || cancelled) yield `${red(`${failures} failing`)}${cancelled ? `, ${cancelled} cancelled` : ''}: each is shown above${log}\n`;
   else yield `all passed${log}\n`;
 }

@@ -146,7 +146,8 @@ describe('plugin launcher', () => {
     server.stderr.setEncoding('utf8').on('data', (d: string) => (serverErr += d));
     const mcp = mcpClient(server);
     const init = await mcp.request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } });
-    assert.equal(init['result'].serverInfo.name, 'cairn');
+    assert.equal(init['result'].serverInfo.name, 'cairn (setting up)');
+    assert.match(init['result'].instructions, /still setting up its runtime .*no tools yet/u);
     assert.deepEqual(init['result'].capabilities.tools, { listChanged: true });
     mcp.notify('notifications/initialized');
     assert.deepEqual((await mcp.request('tools/list'))['result'], { tools: [] });
@@ -194,12 +195,33 @@ describe('plugin launcher', () => {
     await waitFor('the failed install to be recorded', () => existsSync(join(data, 'install-failed.json')), 30_000);
     const hook = await launch(plugin, ['hook', 'session-start'], e, HOOK_INPUT);
     assert.equal(hook.code, 0);
-    assert.match((JSON.parse(hook.stdout) as { systemMessage: string }).systemMessage, /could not set up its runtime \(npm ci failed/u);
+    const npmMissing = "npm was not found on the PATH Claude Code runs with (cairn's runtime is installed with npm, which comes with Node.js)";
+    assert.equal((JSON.parse(hook.stdout) as { systemMessage: string }).systemMessage, `cairn could not set up its runtime: ${npmMissing}. It tries again in a few minutes; details in ${join(data, 'install.log')}`);
     const cli = await launch(plugin, ['--version'], e);
     assert.equal(cli.code, 1);
-    assert.ok(cli.stderr.includes(`could not set up its runtime; see ${join(data, 'install.log')}`), cli.stderr);
+    assert.equal(cli.stderr, `cairn: could not set up its runtime: ${npmMissing}; see ${join(data, 'install.log')}\n`);
+    // The placeholder MCP server says so too, in its name and its instructions.
+    const server = spawn(process.execPath, [join(plugin, 'plugin', 'launch.mjs'), 'mcp'], { cwd: sandbox, env: e });
+    const init = await mcpClient(server).request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } });
+    server.kill();
+    assert.equal(init['result'].serverInfo.name, 'cairn (setting up)');
+    assert.equal(init['result'].serverInfo.title, 'cairn: set-up failed');
+    assert.ok((init['result'].instructions as string).includes(npmMissing), init['result'].instructions);
     const attempts = readFileSync(join(data, 'install.log'), 'utf8').split('\n').filter((l) => l.includes('install failed'));
     assert.equal(attempts.length, 1, 'one attempt, then hooks and commands wait before retrying');
+  });
+
+  it('while the runtime is still being set up, the placeholder MCP server says so in its name and instructions', async () => {
+    const plugin = pluginCopy('plugin-d');
+    const e = env({ CLAUDE_PLUGIN_DATA: join(sandbox, 'data-d'), PATH: pathWithoutNpm() });
+    const server = spawn(process.execPath, [join(plugin, 'plugin', 'launch.mjs'), 'mcp'], { cwd: sandbox, env: e });
+    const mcp = mcpClient(server);
+    const init = await mcp.request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } });
+    assert.equal(init['result'].serverInfo.name, 'cairn (setting up)');
+    assert.equal(init['result'].serverInfo.title, 'cairn: still setting up, tools in 2–3 minutes');
+    assert.equal(init['result'].instructions, 'cairn is still setting up its runtime (first start only, about 2–3 minutes): it has no tools yet, and they appear on their own when it is ready.');
+    assert.deepEqual((await mcp.request('tools/list'))['result'], { tools: [] });
+    server.kill();
   });
 
   it('a lock left by a process that died is taken over', async () => {
