@@ -1,8 +1,9 @@
 import { CairnError } from '../interfaces/errors.js';
 import type { Memory } from '../interfaces/memory.js';
 import type { QuarantineEntry } from '../interfaces/quarantine.js';
-import type { Store, StoredEvent } from '../interfaces/store.js';
+import type { PendingErasure, Store, StoredEvent } from '../interfaces/store.js';
 import { checkPrivateKey, signCertificate, type ErasureCertificate, type ErasureCertificateBody } from './certificate.js';
+import { belongsToSubject, sameErasureScope } from './erasure-lock.js';
 import { bodyOf, emit, STORE_SCOPE } from './events.js';
 import { ulid } from './ids.js';
 import { stateChecksum } from './replay.js';
@@ -20,6 +21,14 @@ import { sha256Hex } from './text.js';
  *
  * A subject is a user id; a memory belongs to it when its provenance `subject`, `speaker` or `agent` is that
  * id. A quarantine entry belongs to it when its agent is that id.
+ *
+ * Concurrency and crashes. The erasure first records itself as pending (erasure-lock.ts): from that commit
+ * on, every writer in any process is refused in its scope, so what is selected is everything there is and
+ * nothing new arrives until the certificate is issued. The erasing transaction stores the plan (ids,
+ * counts, the erased texts base64-encoded so the byte scan cannot match them) with the pending record. A
+ * crash after it leaves the record behind; running the same erasure again finishes it from the plan:
+ * compaction, checks against the original texts, the certificate with the original counts. The record, the
+ * last copy of those texts, is then overwritten and removed.
  */
 
 export type ErasureScope = { namespace: string } | { subject: string };
@@ -31,9 +40,15 @@ export interface EraseOptions {
   now: string;
 }
 
-function belongsToSubject(m: Memory, subject: string): boolean {
-  const p = m.metadata as Record<string, string | undefined>;
-  return p['subject'] === subject || p['speaker'] === subject || p['agent'] === subject;
+/** What the erasing transaction did, kept with the pending record until the certificate is issued. */
+interface ErasurePlan {
+  counts: Record<string, number>;
+  namespaces: string[];
+  ids: string[];
+  quarantineIds: string[];
+  /** The erased texts (memories, turns, held writes), base64: a re-run checks the files for these. */
+  texts: string[];
+  vectorsRemoved: boolean;
 }
 
 function vectorHashesIn(event: StoredEvent): string[] {
@@ -52,10 +67,46 @@ export async function erase(store: Store, options: EraseOptions): Promise<Erasur
     throw new CairnError('UNSUPPORTED', 'this store cannot check its raw files after an erasure');
   }
   checkPrivateKey(options.privateKeyPem); // a bad key must stop the erasure before it starts, not after
-  const certificateId = ulid(Date.parse(now));
+  const own: ErasureScope = 'namespace' in scope ? { namespace: scope.namespace } : { subject: scope.subject };
+
+  // 1. The lock: an unfinished erasure of this scope is resumed; otherwise a new one is recorded, and from
+  //    its commit on no writer enters the scope.
+  let lock = (await store.pendingErasures()).find((p) => sameErasureScope(p.scope, own)) ?? null;
+  if (!lock) {
+    const fresh: PendingErasure = { id: ulid(Date.parse(now)), scope: own, plan: null, startedAt: now };
+    await store.transaction((tx) => tx.putPendingErasure(fresh));
+    lock = fresh;
+  }
+  const plan = (lock.plan as ErasurePlan | null) ?? (await eraseScope(store, lock, now));
+
+  // 2. Free pages, merged full-text segments, rebuilt vector chunks: no byte of the erased data stays behind.
+  await store.compactAfterErasure({ vectorsRemoved: plan.vectorsRemoved });
+
+  // 3. Check, sign, and only then let writers back in.
+  const checks = await checkErasure(store, own, plan);
+  const { checksum } = await stateChecksum(store);
+  const body: ErasureCertificateBody = {
+    type: 'cairn-erasure-certificate',
+    version: 1,
+    id: lock.id,
+    scope: own,
+    issuedAt: now,
+    counts: plan.counts,
+    checks,
+    stateChecksum: checksum,
+  };
+  const certificate = signCertificate(body, options.privateKeyPem);
+  await store.finishErasure(lock.id);
+  return certificate;
+}
+
+/** Selects everything of the scope (no writer can add to it now) and erases it in one transaction. */
+async function eraseScope(store: Store, lock: PendingErasure, now: string): Promise<ErasurePlan> {
+  const scope = lock.scope;
+  const certificateId = lock.id;
   const isNamespace = 'namespace' in scope;
 
-  // 1. What is to be erased: memories, then every event that carries their content.
+  // What is to be erased: memories, then every event that carries their content.
   const targets: Memory[] = [];
   const namespaces = new Set<string>();
   if (isNamespace) {
@@ -89,15 +140,15 @@ export async function erase(store: Store, options: EraseOptions): Promise<Erasur
     const body = bodyOf(e) as { type: string; text?: string };
     return body.type === 'turn.committed' && typeof body.text === 'string' ? [body.text] : [];
   });
-  const texts = [...new Set([...targets.map((m) => m.text), ...turnTexts])];
   const heldTexts: string[] = [];
   for (const q of quarantine) {
     const vault = await store.getQuarantineVault(q.id);
     if (vault) heldTexts.push(vault.text);
   }
+  const texts = [...new Set([...targets.map((m) => m.text), ...turnTexts, ...heldTexts])];
   const hashes = new Set(erasedEvents.flatMap(vectorHashesIn));
 
-  // 2. Erase, in one transaction.
+  // Erase, in one transaction, which also stores the plan with the pending record.
   const counts: Record<string, number> = {
     memories: targets.length,
     fullTextRows: targets.length,
@@ -112,6 +163,14 @@ export async function erase(store: Store, options: EraseOptions): Promise<Erasur
   };
   const withVectors = (await store.getVectors([...ids])).size;
   counts['vectors'] = withVectors;
+  const plan: ErasurePlan = {
+    counts,
+    namespaces: [...namespaces],
+    ids: [...ids],
+    quarantineIds: [...quarantineIds],
+    texts: texts.map((t) => Buffer.from(t, 'utf8').toString('base64')),
+    vectorsRemoved: withVectors > 0,
+  };
   await store.transaction(async (tx) => {
     for (const e of erasedEvents) {
       await tx.rewriteEvent(e.namespace, e.seq, 'erased', { erasure: certificateId, was: e.type });
@@ -152,23 +211,35 @@ export async function erase(store: Store, options: EraseOptions): Promise<Erasur
       },
       now,
     );
+    await tx.putPendingErasure({ ...lock, plan });
   });
-  // Free pages, merged full-text segments, rebuilt vector chunks: no byte of the erased data stays behind.
-  await store.compactAfterErasure({ vectorsRemoved: withVectors > 0 });
+  return plan;
+}
 
-  // 3. Check.
+/** Every text the remaining memories hold, joined, to tell an erased text from a copy that must stay. */
+async function remainingText(store: Store): Promise<string> {
+  const parts: string[] = [];
+  for await (const page of store.iterateMemories(undefined)) for (const m of page) parts.push(m.text);
+  return parts.join('\u0000');
+}
+
+/** Retrieval, tables and raw bytes, against the plan (the original selection, also after a crash). */
+async function checkErasure(store: Store, scope: ErasureScope, plan: ErasurePlan): Promise<ErasureCertificateBody['checks']> {
+  const isNamespace = 'namespace' in scope;
+  const ids = new Set(plan.ids);
+  const quarantineIds = new Set(plan.quarantineIds);
   const checks: ErasureCertificateBody['checks'] = [];
   let leftInRecall = 0;
-  for (const ns of namespaces) {
+  for (const ns of plan.namespaces) {
     for await (const page of store.iterateMemories(ns)) {
       leftInRecall += page.filter((m) => ids.has(m.id) || (!isNamespace && belongsToSubject(m, scope.subject))).length;
       if (isNamespace) leftInRecall += page.length;
     }
   }
   checks.push({ name: 'retrieval', passed: leftInRecall === 0, detail: `${leftInRecall} memories of the erased scope still retrievable` });
-  const leftEvents = await store.countLiveEventsOf([...ids], isNamespace ? scope.namespace : null);
+  const leftEvents = await store.countLiveEventsOf(plan.ids, isNamespace ? scope.namespace : null);
   const leftQuarantine = (await store.listQuarantine({ status: 'all', limit: 1_000_000 })).filter((q) => quarantineIds.has(q.id)).length;
-  const leftSnapshots = (await Promise.all([...namespaces].map((ns) => store.getSnapshot(ns)))).filter(Boolean).length;
+  const leftSnapshots = (await Promise.all(plan.namespaces.map((ns) => store.getSnapshot(ns)))).filter(Boolean).length;
   const leftAnchors = (await store.learnedAnchors()).filter((a) => quarantineIds.has(a.id)).length;
   const leftRows = leftEvents + leftQuarantine + leftSnapshots + leftAnchors;
   checks.push({
@@ -177,21 +248,18 @@ export async function erase(store: Store, options: EraseOptions): Promise<Erasur
     detail: `rows left: events ${leftEvents}, quarantine ${leftQuarantine}, snapshots ${leftSnapshots}, learned anchors ${leftAnchors}`,
   });
   // Raw bytes: every erased text of at least 12 characters (shorter ones could occur by chance), as stored
-  // and as escaped inside JSON.
-  const needles = [...new Set([...texts, ...heldTexts].filter((t) => t.length >= 12).flatMap((t) => [t, jsonForm(t)]))];
+  // and as escaped inside JSON, unless a memory that remains (another namespace, another subject) holds it:
+  // that copy is not the erased data and must stay.
+  const kept = await remainingText(store);
+  const texts = plan.texts.map((b) => Buffer.from(b, 'base64').toString('utf8')).filter((t) => t.length >= 12);
+  const erasedOnly = texts.filter((t) => !kept.includes(t));
+  const needles = [...new Set(erasedOnly.flatMap((t) => [t, jsonForm(t)]))];
   const found = await store.rawFilesContain(needles);
-  checks.push({ name: 'file-bytes', passed: found === 0, detail: `${found} of ${needles.length} erased strings found in the database files` });
-
-  const { checksum } = await stateChecksum(store);
-  const body: ErasureCertificateBody = {
-    type: 'cairn-erasure-certificate',
-    version: 1,
-    id: certificateId,
-    scope: isNamespace ? { namespace: scope.namespace } : { subject: scope.subject },
-    issuedAt: now,
-    counts,
-    checks,
-    stateChecksum: checksum,
-  };
-  return signCertificate(body, options.privateKeyPem);
+  const shared = texts.length - erasedOnly.length;
+  checks.push({
+    name: 'file-bytes',
+    passed: found === 0,
+    detail: `${found} of ${needles.length} erased strings found in the database files${shared ? ` (${shared} erased texts also held by memories that remain were not looked for)` : ''}`,
+  });
+  return checks;
 }

@@ -3,6 +3,7 @@ import type { Memory } from '../interfaces/memory.js';
 import type { QuarantineEntry } from '../interfaces/quarantine.js';
 import type { EmbedderInfo, StoredEvent, StoreTx } from '../interfaces/store.js';
 import type { RedactionCounts } from './redact.js';
+import { assertOutsideErasures } from './erasure-lock.js';
 import { analyse } from './lexical.js';
 
 /**
@@ -146,8 +147,12 @@ export async function project(tx: StoreTx, body: EventBody, scope: string): Prom
   }
 }
 
-/** Appends an event to its scope and projects it, in the caller's transaction. Returns its sequence number. */
+/**
+ * Appends an event to its scope and projects it, in the caller's transaction. Returns its sequence number.
+ * Refused with CONFLICT, writing nothing, while an erasure of that scope is pending (erasure-lock.ts).
+ */
 export async function emit(tx: StoreTx, scope: string, body: EventBody, at: string): Promise<number> {
+  await assertOutsideErasures(tx, scope, body);
   const seq = await tx.appendEvent({ namespace: scope, type: body.type, memoryId: memoryIdOf(body), payload: payloadOf(body), at });
   await project(tx, body, scope);
   return seq;

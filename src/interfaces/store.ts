@@ -104,6 +104,19 @@ export interface SnapshotRecord {
 }
 
 /**
+ * An erasure that has started and not yet issued its certificate. While it exists, no write may enter its
+ * scope (core/erasure-lock.ts checks every event against it, inside the writer's transaction, so the rule
+ * holds across processes). `plan` is null until the erasing transaction commits; from then on it holds
+ * what a re-run needs to finish the erasure after a crash (see core/erasure.ts).
+ */
+export interface PendingErasure {
+  id: string;
+  scope: { namespace: string } | { subject: string };
+  plan: unknown;
+  startedAt: string;
+}
+
+/**
  * Operations available inside one write transaction. Everything done through a StoreTx commits together or
  * not at all.
  */
@@ -159,6 +172,10 @@ export interface StoreTx {
   vectorBlobReferenced(hash: string): Promise<boolean>;
   deleteVectorBlob(hash: string): Promise<void>;
   deleteQuarantineEntry(id: string): Promise<void>;
+  /** Erasures started and not finished (usually none): the scopes no write may enter. */
+  pendingErasures(): Promise<PendingErasure[]>;
+  /** Records (or replaces, by id) an erasure in progress. */
+  putPendingErasure(erasure: PendingErasure): Promise<void>;
 
   // Quarantine of the ingest filter. `putQuarantine`/`clearQuarantine` are the projection of the store-wide
   // quarantine events; the vault and the learned anchors are not in the log (see events.ts).
@@ -241,6 +258,13 @@ export interface Store {
    * and rewrites the files so freed pages and the write-ahead log hold none of the erased bytes.
    */
   compactAfterErasure(options: { vectorsRemoved: boolean }): Promise<void>;
+  /** Erasures started and not finished, oldest first. */
+  pendingErasures(): Promise<PendingErasure[]>;
+  /**
+   * Removes the record of a finished erasure so that none of its bytes stay in the files (the plan holds
+   * encoded copies of the erased texts until then).
+   */
+  finishErasure(id: string): Promise<void>;
   /** How many of `needles` (UTF-8) occur anywhere in the store's files. */
   rawFilesContain(needles: string[]): Promise<number>;
   /** Backend facts for `cairn doctor`: versions, schema version, sizes. */

@@ -137,6 +137,16 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE memories ADD COLUMN code TEXT;
   ALTER TABLE memories ADD COLUMN feedback TEXT;
   `,
+  // 7: erasures in progress: the lock that keeps every writer out of an erasure's scope across processes,
+  // and what a re-run needs to finish an erasure a crash interrupted.
+  `
+  CREATE TABLE pending_erasures (
+    id TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
+    plan TEXT,
+    started_at TEXT NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

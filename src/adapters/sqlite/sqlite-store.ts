@@ -16,6 +16,7 @@ import type {
   EventInput,
   LexicalHit,
   ListFilter,
+  PendingErasure,
   RecallStats,
   ScopeInfo,
   SnapshotRecord,
@@ -431,6 +432,15 @@ export class SqliteStore implements Store {
         if (this.vectorDims !== null) this.stmt('DELETE FROM memories_vec WHERE rowid = ?').run(rowid);
         this.stmt('DELETE FROM memories WHERE rowid = ?').run(rowid);
         this.stmt('DELETE FROM recall_counts WHERE memory_id = ?').run(id);
+      },
+      pendingErasures: async () => this.pendingErasuresSync(),
+      putPendingErasure: async (e) => {
+        this.stmt('INSERT OR REPLACE INTO pending_erasures (id, scope, plan, started_at) VALUES (?, ?, ?, ?)').run(
+          e.id,
+          JSON.stringify(e.scope),
+          e.plan === null || e.plan === undefined ? null : JSON.stringify(e.plan),
+          e.startedAt,
+        );
       },
       appendEvent: async (event: EventInput) => {
         const { next } = this.stmt('SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM events WHERE namespace = ?').get(event.namespace) as { next: number };
@@ -1075,6 +1085,30 @@ export class SqliteStore implements Store {
       } catch (err) {
         throw translate(err, 'compacting after an erasure');
       }
+    });
+  }
+
+  private pendingErasuresSync(): PendingErasure[] {
+    const rows = this.stmt('SELECT id, scope, plan, started_at FROM pending_erasures ORDER BY started_at, id').all() as Row[];
+    return rows.map((r) => ({
+      id: r['id'] as string,
+      scope: JSON.parse(r['scope'] as string) as PendingErasure['scope'],
+      plan: r['plan'] === null ? null : (JSON.parse(r['plan'] as string) as unknown),
+      startedAt: r['started_at'] as string,
+    }));
+  }
+
+  async pendingErasures(): Promise<PendingErasure[]> {
+    return this.read('reading erasures in progress', () => this.pendingErasuresSync());
+  }
+
+  async finishErasure(id: string): Promise<void> {
+    this.ensureOpen();
+    await this.mutex.run(async () => {
+      // secure_delete overwrites the row's bytes in the page; the checkpoint clears the write-ahead log.
+      this.db.pragma('secure_delete = ON');
+      await this.whileBusy('finishing the erasure', () => this.db.prepare('DELETE FROM pending_erasures WHERE id = ?').run(id));
+      await this.whileBusy('finishing the erasure', () => this.db.pragma('wal_checkpoint(TRUNCATE)'));
     });
   }
 
