@@ -170,6 +170,9 @@ export interface TurnResult {
   snapshotVersion: number | null;
 }
 
+/** Failures of the store itself, as opposed to a bad input: no later write can succeed either. */
+const STORAGE_FAILURES: ReadonlySet<string> = new Set(['STORE_UNAVAILABLE', 'INTEGRITY', 'INTERNAL', 'EMBEDDER_UNAVAILABLE']);
+
 export const DEFAULT_LIMIT = 10;
 export const DEFAULT_TOKEN_BUDGET = 1000;
 /** Token budget of a session brief (see Engine.brief). */
@@ -1404,6 +1407,14 @@ export class Engine {
       else if (o.duplicate) counts.duplicate++;
       else counts.imported++;
     };
+    /**
+     * A line is rejected for what it says; a failure of the store (read-only, disk full, damaged) would fail
+     * every line alike, so it stops the import with one error naming where it stopped.
+     */
+    const stopOnStorageFailure = (err: unknown, line: number) => {
+      if (!isCairnError(err) || !STORAGE_FAILURES.has(err.code)) return;
+      throw new CairnError(err.code, `import stopped at line ${line} (${counts.imported} imported before it): ${err.message}`, { cause: err, ...(err.hint ? { hint: err.hint } : {}) });
+    };
     const flush = async () => {
       if (batch.length === 0) return;
       try {
@@ -1411,17 +1422,18 @@ export class Engine {
         const results = await this.saveScreened(batch.map((b) => b.input), { partial: true });
         results.forEach((r, i) => tally(r, (batch[i] as { line: number }).line));
       } catch (err) {
+        stopOnStorageFailure(err, batch[0]?.line ?? lineNo);
         // A batch failed as a whole (e.g. a supersede target missing): fall back to one line at a time.
         for (const b of batch) {
           try {
             const [r] = await this.saveScreened([b.input], { partial: true });
             if (r) tally(r, b.line);
           } catch (e) {
+            stopOnStorageFailure(e, b.line);
             counts.rejected++;
             counts.errors.push({ line: b.line, message: (e as Error).message });
           }
         }
-        void err;
       }
       batch = [];
       onProgress?.(seen, null);

@@ -43,8 +43,20 @@ export function configPath(env: NodeJS.ProcessEnv): string {
 }
 
 /** The database file: flag > CAIRN_DB > the config file's `db` > `<data home>/cairn/cairn.db`. */
+/**
+ * The database file. A value with a URL scheme (`postgres://…`, `mysql://…`) names a backend this build
+ * does not have: it is refused rather than taken as a relative path (which would create a folder `postgres:`).
+ */
 export function resolveDbPath(flagDb: string | undefined, env: NodeJS.ProcessEnv, cwd: string, fileDb: string | undefined): string {
-  return resolve(cwd, flagDb || env['CAIRN_DB'] || fileDb || join(dataHome(env), 'cairn', 'cairn.db'));
+  const given = flagDb || env['CAIRN_DB'] || fileDb;
+  const scheme = given ? /^([A-Za-z][A-Za-z0-9+.-]+):\/\//u.exec(given)?.[1] : undefined;
+  if (scheme) {
+    throw new CairnError('UNSUPPORTED', `database ${JSON.stringify(given?.replace(/\/\/[^@/]*@/u, '//…@'))}: the ${scheme}: scheme is not supported; cairn stores memory in an SQLite file`, {
+      field: 'db',
+      hint: 'give --db / CAIRN_DB a file path',
+    });
+  }
+  return resolve(cwd, given || join(dataHome(env), 'cairn', 'cairn.db'));
 }
 
 function invalid(field: string, message: string): CairnError {

@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { accessSync, closeSync, constants as fsConstants, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { CairnError } from '../../interfaces/errors.js';
@@ -95,6 +96,32 @@ function checkExistingFile(path: string): void {
   } finally {
     closeSync(fd);
   }
+}
+
+function writable(path: string): boolean {
+  try {
+    accessSync(path, fsConstants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * How an existing file that this process may not write is opened for reading. SQLite reads a WAL database
+ * only through its `-shm` file; in a folder it cannot write, with no `-shm` left there, a private copy in a
+ * temporary folder (mode 0700) is read instead and removed on close.
+ */
+function readOnlySource(path: string): { path: string; cleanup: () => void } | null {
+  if (path === ':memory:' || !existsSync(path)) return null;
+  const dirWritable = writable(dirname(path));
+  if (writable(path) && dirWritable) return null;
+  if (dirWritable || existsSync(`${path}-shm`)) return { path, cleanup: () => {} };
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-readonly-'));
+  const copy = join(dir, 'cairn.db');
+  copyFileSync(path, copy);
+  if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${copy}-wal`);
+  return { path: copy, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** A token standing for the namespace inside the full-text index, so BM25 queries stay in one namespace. */
@@ -267,22 +294,43 @@ export class SqliteStore implements Store {
         throw new CairnError('STORE_UNAVAILABLE', `cannot create the folder of ${config.path}: ${(err as Error).message}`, { cause: err });
       }
     }
+    let source: { path: string; cleanup: () => void } | null = null;
     try {
-      this.db = new Database(config.path);
+      source = readOnlySource(config.path);
+      this.readOnly = source !== null;
+      this.cleanup = source?.cleanup ?? (() => {});
+      this.db = source ? new Database(source.path, { readonly: true, fileMustExist: true }) : new Database(config.path);
     } catch (err) {
+      source?.cleanup();
       throw translate(err, `opening ${config.path}`);
     }
     try {
       this.db.pragma(`busy_timeout = ${config.busyTimeoutMs ?? 5000}`);
+      this.refuseForeignDatabase(config.path);
       sqliteVec.load(this.db);
-      this.retrySync(() => this.db.pragma('journal_mode = WAL'));
-      this.db.pragma('synchronous = NORMAL');
+      if (!this.readOnly) {
+        this.retrySync(() => this.db.pragma('journal_mode = WAL'));
+        this.db.pragma('synchronous = NORMAL');
+      }
       this.db.pragma('foreign_keys = ON');
       this.migrate();
       this.loadVectorInfo();
     } catch (err) {
       this.db.close();
+      this.cleanup();
       throw translate(err, `opening ${config.path}`);
+    }
+  }
+
+  /** True when this process may not write the file: reads work, every write fails STORE_UNAVAILABLE. */
+  readonly readOnly: boolean;
+  private readonly cleanup: () => void;
+
+  private refuseWrite(what: string): void {
+    if (this.readOnly) {
+      throw new CairnError('STORE_UNAVAILABLE', `${what}: ${this.location} is read-only for this process; cairn can read it but not write to it`, {
+        hint: 'check the permissions of the file and its folder',
+      });
     }
   }
 
@@ -312,6 +360,14 @@ export class SqliteStore implements Store {
   }
 
   private migrate(): void {
+    if (this.readOnly) {
+      const has = this.stmt(`SELECT 1 FROM sqlite_master WHERE name = 'schema_version'`).get();
+      const v = has ? ((this.stmt('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null }).v ?? 0) : 0;
+      if (v === SCHEMA_VERSION) return;
+      throw new CairnError('STORE_UNAVAILABLE', `${this.location} is read-only and at schema version ${v}; this cairn needs ${SCHEMA_VERSION}`, {
+        hint: 'open it once with write access so cairn can upgrade it',
+      });
+    }
     const current = (): number => {
       this.db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TEXT NOT NULL)');
       const row = this.stmt('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null };
@@ -340,6 +396,21 @@ export class SqliteStore implements Store {
     });
   }
 
+  /**
+   * Another program's SQLite file is left exactly as it is: a database that holds tables but no cairn
+   * `schema_version` is refused before anything (WAL mode, migrations) writes to it. Only an empty database
+   * or one cairn created is opened.
+   */
+  private refuseForeignDatabase(path: string): void {
+    const tables = this.retrySync(() => this.db.prepare(`SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name`).all() as { name: string }[]).map((t) => t.name);
+    if (tables.length === 0 || tables.includes('schema_version')) return;
+    const shown = tables.slice(0, 5).join(', ') + (tables.length > 5 ? ', …' : '');
+    throw new CairnError('INVALID_INPUT', `${path} is another program's SQLite database (tables ${shown}), not cairn's; cairn left it untouched`, {
+      field: 'db',
+      hint: 'point --db / CAIRN_DB at a cairn database or a new path',
+    });
+  }
+
   private loadVectorInfo(): void {
     const row = this.stmt(`SELECT value FROM meta WHERE key = 'embedder'`).get() as { value: string } | undefined;
     const hasTable = this.stmt(`SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'`).get();
@@ -362,6 +433,7 @@ export class SqliteStore implements Store {
 
   async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     this.ensureOpen();
+    this.refuseWrite('writing');
     return this.mutex.run(async () => {
       await this.whileBusy('starting a write', () => this.db.exec('BEGIN IMMEDIATE'));
       const vectorDimsBefore = this.vectorDims;
@@ -912,6 +984,7 @@ export class SqliteStore implements Store {
   /** A short write outside the event log (tokens, recall counts), retried while another process writes. */
   private smallWrite(what: string, fn: () => void): Promise<void> {
     this.ensureOpen();
+    this.refuseWrite(what);
     // Tokens and recall counts: no change to the full-text index, so the term counts stay valid.
     return this.mutex.run(() => this.whileBusy(what, fn));
   }
@@ -967,7 +1040,8 @@ export class SqliteStore implements Store {
   }
 
   async recordRecalls(namespace: string, ids: string[], at: string): Promise<void> {
-    if (ids.length === 0) return;
+    // Statistics only: a search of a read-only database still answers, uncounted.
+    if (ids.length === 0 || this.readOnly) return;
     await this.smallWrite('counting recalls', () => {
       const upsert = this.stmt(
         `INSERT INTO recall_counts (memory_id, namespace, count, last_at) VALUES (?, ?, 1, ?)
@@ -1055,6 +1129,7 @@ export class SqliteStore implements Store {
 
   async compactAfterErasure(options: { vectorsRemoved: boolean }): Promise<void> {
     this.ensureOpen();
+    this.refuseWrite('compacting after an erasure');
     await this.mutex.run(async () => {
       try {
         // FTS5 keeps deleted entries in its segments until they are merged.
@@ -1104,6 +1179,7 @@ export class SqliteStore implements Store {
 
   async finishErasure(id: string): Promise<void> {
     this.ensureOpen();
+    this.refuseWrite('finishing the erasure');
     await this.mutex.run(async () => {
       // secure_delete overwrites the row's bytes in the page; the checkpoint clears the write-ahead log.
       this.db.pragma('secure_delete = ON');
@@ -1151,6 +1227,7 @@ export class SqliteStore implements Store {
     await this.mutex.run(async () => {
       this.closed = true;
       this.db.close();
+      this.cleanup();
     });
   }
 }
