@@ -31,6 +31,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'hooks', script: 'dist/bench/hooks.js', args: [] },
   { name: 'security', script: 'dist/bench/security.js', args: [] },
   { name: 'http', script: 'dist/bench/http.js', args: [] },
+  { name: 'staleness', script: 'dist/bench/staleness.js', args: [] },
 ];
 
 const USAGE = `usage: node dist/bench/run.js [--all | --only ${BENCHMARKS.map((b) => b.name).join('|')}[,…]] [--quick]`;

@@ -1,5 +1,8 @@
 import type { CodeRef, CodeRepository, RepoState } from '../interfaces/code.js';
 import type { Memory } from '../interfaces/memory.js';
+import type { Store } from '../interfaces/store.js';
+import { canonicalJson } from './checksum.js';
+import { emit } from './events.js';
 
 /**
  * Two tiers of a repository's memory. The repository tier is shared by every worktree and branch; a note
@@ -64,4 +67,72 @@ export async function visibleOnBranch(resolver: BranchResolver | null, memory: M
 export function promoted(memory: Memory, now: string): Memory {
   const { branch: _branch, base: _base, ...code } = memory.code as CodeRef;
   return { ...memory, code, updatedAt: now };
+}
+
+/** Namespace setting: when cairn first saw each branch of branch-scoped notes gone (branch → ISO time). */
+export const MISSING_BRANCHES_SETTING = 'branches.missing';
+
+export interface BranchReport {
+  /** Notes moved to the repository tier because their branch merged. */
+  promoted: string[];
+  /** Notes forgotten because their branch was deleted unmerged more than the grace period ago. */
+  dropped: string[];
+  /** Branches gone unmerged, with when cairn first saw them gone and how many live notes they hold. */
+  waiting: { branch: string; since: string; notes: number }[];
+  /** Branches with open notes: branch → live notes. */
+  open: Record<string, number>;
+}
+
+/**
+ * Settles branch-scoped notes of a namespace against the repository: a merged branch's notes join the
+ * repository tier (`memory.updated` without branch); a branch gone unmerged is remembered with the time it
+ * was first seen gone (`settings.changed`), and its notes are forgotten (`memory.forgotten`, reversible)
+ * once BRANCH_GRACE_DAYS have passed since. Idempotent; every change is an event in one transaction.
+ */
+export async function reconcileBranches(store: Store, resolver: BranchResolver, namespace: string, now: string, graceDays = BRANCH_GRACE_DAYS): Promise<BranchReport> {
+  const scoped: Memory[] = [];
+  for await (const page of store.iterateMemories(namespace, 500)) {
+    for (const m of page) if (m.code?.branch && m.forgottenAt === null && m.supersededBy === null) scoped.push(m);
+  }
+  const status = new Map<string, BranchStatus>();
+  for (const m of scoped) status.set(m.id, await resolver.status(m.code as CodeRef));
+  return store.transaction(async (tx) => {
+    const settings = await tx.settingsOf(namespace);
+    const before = (settings.find((s) => s.key === MISSING_BRANCHES_SETTING)?.value ?? {}) as Record<string, string>;
+    const missing: Record<string, string> = {};
+    const report: BranchReport = { promoted: [], dropped: [], waiting: [], open: {} };
+    const graceMs = graceDays * 86_400_000;
+    for (const m of scoped) {
+      const fresh = await tx.getMemory(m.id);
+      if (!fresh?.code?.branch || fresh.forgottenAt !== null || fresh.supersededBy !== null) continue;
+      const branch = fresh.code.branch;
+      const s = status.get(m.id);
+      if (s === 'merged') {
+        await emit(tx, namespace, { type: 'memory.updated', memory: promoted(fresh, now) }, now);
+        report.promoted.push(fresh.id);
+      } else if (s === 'deleted') {
+        const since = before[branch] ?? missing[branch] ?? now;
+        missing[branch] = since;
+        if (Date.parse(now) - Date.parse(since) >= graceMs) {
+          const reason = `branch ${branch} was deleted without being merged (${graceDays} days ago or more)`;
+          await emit(tx, namespace, { type: 'memory.forgotten', memory: { ...fresh, forgottenAt: now, forgetReason: reason, updatedAt: now } }, now);
+          report.dropped.push(fresh.id);
+        }
+      } else {
+        report.open[branch] = (report.open[branch] ?? 0) + 1;
+      }
+    }
+    for (const m of scoped) {
+      const branch = m.code?.branch as string;
+      if (missing[branch] && status.get(m.id) === 'deleted' && !report.dropped.includes(m.id)) {
+        const w = report.waiting.find((x) => x.branch === branch);
+        if (w) w.notes++;
+        else report.waiting.push({ branch, since: missing[branch] as string, notes: 1 });
+      }
+    }
+    // Branches whose notes are all settled are no longer tracked.
+    for (const [branch] of Object.entries(missing)) if (!report.waiting.some((w) => w.branch === branch)) delete missing[branch];
+    if (canonicalJson(missing) !== canonicalJson(before)) await emit(tx, namespace, { type: 'settings.changed', key: MISSING_BRANCHES_SETTING, value: missing }, now);
+    return report;
+  });
 }

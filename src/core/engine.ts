@@ -7,6 +7,7 @@ import type {
   Memory,
   MemoryInput,
   MemoryKind,
+  MemoryScope,
   Provenance,
   RouteInfo,
   SaveResult,
@@ -29,7 +30,8 @@ import { recover, verify, type RecoverReport, type VerifyReport } from './replay
 import type { Conversation } from './conversation.js';
 import { packSections, renderHeader, renderMemoryLine } from './render.js';
 import { dedupeKey } from './text.js';
-import { CodeAwareness } from './code-awareness.js';
+import { CodeAwareness, SCOPE_SETTING } from './code-awareness.js';
+import { reconcileBranches, type BranchReport } from './branches.js';
 import type { CodeAnchor, CodeRef, CodeRepository, StaleMark } from '../interfaces/code.js';
 import { followMoves } from './staleness.js';
 import { DEFAULT_FILTER_CONFIG, lessonVector, screenForStore, type FilterVerdict, type IngestFilterConfig } from './ingest-filter.js';
@@ -1106,6 +1108,32 @@ export class Engine {
       await emit(tx, namespace, { type: 'settings.changed', key: 'weights', value: merged }, this.now());
     });
     return merged;
+  }
+
+  /** Sets the scope of notes saved without one in this namespace: `branch` or `repository` (the default). */
+  async setDefaultScope(scope: MemoryScope, options: { namespace?: string } = {}): Promise<MemoryScope> {
+    const namespace = this.ns(options.namespace);
+    const value = validateScope(scope);
+    await this.store.transaction(async (tx) => {
+      await emit(tx, namespace, { type: 'settings.changed', key: SCOPE_SETTING, value }, this.now());
+    });
+    return value;
+  }
+
+  async getDefaultScope(options: { namespace?: string } = {}): Promise<MemoryScope> {
+    return this.code.defaultScope(this.ns(options.namespace));
+  }
+
+  /**
+   * Settles the namespace's branch-scoped notes against the repository (see branches.ts): merged branches'
+   * notes join the repository tier, notes of branches deleted unmerged are forgotten after the grace period.
+   * UNSUPPORTED outside the namespace's git repository.
+   */
+  async reconcileBranches(options: { namespace?: string } = {}): Promise<BranchReport> {
+    const namespace = this.ns(options.namespace);
+    const resolver = this.code.applies(namespace) ? await this.code.branches() : null;
+    if (!resolver) throw new CairnError('UNSUPPORTED', `branch scope needs the git repository of namespace ${namespace}; run this inside it`);
+    return reconcileBranches(this.store, resolver, namespace, this.now());
   }
 
   async getWeights(options: { namespace?: string } = {}): Promise<SignalWeights> {

@@ -31,14 +31,16 @@ function under(changes: Map<string, PathChange>, dir: string): PathChange[] {
   return [...changes.values()].filter((c) => c.path.startsWith(prefix));
 }
 
-async function markAnchor(repo: CodeRepository, anchor: CodeAnchor, commit: string, changes: Map<string, PathChange>, present: Set<string>): Promise<StaleMark | null> {
+type LineCounts = Map<string, { added: number; deleted: number }>;
+
+async function markAnchor(repo: CodeRepository, anchor: CodeAnchor, commit: string, changes: Map<string, PathChange>, present: Set<string>, counts: LineCounts): Promise<StaleMark | null> {
   const { path } = anchor;
   const change = changes.get(path);
   if (change?.status === 'renamed' && change.newPath) {
     return { status: 'moved', path, newPath: change.newPath, reason: `moved to ${change.newPath}` };
   }
   if (change?.status === 'deleted') {
-    const by = await repo.removedIn(path, commit);
+    const by = change.commit ?? (await repo.removedIn(path, commit));
     return by ? { status: 'removed', path, commit: by, reason: `file removed in ${short(by)}` } : { status: 'removed', path, reason: 'file removed' };
   }
   if (!change && !present.has(path)) {
@@ -62,12 +64,13 @@ async function markAnchor(repo: CodeRepository, anchor: CodeAnchor, commit: stri
     if (anchor.symbol && text !== null && !text.includes(anchor.symbol)) {
       return { status: 'changed', path, reason: `code changed since ${short(commit)}: ${anchor.symbol} is no longer in ${path}` };
     }
-    if (change && text !== null) {
+    const lines = counts.get(path);
+    if (change && text !== null && lines) {
       const now = lineCount(text);
-      const then = Math.max(0, now - change.added + change.deleted);
-      const share = (change.added + change.deleted) / Math.max(1, then + now);
+      const then = Math.max(0, now - lines.added + lines.deleted);
+      const share = (lines.added + lines.deleted) / Math.max(1, then + now);
       if (share >= CHANGED_SHARE) {
-        return { status: 'changed', path, reason: `code changed since ${short(commit)} (${change.added} lines added, ${change.deleted} removed of ${then})` };
+        return { status: 'changed', path, reason: `code changed since ${short(commit)} (${lines.added} lines added, ${lines.deleted} removed of ${then})` };
       }
     }
   }
@@ -83,17 +86,24 @@ export async function staleMarks(repo: CodeRepository, memories: readonly Memory
   const anchored = memories.filter((m) => m.code && m.code.commit && m.code.anchors.length > 0);
   if (anchored.length === 0) return marks;
   const commits = [...new Set(anchored.map((m) => m.code?.commit as string))];
-  const changesOf = new Map(await Promise.all(commits.map(async (c) => [c, await repo.changesSince(c).catch(() => null)] as const)));
-  const present = await repo.existing([...new Set(anchored.flatMap((m) => m.code?.anchors.map((a) => a.path) ?? []))]).catch(() => new Set<string>());
+  const pathsOf = (c: string) => [...new Set(anchored.filter((m) => m.code?.commit === c).flatMap((m) => m.code?.anchors.map((a) => a.path) ?? []))];
+  // The changed files and the anchored files' line counts of each commit are asked at once (two git
+  // processes side by side rather than one after the other).
+  const [changesOf, countsOf, present] = await Promise.all([
+    Promise.all(commits.map(async (c) => [c, await repo.changesSince(c).catch(() => null)] as const)).then((e) => new Map(e)),
+    Promise.all(commits.map(async (c) => [c, await repo.lineChanges(c, pathsOf(c)).catch(() => new Map() as LineCounts)] as const)).then((e) => new Map(e)),
+    repo.existing([...new Set(anchored.flatMap((m) => m.code?.anchors.map((a) => a.path) ?? []))]).catch(() => new Set<string>()),
+  ]);
   await Promise.all(
     anchored.map(async (m) => {
       const commit = m.code?.commit as string;
       const changes = changesOf.get(commit);
       if (!changes) return;
+      const counts = countsOf.get(commit) ?? new Map();
       const found: StaleMark[] = [];
       const seen = new Set<string>();
       for (const anchor of m.code?.anchors ?? []) {
-        const mark = await markAnchor(repo, anchor, commit, changes, present).catch(() => null);
+        const mark = await markAnchor(repo, anchor, commit, changes, present, counts).catch(() => null);
         if (mark && !seen.has(mark.reason + mark.path)) {
           seen.add(mark.reason + mark.path);
           found.push(mark);

@@ -58,9 +58,8 @@ export interface PathChange {
   path: string;
   /** The path at HEAD (renamed). */
   newPath?: string;
-  /** Lines added and deleted (0 for binary files). */
-  added: number;
-  deleted: number;
+  /** The commit that deleted the file, when the history walk saw it (status `deleted`). */
+  commit?: string;
 }
 
 /**
@@ -74,6 +73,8 @@ export interface CodeRepository {
   existing(paths: readonly string[]): Promise<Set<string>>;
   /** Files changed between `commit` and HEAD, keyed by their path at `commit`; null when unknown. */
   changesSince(commit: string): Promise<Map<string, PathChange> | null>;
+  /** Lines added and deleted in each of these files between `commit` and HEAD (0 and 0 for binary files). */
+  lineChanges(commit: string, paths: readonly string[]): Promise<Map<string, { added: number; deleted: number }>>;
   /** The first commit after `since` (up to HEAD) that removed `path`; null when none is found. */
   removedIn(path: string, since: string): Promise<string | null>;
   /**

@@ -156,6 +156,20 @@ describe('staleness at recall', () => {
   });
 });
 
+describe('staleness as HEAD moves on', () => {
+  it('commits after a search are applied to the cached history: a later rename and a later deletion are seen, with the deleting commit', async () => {
+    await engine.search('stock levels checked before an order'); // the history since the memories' commit is cached now
+    mkdirSync(join(repo.dir, 'shop/stock'));
+    repo.git('mv', 'shop/stable.py', 'shop/stock/stable.py');
+    repo.git('rm', '-q', 'shop/cart.py');
+    const gone = repo.commit('move stock, drop the cart');
+    const stable = (await engine.search('stock levels checked before an order')).find((r) => r.memory.id === ids['stable']);
+    assert.deepEqual(stable?.stale?.map((m) => m.reason), ['moved to shop/stock/stable.py']);
+    const cart = (await engine.search('cart totals summed before discounts')).find((r) => r.memory.id === ids['cart']);
+    assert.ok(cart?.stale?.every((m) => m.status === 'removed' && m.commit === gone), JSON.stringify(cart?.stale));
+  });
+});
+
 describe('without git', () => {
   it('outside a repository nothing is anchored and nothing is marked', async () => {
     const outside = mkdtempSync(join(tmpdir(), 'cairn-nogit-'));

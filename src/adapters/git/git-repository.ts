@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
-import { isAbsolute, join, normalize, relative } from 'node:path';
+import { dirname, isAbsolute, join, normalize, relative, resolve } from 'node:path';
 import type { CodeRepository, PathChange, RepoState } from '../../interfaces/code.js';
 
 /**
@@ -59,8 +59,12 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
   const gitPath = config.gitPath ?? 'git';
   const timeout = config.timeoutMs ?? 5000;
   let layout: Promise<Layout | null> | null = null;
-  const changes = new Lru<Map<string, PathChange> | null>(256);
+  /** Per memory commit: its changes up to the HEAD they were computed at. */
+  const latest = new Lru<{ head: string; changes: Map<string, PathChange> | null }>(256);
+  const steps = new Lru<Promise<Step[] | null>>(64);
   const removals = new Lru<string | null>(1024);
+  const counted = new Lru<{ added: number; deleted: number }>(4096);
+  const deletionWalks = new Lru<Promise<Map<string, string>>>(64);
   const ancestry = new Lru<boolean>(1024);
 
   const run = (args: string[], cwd?: string): Promise<string | null> =>
@@ -71,12 +75,7 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
     });
 
   const getLayout = (): Promise<Layout | null> => {
-    layout ??= (async () => {
-      const out = await run(['rev-parse', '--path-format=absolute', '--show-toplevel', '--absolute-git-dir', '--git-common-dir']);
-      const [top, gitDir, commonDir] = (out ?? '').split('\n');
-      if (!top || !gitDir || !commonDir) return null;
-      return { top, gitDir, commonDir };
-    })();
+    layout ??= findLayout(config.cwd);
     return layout;
   };
 
@@ -117,6 +116,64 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
     return null;
   };
 
+  /**
+   * The first-parent commits from `from` (exclusive) to `to`, oldest first, with their changes; null when
+   * `to` does not descend from `from` along first parents (a checkout elsewhere: diff again instead).
+   */
+  const stepsBetween = (from: string, to: string): Promise<Step[] | null> => {
+    // The promise is cached, so the memory commits of one search share one walk.
+    const key = `${from}..${to}`;
+    let walk = steps.get(key);
+    if (!walk) steps.set(key, (walk = walkSteps(from, to)));
+    return walk;
+  };
+  const walkSteps = async (from: string, to: string): Promise<Step[] | null> => {
+    const out = await run(['log', '--first-parent', '--reverse', '-M', '--raw', '-z', '--no-color', '--format=%x01%H %P', `${from}..${to}`]);
+    let answer: Step[] | null = out === null ? null : [];
+    let parent = from;
+    for (const chunk of (out ?? '').split('\x01')) {
+      if (!answer || chunk === '') continue;
+      const end = chunk.indexOf('\0');
+      const [sha, first] = (end < 0 ? chunk : chunk.slice(0, end)).trim().split(' ');
+      if (!sha || first !== parent) {
+        answer = null;
+        break;
+      }
+      parent = sha;
+      answer.push({ commit: sha, ...parseChanges(end < 0 ? '' : chunk.slice(end + 1).replace(/^\n/u, '')) });
+    }
+    if (answer && parent !== to) answer = null;
+    return answer;
+  };
+
+  /** Every path deleted after `since` up to `head`, with the first commit that deleted it. */
+  const deletionsSince = async (since: string, head: string): Promise<Map<string, string>> => {
+    const out = await run(['log', '--reverse', '--diff-filter=D', '--name-only', '-z', '--no-color', '--format=%x01%H', `${since}..${head}`]);
+    const found = new Map<string, string>();
+    for (const chunk of (out ?? '').split('\x01')) {
+      const [sha, ...paths] = chunk.split('\0');
+      if (!sha || !SHA.test(sha.trim())) continue;
+      for (const p of paths) {
+        const path = p.replace(/^\n/u, '');
+        if (path && !found.has(path)) found.set(path, sha.trim());
+      }
+    }
+    return found;
+  };
+
+  const readState = async (): Promise<RepoState | null> => {
+    const l = await getLayout();
+    if (!l) return null;
+    const headText = (await readText(join(l.gitDir, 'HEAD')))?.trim() ?? '';
+    const branch = headText.startsWith('ref: refs/heads/') ? headText.slice('ref: refs/heads/'.length) : null;
+    const head = branch ? await readRef(l, `refs/heads/${branch}`) : SHA.test(headText) ? headText : null;
+    const def = await defaultBranch(l);
+    const defTip = def ? await readRef(l, `refs/heads/${def}`) : null;
+    const stamps = await Promise.all([join(l.gitDir, 'index'), join(l.commonDir, 'refs/heads'), join(l.commonDir, 'packed-refs')].map(mtime));
+    return { head, branch, defaultBranch: def, stamp: [head, branch, def, defTip, ...stamps].join(':') };
+  };
+  let stateRead: Promise<RepoState | null> | null = null;
+
   /** A path inside the top level, normalised; null for one that leaves it. */
   const inside = (l: Layout, path: string): string | null => {
     const clean = normalize(path.replace(/\/+$/u, ''));
@@ -134,16 +191,12 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
       return (await getLayout())?.gitDir ?? null;
     },
 
-    async state(): Promise<RepoState | null> {
-      const l = await getLayout();
-      if (!l) return null;
-      const headText = (await readText(join(l.gitDir, 'HEAD')))?.trim() ?? '';
-      const branch = headText.startsWith('ref: refs/heads/') ? headText.slice('ref: refs/heads/'.length) : null;
-      const head = branch ? await readRef(l, `refs/heads/${branch}`) : SHA.test(headText) ? headText : null;
-      const def = await defaultBranch(l);
-      const defTip = def ? await readRef(l, `refs/heads/${def}`) : null;
-      const stamps = await Promise.all([join(l.gitDir, 'index'), join(l.commonDir, 'refs/heads'), join(l.commonDir, 'packed-refs')].map(mtime));
-      return { head, branch, defaultBranch: def, stamp: [head, branch, def, defTip, ...stamps].join(':') };
+    state(): Promise<RepoState | null> {
+      // Calls made at once (the checks of one search) share one read of the files.
+      stateRead ??= readState().finally(() => {
+        stateRead = null;
+      });
+      return stateRead;
     },
 
     async existing(paths) {
@@ -170,24 +223,61 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
       if (!l || !SHA.test(commit)) return null;
       const head = (await this.state())?.head;
       if (!head) return null;
-      const key = `${commit}..${head}`;
-      const cached = changes.get(key);
-      if (cached !== undefined) return cached;
-      const out = commit === head ? '' : await run(['diff', '-M', '--raw', '--numstat', '-z', '--no-color', commit, head]);
-      const parsed = out === null ? null : parseRawNumstat(out);
-      changes.set(key, parsed);
-      return parsed;
+      const known = latest.get(commit);
+      if (known?.head === head) return known.changes;
+      let result: Map<string, PathChange> | null | undefined;
+      if (known?.changes && known.head) {
+        // HEAD moved on from where this commit's changes were last computed: apply the commits in between
+        // (one `git log` shared by every memory commit) instead of diffing each commit again.
+        const between = await stepsBetween(known.head, head);
+        if (between) result = between.reduce<Map<string, PathChange> | null>((acc, step) => compose(acc, step), known.changes);
+      }
+      if (result === undefined) {
+        // Names and statuses only: line counts are asked for the few files that need them (lineChanges).
+        const out = commit === head ? '' : await run(['diff', '-M', '--raw', '-z', '--no-color', commit, head]);
+        result = out === null ? null : parseRaw(out);
+      }
+      latest.set(commit, { head, changes: result });
+      return result;
+    },
+
+    async lineChanges(commit, paths) {
+      const head = (await this.state())?.head;
+      const found = new Map<string, { added: number; deleted: number }>();
+      if (!head || !SHA.test(commit) || paths.length === 0) return found;
+      if (commit === head) return new Map(paths.map((p) => [p, { added: 0, deleted: 0 }]));
+      const missing = paths.filter((p) => {
+        const hit = counted.get(`${commit}..${head}:${p}`);
+        if (hit) found.set(p, hit);
+        return !hit;
+      });
+      if (missing.length > 0) {
+        const out = await run(['diff', '--numstat', '-z', '--no-color', '--no-renames', commit, head, '--', ...missing.map((p) => `:(literal)${p}`)]);
+        const counts = parseNumstat(out ?? '');
+        for (const p of missing) {
+          const c = counts.get(p) ?? { added: 0, deleted: 0 };
+          counted.set(`${commit}..${head}:${p}`, c);
+          found.set(p, c);
+        }
+      }
+      return found;
     },
 
     async removedIn(path, since) {
       const l = await getLayout();
       const head = l && (await this.state())?.head;
       if (!l || !head || !SHA.test(since)) return null;
-      const key = `${since}..${head}:${path}`;
+      // One walk lists every deletion since `since` (the memories of one search share it); the first
+      // commit after `since` that removed a path stays that commit as HEAD moves on.
+      const key = `${since}:${path}`;
       const cached = removals.get(key);
-      if (cached !== undefined) return cached;
-      const out = await run(['log', '--format=%H', '--diff-filter=D', '--reverse', `${since}..${head}`, '--', path]);
-      const sha = out?.split('\n').find((s) => SHA.test(s)) ?? null;
+      if (cached) return cached;
+      const walkKey = `${since}..${head}`;
+      let walk = deletionWalks.get(walkKey);
+      if (!walk) deletionWalks.set(walkKey, (walk = deletionsSince(since, head)));
+      const deletions = await walk;
+      // A folder's removal is the first removal of a file under it.
+      const sha = deletions.get(path) ?? [...deletions].find(([p]) => p.startsWith(`${path}/`))?.[1] ?? null;
       removals.set(key, sha);
       return sha;
     },
@@ -248,46 +338,119 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
 }
 
 /**
- * Parses `git diff --raw --numstat -z`: raw records (`:modes shas STATUS\0path\0[new\0]`) then numstat
- * records (`added\tdeleted\tpath\0`, or `added\tdeleted\t\0old\0new\0` for a rename).
+ * Finds the working tree's top level and git directories from the files, as git does for a plain or linked
+ * worktree: the nearest `.git` folder, or a `.git` file naming the worktree's git directory (whose
+ * `commondir` names the shared one). Reading files instead of running `git rev-parse` saves a process on
+ * the first search of every hook and CLI call.
  */
-export function parseRawNumstat(out: string): Map<string, PathChange> {
-  const tokens = out.split('\0');
-  const result = new Map<string, PathChange>();
-  let i = 0;
-  while (i < tokens.length && tokens[i]?.startsWith(':')) {
-    const status = (tokens[i] as string).split(' ').pop() ?? '';
-    const letter = status[0];
-    const path = tokens[i + 1] ?? '';
-    if (letter === 'R' || letter === 'C') {
-      const newPath = tokens[i + 2] ?? '';
-      if (letter === 'R') result.set(path, { status: 'renamed', path, newPath, added: 0, deleted: 0 });
-      i += 3;
-    } else {
-      if (letter === 'D') result.set(path, { status: 'deleted', path, added: 0, deleted: 0 });
-      else if (letter === 'M' || letter === 'T') result.set(path, { status: 'modified', path, added: 0, deleted: 0 });
-      i += 2;
+async function findLayout(cwd: string): Promise<Layout | null> {
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    const dotGit = join(dir, '.git');
+    try {
+      const s = await stat(dotGit);
+      if (s.isDirectory()) return { top: dir, gitDir: dotGit, commonDir: dotGit };
+      if (s.isFile()) {
+        const pointer = /^gitdir: (.+)$/mu.exec(await readFile(dotGit, 'utf8'))?.[1]?.trim();
+        if (!pointer) return null;
+        const gitDir = resolve(dir, pointer);
+        const common = (await readFile(join(gitDir, 'commondir'), 'utf8').catch(() => '')).trim();
+        return { top: dir, gitDir, commonDir: common ? resolve(gitDir, common) : gitDir };
+      }
+    } catch {
+      // no .git here: look further up
     }
+    if (dirname(dir) === dir) return null;
   }
-  while (i < tokens.length) {
-    const t = tokens[i] ?? '';
-    if (t === '') {
-      i++;
+}
+
+/** One commit of a history walk: what it changed, and the paths it added. */
+interface Step {
+  commit: string;
+  changes: Map<string, PathChange>;
+  added: Set<string>;
+}
+
+/** The changes since a commit followed by one more commit's (renames chained, line counts summed). */
+export function compose(base: Map<string, PathChange> | null, step: Step): Map<string, PathChange> | null {
+  if (!base) return null;
+  const out = new Map<string, PathChange>();
+  const byCurrent = new Map<string, string>();
+  for (const [key, c] of base) {
+    out.set(key, { ...c });
+    if (c.status !== 'deleted') byCurrent.set(c.newPath ?? c.path, key);
+  }
+  for (const s of step.changes.values()) {
+    const key = byCurrent.get(s.path);
+    if (key === undefined) {
+      // Unchanged since the base commit until now (a path that was renamed away is another file: skip).
+      if (!out.has(s.path)) out.set(s.path, s.status === 'deleted' ? { ...s, commit: step.commit } : { ...s });
       continue;
     }
-    const [a, d, p] = t.split('\t');
-    const added = Number(a) || 0;
-    const deleted = Number(d) || 0;
-    let path = p ?? '';
-    if (path === '') {
-      path = tokens[i + 1] ?? '';
-      i += 3;
+    const c = out.get(key) as PathChange;
+    if (s.status === 'deleted') {
+      c.status = 'deleted';
+      delete c.newPath;
+      c.commit = step.commit;
+    } else if (s.status === 'renamed' && s.newPath) {
+      if (s.newPath === c.path) {
+        c.status = 'modified';
+        delete c.newPath;
+      } else {
+        c.status = 'renamed';
+        c.newPath = s.newPath;
+      }
+    }
+  }
+  // A path deleted and then added again exists once more: the working tree check decides.
+  for (const path of step.added) if (out.get(path)?.status === 'deleted') out.delete(path);
+  return out;
+}
+
+/** `parseRaw` plus the paths the commit added (for composing a history walk). */
+function parseChanges(out: string): { changes: Map<string, PathChange>; added: Set<string> } {
+  const added = new Set<string>();
+  const tokens = out.split('\0');
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i] as string;
+    if (!t.startsWith(':')) continue;
+    const letter = t.split(' ').pop()?.[0];
+    if (letter === 'A') added.add(tokens[i + 1] ?? '');
+    else if (letter === 'R' || letter === 'C') {
+      if (letter === 'C') added.add(tokens[i + 2] ?? '');
+      i++;
+    }
+    i++;
+  }
+  return { changes: parseRaw(out), added };
+}
+
+/** Parses `git diff --raw -z`: records `:modes shas STATUS\0path\0[new path\0]`. */
+export function parseRaw(out: string): Map<string, PathChange> {
+  const tokens = out.split('\0');
+  const result = new Map<string, PathChange>();
+  for (let i = 0; i < tokens.length; i++) {
+    const t = (tokens[i] as string).replace(/^\n/u, '');
+    if (!t.startsWith(':')) continue;
+    const letter = t.split(' ').pop()?.[0];
+    const path = tokens[i + 1] ?? '';
+    if (letter === 'R' || letter === 'C') {
+      if (letter === 'R') result.set(path, { status: 'renamed', path, newPath: tokens[i + 2] ?? '' });
+      i += 2;
     } else {
+      if (letter === 'D') result.set(path, { status: 'deleted', path });
+      else if (letter === 'M' || letter === 'T') result.set(path, { status: 'modified', path });
       i += 1;
     }
-    const change = result.get(path);
-    if (change) Object.assign(change, { added, deleted });
   }
   return result;
 }
 
+/** Parses `git diff --numstat -z` (no renames: `added\tdeleted\tpath\0`). */
+function parseNumstat(out: string): Map<string, { added: number; deleted: number }> {
+  const counts = new Map<string, { added: number; deleted: number }>();
+  for (const t of out.split('\0')) {
+    const [a, d, path] = t.replace(/^\n/u, '').split('\t');
+    if (path) counts.set(path, { added: Number(a) || 0, deleted: Number(d) || 0 });
+  }
+  return counts;
+}

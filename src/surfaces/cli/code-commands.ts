@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
+import { BRANCH_GRACE_DAYS } from '../../core/branches.js';
 import type { Engine } from '../../core/engine.js';
+import type { MemoryScope } from '../../interfaces/memory.js';
 import type { OpenedEngine } from '../open-engine.js';
 
 type OpenFn = (flags: { db?: string; namespace?: string }, opts?: { withoutEmbedder?: boolean }) => Promise<OpenedEngine>;
@@ -10,7 +12,8 @@ interface Io {
 
 /**
  * Commands about memory and the code it is anchored to: `cairn follow` points a memory at its files' new
- * paths after a move. Each command parses, calls one engine method and formats.
+ * paths after a move, `cairn branches` settles branch-scoped notes, `cairn scope` sets the default scope.
+ * Each command parses, calls one engine method and formats.
  */
 export function registerCodeCommands(program: Command, io: Io, open: OpenFn): void {
   const out = (s: string): void => {
@@ -40,5 +43,26 @@ export function registerCodeCommands(program: Command, io: Io, open: OpenFn): vo
         const moves = r.moved.map((m) => `${m.path} → ${m.newPath}`).join(', ');
         out(r.supersedes ? `saved route ${r.memory.id}, replacing ${r.supersedes}: ${moves}` : `re-anchored ${r.memory.id}: ${moves}`);
       });
+    });
+
+  sub('branches', 'settle branch-scoped notes: merged branches join the repository tier, deleted unmerged ones are dropped after the grace period')
+    .action(async (_o: unknown, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const r = await engine.reconcileBranches();
+        if (g.json) return json(r);
+        out(`${r.promoted.length} notes joined the repository tier; ${r.dropped.length} forgotten (branch deleted unmerged, reversible with cairn restore)`);
+        for (const [branch, n] of Object.entries(r.open)) out(`  ${branch}: ${n} notes kept to the branch`);
+        for (const w of r.waiting) out(`  ${w.branch}: deleted unmerged since ${w.since.slice(0, 10)}; ${w.notes} notes forgotten ${BRANCH_GRACE_DAYS} days after that`);
+      }, true);
+    });
+
+  sub('scope', 'show or set the scope of notes saved without one: repository (shared by every branch) or branch')
+    .argument('[scope]', 'repository or branch')
+    .action(async (scope: string | undefined, _o: unknown, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const value = scope === undefined ? await engine.getDefaultScope() : await engine.setDefaultScope(scope as MemoryScope);
+        if (g.json) return json({ namespace: engine.defaultNamespace, scope: value });
+        out(`${engine.defaultNamespace}: new notes are ${value === 'branch' ? 'kept to the current branch until it merges' : 'shared by every branch'} (${value})`);
+      }, true);
     });
 }
