@@ -5,7 +5,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -466,6 +466,34 @@ describe('cairn hook pre-compact', () => {
     const r = await hook('pre-compact', { session_id: 'sess-capture-4', transcript_path: t, cwd: project, trigger: 'manual' }, { db, env: { CAIRN_EMBEDDER: 'use', CAIRN_PRE_COMPACT_BACKGROUND: 'off' } });
     assert.equal(r.code, 0, r.stderr);
     assert.match(logOf(db), new RegExp(`pre-compact: captured .*"statements":${decisions.length},`, 'u'));
+  });
+
+  it('a worker that dies before reading its job leaves no secret on disk, and cairn erase removes the job', async () => {
+    const db = newDb();
+    const secret = 'AKIAQ7XZ4LMNB2PRT5WD';
+    const said = `We decided to deploy with the CI key ${secret} from now on.`;
+    const t = writeTranscript(builder('sess-capture-secret').user(said).assistantText('Noted.'));
+    // The worker exits before reading its job file, as one killed in its first second would.
+    const dies = join(sandbox, 'worker-dies.cjs');
+    writeFileSync(dies, "if (process.argv[1] && process.argv[1].endsWith('capture-worker.js')) process.exit(0);\n");
+    const r = await hook('pre-compact', { session_id: 'sess-capture-secret', transcript_path: t, cwd: project, trigger: 'auto' }, { db, env: { CAIRN_EMBEDDER: 'use', NODE_OPTIONS: `--require ${dies}` } });
+    assert.deepEqual([r.code, r.stdout], [0, '']);
+    await new Promise((done) => setTimeout(done, 1500));
+    const stateDir = join(dirname(db), 'hook-state');
+    const jobs = readdirSync(stateDir).filter((f) => f.includes('.job-'));
+    assert.equal(jobs.length, 1, `the job file is left behind: ${readdirSync(stateDir).join(', ')}`);
+    const job = join(stateDir, jobs[0] as string);
+    const content = readFileSync(job, 'utf8');
+    assert.ok(content.includes('We decided to deploy with the CI key'), 'the statement is in the job');
+    assert.ok(!content.includes(secret), 'but not the secret: redacted before it touched the disk');
+    assert.equal(statSync(job).mode & 0o077, 0, 'readable by its owner only');
+    const keys = execFileSync('openssl', ['genrsa', '2048'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const pem = join(sandbox, 'capture-erase.pem');
+    writeFileSync(pem, keys);
+    const erased = await cairn(['erase', '--namespace', NAMESPACE, '--key', pem, '--out', join(sandbox, 'capture-cert.json')], db);
+    assert.equal(erased.code, 0, erased.stderr);
+    assert.match(erased.stdout, /removed 1 pending capture job file/u);
+    assert.deepEqual(readdirSync(stateDir).filter((f) => f.includes('.job-')), [], 'erase covers the job files too');
   });
 
   it('never blocks compaction: a database that cannot be opened is logged, exit 0, and retried next time', async () => {

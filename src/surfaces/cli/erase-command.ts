@@ -1,8 +1,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { verifyCertificate } from '../../core/certificate.js';
 import { CairnError } from '../../interfaces/errors.js';
 import type { OpenedEngine } from '../open-engine.js';
+import { removeCaptureJobs } from '../hooks/hook-io.js';
 
 type Open = (flags: { db?: string; namespace?: string }, opts?: { withoutEmbedder?: boolean }) => Promise<OpenedEngine>;
 
@@ -39,6 +41,9 @@ export function registerEraseCommands(program: Command, open: Open, write: (s: s
       const opened = await open({ db: g.db }, { withoutEmbedder: true });
       try {
         const cert = await opened.engine.erase(namespace ? { namespace } : { subject: subject as string }, key);
+        // Capture jobs next to the database hold statements not yet saved: they go too (nothing is lost,
+        // the next capture reads its transcript again).
+        const jobs = removeCaptureJobs(dirname(opened.config.dbPath), { all: true });
         try {
           writeFileSync(o['out'] as string, `${JSON.stringify(cert, null, 2)}\n`);
         } catch (err) {
@@ -49,6 +54,7 @@ export function registerEraseCommands(program: Command, open: Open, write: (s: s
         else {
           write(`erased ${JSON.stringify(c.scope)}: ${Object.entries(c.counts).map(([k, v]) => `${k} ${v}`).join(', ')}`);
           for (const check of c.checks) write(`  ${check.passed ? 'ok  ' : 'FAIL'} ${check.name}: ${check.detail}`);
+          if (jobs) write(`removed ${jobs} pending capture job file${jobs === 1 ? '' : 's'} next to the database`);
           write(`certificate ${c.id} written to ${o['out']} (RS256)`);
         }
         if (c.checks.some((x) => !x.passed)) process.exitCode = 1;

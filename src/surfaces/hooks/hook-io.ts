@@ -143,12 +143,49 @@ export function readState(path: string): unknown {
   }
 }
 
-/** Writes atomically (temp file + rename), so a killed hook never leaves half a file. */
+/** Writes atomically (temp file + rename), so a killed hook never leaves half a file; readable by its owner only. */
 export function writeState(path: string, value: unknown): void {
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(value));
+  writeFileSync(tmp, JSON.stringify(value), { mode: 0o600 });
   renameSync(tmp, path);
+}
+
+/** The job file a PreCompact capture hands to its background worker (see pre-compact.ts). */
+export function capturePath(statePathOfSession: string, pid: number, at: number): string {
+  return `${statePathOfSession.slice(0, -'.json'.length)}.job-${pid}-${at}.json`;
+}
+
+const JOB_FILE = /^capture-.+\.job-\d+-(\d+)\.json$/u;
+/** A worker reads its job file within seconds; one older than this was left by a worker that died. */
+const JOB_FILE_MAX_AGE_MS = 3_600_000;
+
+/**
+ * Removes capture job files: all of them (an erasure: they hold statements not yet in the database), or
+ * only those a dead worker left (older than an hour). Losing one loses nothing: the capture position moves
+ * only after its statements are saved, so the next capture reads them again. Returns how many it removed.
+ */
+export function removeCaptureJobs(dataDir: string, options: { all: boolean }, now = Date.now()): number {
+  const dir = join(dataDir, 'hook-state');
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const m = JOB_FILE.exec(name);
+    if (!m) continue;
+    if (!options.all && now - Number(m[1]) < JOB_FILE_MAX_AGE_MS) continue;
+    try {
+      rmSync(join(dir, name), { force: true });
+      removed++;
+    } catch {
+      // removed by its worker meanwhile
+    }
+  }
+  return removed;
 }
 
 /**
@@ -157,7 +194,7 @@ export function writeState(path: string, value: unknown): void {
  */
 export function pruneStates(dataDir: string, maxAgeDays = 45, now = Date.now()): number {
   const dir = join(dataDir, 'hook-state');
-  let removed = 0;
+  let removed = removeCaptureJobs(dataDir, { all: false }, now);
   let names: string[];
   try {
     names = readdirSync(dir);

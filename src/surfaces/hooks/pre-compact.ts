@@ -1,11 +1,12 @@
 import { extractStatements } from '../../core/capture.js';
+import { redact, type RedactionConfig } from '../../core/redact.js';
 import { entryTimestamp, isToolResultLine, parseTranscriptLine, userAuthoredText } from '../../core/transcript.js';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../interfaces/embedder.js';
 import { isCairnError } from '../../interfaces/errors.js';
 import type { MemoryInput, SaveResult } from '../../interfaces/memory.js';
-import { fileIdentity, readState, sessionKey, statePath, stringField, writeState, type HookContext, type HookOutcome } from './hook-io.js';
+import { capturePath, fileIdentity, readState, sessionKey, statePath, stringField, writeState, type HookContext, type HookOutcome } from './hook-io.js';
 import { readLines } from './jsonl-reader.js';
 
 /**
@@ -112,15 +113,17 @@ export async function handlePreCompact(ctx: HookContext, background = true): Pro
     dropped,
     inputs: kept,
   };
-  if (kept.length === 0 || !background || !(await needsModel(job, streams.env))) {
+  const config = kept.length === 0 || !background ? null : await resolvedConfig(job, streams.env);
+  if (!config || config.embedder.provider !== 'use') {
     await runCaptureJob(job, streams.env, log);
     return { code: 0 };
   }
   // Embedding with the local model takes seconds (far more on a busy machine): compaction does not wait
-  // for it. A detached worker saves the statements and then records the position.
-  const spool = `${path.slice(0, -'.json'.length)}.job-${process.pid}-${Date.now()}.json`;
+  // for it. A detached worker saves the statements and then records the position. The job file is the
+  // only copy of the statements on disk outside the database: secrets are redacted before it is written.
+  const spool = capturePath(path, process.pid, Date.now());
   try {
-    writeState(spool, job);
+    writeState(spool, { ...job, inputs: redactForDisk(job.inputs, config.security.redaction) });
     const child = spawn(process.execPath, [fileURLToPath(new URL('./capture-worker.js', import.meta.url)), spool], {
       cwd: ctx.dataDir,
       env: streams.env,
@@ -137,10 +140,23 @@ export async function handlePreCompact(ctx: HookContext, background = true): Pro
   return { code: 0 };
 }
 
-/** True when saving will load the local embedding model; otherwise saving is quick and done in place. */
-async function needsModel(job: CaptureJob, env: NodeJS.ProcessEnv): Promise<boolean> {
+/** The configuration the save will use: the local model means a background worker, and how to redact. */
+async function resolvedConfig(job: CaptureJob, env: NodeJS.ProcessEnv) {
   const { resolveConfig } = await import('../open-engine.js');
-  return resolveConfig(job.flags, { env, cwd: job.cwd }).embedder.provider === 'use';
+  return resolveConfig(job.flags, { env, cwd: job.cwd });
+}
+
+/**
+ * The statements as the job file may hold them: secrets replaced by placeholders (as the engine would store
+ * them); with redaction set to reject, a statement holding a secret is left out (the engine would refuse it).
+ */
+function redactForDisk(inputs: MemoryInput[], config: RedactionConfig): MemoryInput[] {
+  if (config.mode === 'off') return inputs;
+  return inputs.flatMap((input) => {
+    const r = redact(input.text, { ...config, mode: 'redact' });
+    if (Object.keys(r.counts).length === 0) return [input];
+    return config.mode === 'reject' ? [] : [{ ...input, text: r.text }];
+  });
 }
 
 /** Everything a capture needs to finish in another process: what to save, and the position to record after. */

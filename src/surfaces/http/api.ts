@@ -21,6 +21,8 @@ export interface ApiConfig {
   access: AccessControl | null;
   /** PEM private key that signs erasure certificates; null: erasure over HTTP is off. */
   eraseKeyPem: string | null;
+  /** Runs after each erasure (files outside the store). */
+  afterErasure: () => void;
   /** Wraps every handler so shutdown can wait for writes in progress. */
   track<T>(fn: () => Promise<T>): Promise<T>;
 }
@@ -451,6 +453,7 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
       requireAdmin(c, namespace ?? null);
       if (!config.eraseKeyPem) throw new CairnError('UNSUPPORTED', 'erasure is off on this server', { hint: 'start it with cairn serve --erase-key <private.pem>' });
       const certificate = await engine.erase(namespace ? { namespace } : { subject: subject as string }, config.eraseKeyPem);
+      config.afterErasure();
       return c.json({ certificate });
     }),
   );

@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { removeCaptureJobs } from '../hooks/hook-io.js';
 import type { Command } from 'commander';
 import { CairnError } from '../../interfaces/errors.js';
 import type { OpenedEngine } from '../open-engine.js';
@@ -95,6 +97,8 @@ export function registerMcpCommands(program: Command, open: OpenEngineFn): void 
           access: o.auth ? opened.access : null,
           rateLimitPerMinute: o.rateLimit,
           eraseKeyPem,
+          // An erasure also removes the files next to the database that may hold statements (capture jobs).
+          afterErasure: () => void removeCaptureJobs(dirname(opened.config.dbPath), { all: true }),
           ...(o.quiet ? {} : { requestLog: (entry) => void process.stderr.write(`${JSON.stringify(entry)}\n`) }),
         });
         const running = await listen(http, o.host, o.port);

@@ -48,6 +48,8 @@ export interface HttpAppConfig {
   rateLimitPerMinute?: number;
   /** PEM private key for erasure certificates; absent: erasure over HTTP is off. */
   eraseKeyPem?: string | null;
+  /** Runs after each erasure over HTTP (removing files outside the store that may hold its data). */
+  afterErasure?: () => void;
   requestLog?: (entry: RequestLogEntry) => void;
 }
 
@@ -257,7 +259,7 @@ export function createHttpApp(config: HttpAppConfig): HttpApp {
   app.route('/mcp', mcp.app);
   app.route(
     '/api',
-    createApi({ engine: config.engine, auth, access, eraseKeyPem: config.eraseKeyPem ?? null, track: (fn) => inflight.run(fn) }),
+    createApi({ engine: config.engine, auth, access, eraseKeyPem: config.eraseKeyPem ?? null, afterErasure: config.afterErasure ?? (() => {}), track: (fn) => inflight.run(fn) }),
   );
   app.route('/', webRoutes());
   // The one error boundary: whatever a route throws answers with the status of its code (http-errors.ts).
