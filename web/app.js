@@ -282,12 +282,18 @@
     sessionStorage.setItem('cairn.namespace', name);
     closeDetail(false);
     await act(null, () => refreshTab());
+    document.dispatchEvent(new CustomEvent('cairn:namespace', { detail: { namespace: name } }));
   }
 
   // --- tabs ------------------------------------------------------------------------------------------------
 
   function selectTab(name, load = true) {
-    if (name !== state.tab) closeDetail(false);
+    if (name !== state.tab) {
+      closeDetail(false);
+      // What an action said belongs to the tab it was done on.
+      clearTimeout(statusTimer);
+      $('status').textContent = '';
+    }
     state.tab = name;
     for (const tab of document.querySelectorAll('[role="tab"]')) {
       const on = tab.getAttribute('data-tab') === name;
@@ -296,6 +302,7 @@
       show($(tab.getAttribute('aria-controls')), on);
     }
     if (load) void act(null, () => refreshTab());
+    document.dispatchEvent(new CustomEvent('cairn:tab', { detail: { tab: name } }));
   }
 
   async function refreshTab() {
@@ -349,6 +356,9 @@
       to: toExclusive,
       inactive: $('filter-inactive').checked ? '1' : undefined,
       limit: Number($('filter-limit').value) || 50,
+      source: $('filter-source').value.trim(),
+      agent: $('filter-agent').value.trim(),
+      session: $('filter-session').value.trim(),
     };
   }
 
@@ -377,7 +387,7 @@
       return;
     }
     const r = await api('GET', '/memories', {
-      query: { namespace: ns(), kind: f.kind, tag: f.tag, from: f.from, to: f.to, inactive: f.inactive, limit: f.limit, before: append ? state.cursor : undefined },
+      query: { namespace: ns(), kind: f.kind, tag: f.tag, from: f.from, to: f.to, inactive: f.inactive, limit: f.limit, before: append ? state.cursor : undefined, source: f.source, agent: f.agent, session: f.session },
     });
     if (seq !== state.listSeq) return;
     $('list-title').textContent = f.inactive ? 'Newest memories, inactive included' : 'Newest memories';
@@ -397,6 +407,7 @@
     show($('list-empty'), list.children.length === 0);
     list.setAttribute('data-loaded', String(state.listSeq));
     markSelected();
+    document.dispatchEvent(new CustomEvent('cairn:cards', { detail: { memories } }));
   }
 
   function card(m) {
@@ -553,6 +564,7 @@
     $('replace-text').value = draft ?? m.text;
     show($('forget-form'), !m.forgottenAt);
     show($('restore'), Boolean(m.forgottenAt));
+    document.dispatchEvent(new CustomEvent('cairn:detail', { detail: r }));
   }
 
   function openReplace() {
@@ -675,18 +687,26 @@
     const step = plotW / Math.max(1, data.length);
     const barW = Math.max(2, Math.min(48, step * 0.7));
     const chart = svg('svg', { class: 'chart-svg', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': summary, 'data-testid': testid });
-    for (const f of [0, 0.5, 1]) {
-      const y = top + plotH - f * plotH;
-      const v = Math.round(f * max);
-      if (f === 0.5 && v === 0) continue;
-      chart.append(svg('line', { class: 'grid', x1: left, x2: W - 8, y1: y, y2: y }), svg('text', { class: 'axis', x: left - 6, y: y + 4, 'text-anchor': 'end' }, String(v)));
+    // Whole-number ticks, each once: with a maximum of 1, half-way would round to 1 a second time.
+    for (const v of [...new Set([0, Math.round(max / 2), max])]) {
+      const y = top + plotH - (v / max) * plotH;
+      chart.append(svg('line', { class: 'grid', x1: left, x2: W - 8, y1: y, y2: y }), svg('text', { class: 'axis', x: left - 6, y: y + 4, 'text-anchor': 'end', 'data-tick': v }, String(v)));
     }
-    const every = labelEvery ?? Math.max(1, Math.ceil(data.length / 8));
+    // Labels far enough apart not to touch (about 7 units a character at the axis font size).
+    const widest = Math.max(1, ...data.map((d) => String(d.short ?? d.label).length)) * 7 + 8;
+    const every = labelEvery ?? Math.max(1, Math.ceil(widest / step));
+    const labelled = data.map((_, i) => i % every === 0);
+    // The last day is labelled too, in place of the label before it when the two would touch.
+    if (data.length > 1 && !labelled[data.length - 1]) {
+      labelled[data.length - 1] = true;
+      const previous = labelled.lastIndexOf(true, data.length - 2);
+      if (previous >= 0 && (data.length - 1 - previous) * step < widest) labelled[previous] = false;
+    }
     data.forEach((d, i) => {
       const x = left + i * step + (step - barW) / 2;
       const hgt = (d.value / max) * plotH;
       chart.append(svg('rect', { class: 'bar', x, y: top + plotH - hgt, width: barW, height: Math.max(hgt, d.value > 0 ? 1 : 0), 'data-value': d.value }, svg('title', {}, `${d.label}: ${d.value} ${unit}`)));
-      if (i % every === 0 || i === data.length - 1) chart.append(svg('text', { class: 'axis', x: x + barW / 2, y: H - bottom + 16, 'text-anchor': 'middle' }, d.short ?? d.label));
+      if (labelled[i]) chart.append(svg('text', { class: 'axis x-label', x: x + barW / 2, y: H - bottom + 16, 'text-anchor': 'middle' }, d.short ?? d.label));
     });
     return chart;
   }
@@ -1032,6 +1052,12 @@
       }
     });
   }
+
+  // What the page's ES modules (curate.js, feed.js) build on: one set of helpers, one session, one API client.
+  window.cairnPage = Object.freeze({
+    $, h, fill, show, badge, timeEl, truncate, states, say, act, api, showError, ApiError, ns, memoryPath,
+    state, loadList, openDetail, loadNamespaces, renderCard: card, openMemory: (id) => act(null, () => openDetail(id, null)),
+  });
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', () => void boot());
   else void boot();

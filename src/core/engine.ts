@@ -9,6 +9,7 @@ import type {
   MemoryKind,
   MemoryScope,
   Provenance,
+  ProvenanceFilter,
   RouteInfo,
   SaveResult,
   SearchOptions,
@@ -34,6 +35,7 @@ import { CodeAwareness, SCOPE_SETTING } from './code-awareness.js';
 import { reconcileBranches, type BranchReport } from './branches.js';
 import type { CodeAnchor, CodeRef, CodeRepository, StaleMark } from '../interfaces/code.js';
 import { followMoves } from './staleness.js';
+import { storedSince } from './feed.js';
 import { DEFAULT_FILTER_CONFIG, lessonVector, screenForStore, type FilterVerdict, type IngestFilterConfig } from './ingest-filter.js';
 import { holdInTx, quarantinedError, toView, validateReason, type HeldWrite } from './quarantine.js';
 import { applyRedaction, DEFAULT_REDACTION_CONFIG, redact, type RedactionConfig, type RedactionCounts } from './redact.js';
@@ -53,6 +55,7 @@ import {
   validateNamespace,
   validateAnchors,
   validateProvenance,
+  validateProvenanceFilter,
   validateRoute,
   validateScope,
   validateTags,
@@ -1065,10 +1068,20 @@ export class Engine {
       before: options.before === undefined ? undefined : validateId(options.before, 'before'),
       createdFrom: options.from === undefined ? undefined : validateTime(options.from, 'from'),
       createdTo: options.to === undefined ? undefined : validateTime(options.to, 'to'),
+      provenance: options.provenance === undefined ? undefined : validateProvenanceFilter(options.provenance),
       limit: options.limit === undefined ? 50 : validateLimit(options.limit, 'limit', 10_000),
       now: this.now(),
       includeInactive: options.includeInactive ?? false,
     });
+  }
+
+  /**
+   * Memories stored after event `afterSeq` of the namespace's log, by any process (see feed.ts); with
+   * `afterSeq` null, only the current position, to start a live feed from.
+   */
+  async storedSince(afterSeq: number | null, options: { namespace?: string; provenance?: ProvenanceFilter } = {}): Promise<{ seq: number; memories: Memory[] }> {
+    if (afterSeq !== null && (!Number.isInteger(afterSeq) || afterSeq < 0)) throw new CairnError('INVALID_INPUT', `after: must be a whole number from 0 (got ${afterSeq})`, { field: 'after' });
+    return storedSince(this.store, this.ns(options.namespace), afterSeq, validateProvenanceFilter(options.provenance));
   }
 
   /**

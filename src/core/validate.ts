@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CairnError } from '../interfaces/errors.js';
 import type { CodeAnchor } from '../interfaces/code.js';
-import { MEMORY_KINDS, MEMORY_SCOPES, ORIGINS, type MemoryKind, type MemoryScope, type Provenance, type RouteInfo } from '../interfaces/memory.js';
+import { MEMORY_KINDS, MEMORY_SCOPES, ORIGINS, type MemoryKind, type MemoryScope, type Provenance, type ProvenanceFilter, type RouteInfo } from '../interfaces/memory.js';
 
 /**
  * The one validation source of cairn: a zod schema per input value, with every range and format written
@@ -141,6 +141,24 @@ export function validateProvenance(value: unknown, field = 'metadata'): Provenan
     (out as Record<string, string>)[key] = key === 'origin' ? check(Origin, s, `${field}.origin`) : s;
   }
   return out;
+}
+
+/** A provenance filter: each of source, agent and sessionId a provenance value; empty ones are left out. */
+export function validateProvenanceFilter(value: unknown, field = 'provenance'): ProvenanceFilter {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) invalidThrow(field, 'must be an object');
+  const out: ProvenanceFilter = {};
+  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+    if (v === undefined || v === null || v === '') continue;
+    if (!['source', 'agent', 'sessionId'].includes(key)) invalidThrow(`${field}.${key}`, 'unknown field; allowed: source, agent, sessionId');
+    out[key as keyof ProvenanceFilter] = check(ProvenanceValue, v, `${field}.${key}`);
+  }
+  return out;
+}
+
+/** True when the memory's provenance has every value the filter names. */
+export function matchesProvenance(metadata: Provenance, filter: ProvenanceFilter): boolean {
+  return (['source', 'agent', 'sessionId'] as const).every((k) => filter[k] === undefined || metadata[k] === filter[k]);
 }
 
 export function validateRoute(value: unknown, field = 'route'): RouteInfo {

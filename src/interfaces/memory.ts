@@ -147,8 +147,17 @@ export interface SearchResult {
   stale?: StaleMark[];
 }
 
+/** Memories written by one source, agent or session (each given key must match the memory's provenance). */
+export interface ProvenanceFilter {
+  source?: string | undefined;
+  agent?: string | undefined;
+  sessionId?: string | undefined;
+}
+
 export interface ListOptions {
   namespace?: string;
+  /** Only memories whose provenance matches. */
+  provenance?: ProvenanceFilter;
   kinds?: MemoryKind[];
   tags?: string[];
   limit?: number;

@@ -1,4 +1,4 @@
-import type { Memory, MemoryKind, StoreStats } from './memory.js';
+import type { Memory, MemoryKind, ProvenanceFilter, StoreStats } from './memory.js';
 import type { QuarantineEntry, QuarantineListOptions } from './quarantine.js';
 
 /**
@@ -56,6 +56,8 @@ export interface ListFilter {
   /** Only memories created at or after / before these instants (ISO 8601). */
   createdFrom?: string | undefined;
   createdTo?: string | undefined;
+  /** Only memories whose provenance has these values (metadata.source, .agent, .sessionId). */
+  provenance?: ProvenanceFilter | undefined;
   limit: number;
   now: string;
   includeInactive?: boolean | undefined;

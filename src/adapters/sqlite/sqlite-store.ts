@@ -849,6 +849,12 @@ export class SqliteStore implements Store {
         where.push('m.created_at < @createdTo');
         params['createdTo'] = filter.createdTo;
       }
+      for (const key of ['source', 'agent', 'sessionId'] as const) {
+        const value = filter.provenance?.[key];
+        if (value === undefined) continue;
+        where.push(`json_extract(m.metadata, '$.${key}') = @p_${key}`);
+        params[`p_${key}`] = value;
+      }
       const rows = this.stmt(`SELECT m.* FROM memories m WHERE ${where.join(' AND ')} ORDER BY m.id DESC LIMIT @limit`).all(params) as Row[];
       return rows.map(rowToMemory);
     });

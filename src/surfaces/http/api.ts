@@ -8,6 +8,7 @@ import type { AccessScope } from '../../interfaces/store.js';
 import { memoryJson } from '../mcp/mcp-server.js';
 import { clientAddress, CSRF_HEADER, SESSION_COOKIE, SESSION_TTL_MS, type Auth, type AuthEnv, type Principal } from './auth.js';
 import { errorResponse, MAX_BODY_BYTES, readBodyText } from './http-errors.js';
+import { provenanceQuery, registerFeed } from './feed.js';
 
 /**
  * The JSON REST API: what the CLI does, over HTTP, for the brain page and for scripts. Every handler first
@@ -161,6 +162,8 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
 
   api.get('/session', (c) => c.json(principalView(c.get('principal'), auth.enabled, config.eraseKeyPem !== null)));
 
+  registerFeed(api, engine, nsFor);
+
   api.get(
     '/namespaces',
     handle(async (c) => {
@@ -187,6 +190,7 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
         ...(q['from'] ? { from: q['from'] } : {}),
         ...(q['to'] ? { to: q['to'] } : {}),
         ...(q['before'] ? { before: q['before'] } : {}),
+        provenance: provenanceQuery(c),
         limit: int(q['limit'], 'limit') ?? 50,
         includeInactive: q['inactive'] === '1' || q['inactive'] === 'true',
       });

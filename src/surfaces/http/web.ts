@@ -15,6 +15,8 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
+  '/curate.js': { file: 'curate.js', type: 'text/javascript; charset=utf-8' },
+  '/feed.js': { file: 'feed.js', type: 'text/javascript; charset=utf-8' },
 };
 
 const SECURITY_HEADERS = {
