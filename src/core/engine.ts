@@ -33,6 +33,8 @@ import { packSections, renderHeader, renderMemoryLine } from './render.js';
 import { dedupeKey } from './text.js';
 import { CodeAwareness, SCOPE_SETTING } from './code-awareness.js';
 import { reconcileBranches, type BranchReport } from './branches.js';
+import { syncFolder, type SyncOps, type SyncReport, type SyncSide } from './sync.js';
+import type { MemoryFolder } from '../interfaces/sync.js';
 import type { CodeAnchor, CodeRef, CodeRepository, StaleMark } from '../interfaces/code.js';
 import { followMoves } from './staleness.js';
 import { storedSince } from './feed.js';
@@ -1147,6 +1149,65 @@ export class Engine {
     const resolver = this.code.applies(namespace) ? await this.code.branches() : null;
     if (!resolver) throw new CairnError('UNSUPPORTED', `branch scope needs the git repository of namespace ${namespace}; run this inside it`);
     return reconcileBranches(this.store, resolver, namespace, this.now());
+  }
+
+  /**
+   * Syncs the namespace with a memory folder (`.cairn/` of the repository; see sync.ts). Imports and edits
+   * are ordinary writes (redacted, screened by the ingest filter, logged); branch notes are settled first
+   * when the namespace is this repository's, and only repository-tier memories are written.
+   */
+  async sync(folder: MemoryFolder, options: { namespace?: string; resolve?: ReadonlyMap<string, SyncSide> } = {}): Promise<SyncReport> {
+    const namespace = this.ns(options.namespace);
+    if (this.code.applies(namespace) && (await this.code.branches())) await this.reconcileBranches({ namespace });
+    const metadata: Provenance = { source: 'sync', origin: 'user' };
+    const ops: SyncOps = {
+      live: async () => {
+        const now = this.now();
+        const out: Memory[] = [];
+        for await (const page of this.store.iterateMemories(namespace, 1000)) for (const m of page) if (isActive(m, now) && !m.code?.branch) out.push(m);
+        return out;
+      },
+      get: (id) => this.get(id, { namespace }),
+      importFile: async (f) => {
+        const target = f.supersedes ? await this.get(f.supersedes, { namespace }) : null;
+        const input: MemoryInput = {
+          text: f.text,
+          namespace,
+          kind: f.kind,
+          importance: f.importance,
+          tags: f.tags,
+          taskId: f.task,
+          route: f.route,
+          expiresAt: f.expires,
+          supersedes: target && !target.supersededBy ? target.id : null,
+          metadata,
+          ...(f.created ? { createdAt: f.created } : {}),
+        };
+        const code = f.anchors.length ? { commit: f.commit, anchors: validateAnchors(f.anchors, 'anchors') } : null;
+        const [r] = await this.saveScreened([input], { partial: true, given: [{ id: validateId(f.id), code }] });
+        if (!r) throw new CairnError('INTERNAL', 'sync import produced no result');
+        if ('quarantined' in r) return { held: r.quarantined.id };
+        return r.duplicate ? { duplicateOf: r.id } : { imported: r.memory };
+      },
+      applyEdit: async (m, f) => {
+        try {
+          const sameRoute = JSON.stringify(f.route ?? null) === JSON.stringify(m.route ?? null);
+          if (f.text !== m.text || !sameRoute) {
+            const r = await this.supersede(m.id, { text: f.text, namespace, kind: f.kind, importance: f.importance, tags: f.tags, route: f.route, metadata });
+            return { memory: r.memory, superseded: true };
+          }
+          return { memory: await this.update(m.id, { kind: f.kind, importance: f.importance, tags: f.tags }, { namespace }), superseded: false };
+        } catch (err) {
+          // The message names the entry: `quarantine <id>`.
+          if (isCairnError(err, 'QUARANTINED')) return { held: /quarantine ([0-9A-Z]{26})/u.exec(err.message)?.[1] ?? 'unknown' };
+          throw err;
+        }
+      },
+      forget: async (id, reason) => {
+        await this.forget(id, { namespace, reason });
+      },
+    };
+    return syncFolder(folder, ops, options.resolve);
   }
 
   async getWeights(options: { namespace?: string } = {}): Promise<SignalWeights> {

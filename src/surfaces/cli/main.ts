@@ -9,6 +9,7 @@ import { MEMORY_KINDS, MEMORY_SCOPES, type Memory, type MemoryKind, type MemoryS
 import { parseAnchorSpec } from '../../core/anchors.js';
 import { renderStale } from '../../core/render.js';
 import { registerCodeCommands } from './code-commands.js';
+import { registerSyncCommand } from './sync.js';
 import type { OpenedEngine } from '../open-engine.js';
 import { runDemo } from './demo.js';
 import { registerInit } from './init.js';
@@ -526,6 +527,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
   registerQuarantineCommands(program, io, open);
   registerTokenCommands(program, io, open);
   registerCodeCommands(program, io, open);
+  registerSyncCommand(program, io, open);
   registerInit(program, io);
   registerHookCommand(program, io);
   groupCommands(program);
@@ -536,6 +538,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
 /** The groups `cairn --help` lists the commands in, in order. */
 const COMMAND_GROUPS: [heading: string, commands: string[]][] = [
   ['Daily use:', ['save', 'search', 'context', 'get', 'list', 'forget', 'restore', 'supersede', 'route', 'import', 'export', 'stats', 'demo']],
+  ['Memory and the code:', ['sync', 'follow', 'branches', 'scope']],
   ['Agents and set-up:', ['init', 'mcp', 'hook', 'doctor']],
   ['Team server:', ['serve', 'token', 'quarantine']],
   ['Maintenance and proofs:', ['verify', 'recover', 'checkpoint', 'reindex', 'weights', 'purge-expired', 'erase', 'verify-certificate', 'turn', 'ingest']],
