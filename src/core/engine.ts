@@ -30,7 +30,7 @@ import { inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights }
 import { recover, verify, type RecoverReport, type VerifyReport } from './replay.js';
 import type { Conversation } from './conversation.js';
 import { packSections, renderHeader, renderMemoryLine } from './render.js';
-import { dedupeKey } from './text.js';
+import { dedupeKey, jsonTooDeep, MAX_JSON_DEPTH, notJsonProblem } from './text.js';
 import { CodeAwareness, SCOPE_SETTING } from './code-awareness.js';
 import { reconcileBranches, type BranchReport } from './branches.js';
 import { syncFolder, type SyncOps, type SyncReport, type SyncSide } from './sync.js';
@@ -1552,7 +1552,7 @@ export class Engine {
         batch.push({ line: lineNo, input });
       } catch (err) {
         counts.rejected++;
-        counts.errors.push({ line: lineNo, message: err instanceof CairnError ? err.message : `not valid JSON: ${(err as Error).message}` });
+        counts.errors.push({ line: lineNo, message: err instanceof CairnError ? err.message : notJsonProblem(line) });
       }
       if (batch.length >= batchSize) await flush();
     }
@@ -1622,7 +1622,13 @@ export function toExportRecord(m: Memory): Record<string, unknown> {
 const IMPORT_KEYS = new Set(['text', 'namespace', 'kind', 'tags', 'importance', 'createdAt', 'externalId', 'metadata', 'taskId', 'route', 'expiresAt']);
 
 export function parseImportLine(line: string): MemoryInput {
-  const value: unknown = JSON.parse(line);
+  if (jsonTooDeep(line)) throw new CairnError('INVALID_INPUT', `nested more than ${MAX_JSON_DEPTH} levels deep; a memory record needs three`);
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    throw new CairnError('INVALID_INPUT', notJsonProblem(line));
+  }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new CairnError('INVALID_INPUT', 'each line must be a JSON object');
   }

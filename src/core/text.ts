@@ -43,3 +43,34 @@ export function namespaceFromRepository(repo: { originUrl?: string | null; topLe
   const top = repo.topLevel?.trim();
   return top ? top : null;
 }
+
+/**
+ * Why a text is not JSON, without quoting it: the parser's own message repeats the text's first
+ * characters, which may be a secret's prefix, and this goes to logs and error lines.
+ */
+export function notJsonProblem(text: string): string {
+  return `not valid JSON (${Buffer.byteLength(text, 'utf8')} bytes; starts with ${JSON.stringify(text.trimStart().slice(0, 1))})`;
+}
+
+/** Deepest nesting an import line may have; a memory record needs three levels. */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * True when the JSON text nests arrays or objects deeper than `max` (a scan, no parse): such a value would
+ * overflow the stack of any recursive walk over it (copying, serialising), so it is refused up front.
+ */
+export function jsonTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}

@@ -6,7 +6,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
@@ -117,5 +117,24 @@ describe('the database file', () => {
     assert.match(r.stderr, /^cairn: import stopped at line \d+ \(\d+ imported before it\)/u);
     const verified = run(sandbox, ['verify', '--db', db]);
     assert.equal(verified.code, 0, `what was imported before the failure is intact: ${verified.stdout}`);
+  });
+
+  it('doctor exits 1 when the integrity check fails', () => {
+    const db = join(sandbox.dir, 'damaged.db');
+    const seed = join(sandbox.dir, 'damaged.jsonl');
+    writeFileSync(seed, seedLines(50, 'damaged'));
+    assert.equal(run(sandbox, ['import', seed, '--db', db]).code, 0);
+    assert.equal(run(sandbox, ['doctor', '--db', db]).code, 0, 'a sound database passes');
+    // Damage one page that ordinary reads never touch (the index of task ids, empty here).
+    const raw = new Database(db);
+    const { rootpage } = raw.prepare(`SELECT rootpage FROM sqlite_master WHERE name = 'memories_task'`).get() as { rootpage: number };
+    const pageSize = raw.pragma('page_size', { simple: true }) as number;
+    raw.close();
+    const fd = openSync(db, 'r+');
+    writeSync(fd, Buffer.alloc(pageSize, 0x41), 0, pageSize, (rootpage - 1) * pageSize);
+    closeSync(fd);
+    const r = run(sandbox, ['doctor', '--db', db]);
+    assert.match(r.stdout, /database integrity check/u);
+    assert.equal(r.code, 1, 'a failed integrity check is a failure');
   });
 });

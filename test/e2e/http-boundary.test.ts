@@ -112,4 +112,21 @@ describe('cairn serve --auth: the HTTP boundary', { concurrency: false }, () => 
       assert.equal(errorCode(r.body), code, `${method} ${path}`);
     }
   });
+
+  it('input checks: a lone surrogate is refused, repeated tags count once, one deeply nested import line is rejected alone', async () => {
+    const post = (path: string, body: string, type = 'application/json') => raw(base, { method: 'POST', path, headers: { authorization: `Bearer ${admin}`, 'content-type': type }, body });
+    const lone = await post('/api/memories', '{"text":"a broken \\ud800 surrogate in the middle","namespace":"edge"}');
+    assert.equal(lone.status, 400, lone.body);
+    assert.equal(errorCode(lone.body), 'INVALID_INPUT');
+    const tags = await post('/api/memories', JSON.stringify({ text: 'Twelve copies of one tag are one tag', namespace: 'edge', tags: Array(12).fill('same') }));
+    assert.equal(tags.status, 201, tags.body);
+    assert.deepEqual((JSON.parse(tags.body) as { memory: { tags: string[] } }).memory.tags, ['same']);
+    const deep = `{"text":"deep","namespace":"edge","tags":${'['.repeat(200_000)}${']'.repeat(200_000)}}`;
+    const lines = [JSON.stringify({ text: 'The line before the deep one is imported', namespace: 'edge' }), deep, JSON.stringify({ text: 'The line after the deep one is imported', namespace: 'edge' })];
+    const imp = await post('/api/import?namespace=edge', `${lines.join('\n')}\n`, 'application/x-ndjson');
+    assert.equal(imp.status, 200, imp.body.slice(0, 300));
+    const counts = JSON.parse(imp.body) as { imported: number; rejected: number; errors: { line: number; message: string }[] };
+    assert.deepEqual([counts.imported, counts.rejected, counts.errors[0]?.line], [2, 1, 2]);
+    assert.match(counts.errors[0]?.message ?? '', /nested more than/u);
+  });
 });

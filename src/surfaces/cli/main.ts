@@ -505,9 +505,10 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
     .action(async (_o: unknown, cmd: Command) => {
       await run(cmd, async (engine, g, opened) => {
         const report = await doctor(engine, opened);
+        if ((report['failures'] as string[]).length > 0) process.exitCode = EXIT_FAILURE;
         if (g.json) return json(report);
         for (const [k, v] of Object.entries(report)) {
-          if (k === 'problems') continue;
+          if (k === 'problems' || k === 'failures') continue;
           out(`${k.padEnd(18)} ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
         }
         const problems = report['problems'] as string[];
@@ -588,10 +589,24 @@ async function nothingIn(engine: Engine, g: GlobalOpts, what: string): Promise<s
   return `${line}\nmemories are held in ${others.length === 1 ? 'another namespace' : `${others.length} other namespaces`}: ${shown}${others.length > 5 ? ', …' : ''}; search one with --namespace <ns>`;
 }
 
+/**
+ * Doctor's report. `problems` lists everything worth knowing; `failures` the subset that means the
+ * installation or the database is broken (a damaged file, an embedder that fails or does not match the
+ * vectors, an erasure left unfinished): doctor exits 1 when there is any.
+ */
 async function doctor(engine: Engine, opened: OpenedEngine): Promise<Record<string, unknown>> {
   const problems: string[] = [];
+  const failures: string[] = [];
+  const fail = (p: string) => {
+    problems.push(p);
+    failures.push(p);
+  };
   const diag = await engine.store.diagnostics();
-  if (diag['quickCheck'] !== 'ok') problems.push(`database integrity check: ${String(diag['quickCheck'])}`);
+  if (diag['quickCheck'] !== 'ok') fail(`database integrity check: ${String(diag['quickCheck'])}`);
+  for (const e of await engine.store.pendingErasures()) {
+    const scope = 'namespace' in e.scope ? `--namespace ${JSON.stringify(e.scope.namespace)}` : '--subject <id>';
+    fail(`erasure ${e.id} (started ${e.startedAt}) is unfinished and keeps writers out of its scope: run cairn erase ${scope} again to finish it`);
+  }
   if (!diag['fts5']) problems.push('SQLite was built without FTS5: the lexical signal is off');
   const stored = await engine.store.embedder();
   let embedder: Record<string, unknown> = { provider: opened.config.embedder.provider };
@@ -601,11 +616,11 @@ async function doctor(engine: Engine, opened: OpenedEngine): Promise<Record<stri
       await engine.embedder.embed(['cairn doctor']);
       embedder = { ...embedder, id: engine.embedder.id, dimensions: engine.embedder.dimensions, loadMs: Math.round(engine.embedder.loadTimeMs() ?? performance.now() - t0), ok: true };
     } catch (err) {
-      problems.push(`embedder failed: ${(err as Error).message}`);
+      fail(`embedder failed: ${(err as Error).message}`);
       embedder = { ...embedder, ok: false };
     }
     if (stored && (stored.id !== engine.embedder.id || stored.dimensions !== engine.embedder.dimensions)) {
-      problems.push(`the store holds vectors from ${stored.id}; the configured embedder is ${engine.embedder.id}: run cairn reindex`);
+      fail(`the store holds vectors from ${stored.id}; the configured embedder is ${engine.embedder.id}: run cairn reindex`);
     }
   } else {
     problems.push('no embedder configured: recall uses keywords and recency only');
@@ -632,6 +647,7 @@ async function doctor(engine: Engine, opened: OpenedEngine): Promise<Record<stri
     events: stats.events,
     namespaces: stats.namespaces.length,
     problems,
+    failures,
   };
 }
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { notJsonProblem } from '../../core/text.js';
 import type { Logger } from '../../interfaces/embedder.js';
 import { createLogger, parseLogLevel } from '../logger.js';
 
@@ -98,8 +99,8 @@ export function parseInput(text: string): { input: HookInput; problem: string | 
     const value: unknown = JSON.parse(text);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return { input: {}, problem: 'hook input is not a JSON object' };
     return { input: value as HookInput, problem: null };
-  } catch (err) {
-    return { input: {}, problem: `hook input is not valid JSON: ${(err as Error).message}` };
+  } catch {
+    return { input: {}, problem: `hook input is ${notJsonProblem(text)}` };
   }
 }
 

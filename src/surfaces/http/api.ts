@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { ALL_NAMESPACES, authorize, namespaceAllowed, type AccessControl } from '../../core/access.js';
 import type { Engine } from '../../core/engine.js';
+import { jsonTooDeep } from '../../core/text.js';
 import { CairnError } from '../../interfaces/errors.js';
 import type { Memory, MemoryInput, MemoryKind, SearchResult } from '../../interfaces/memory.js';
 import type { AccessScope } from '../../interfaces/store.js';
@@ -370,7 +371,8 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
       const text = await readBodyText(c, MAX_IMPORT_BYTES);
       // Every line's namespace is authorised before the first one is written.
       const lines = text.split(/\r?\n/u).map((line) => {
-        if (line.trim() === '') return line;
+        // Blank, too deep or not JSON: passed on as is, for the engine to reject with its line number.
+        if (line.trim() === '' || jsonTooDeep(line)) return line;
         let parsed: unknown;
         try {
           parsed = JSON.parse(line);
