@@ -22,6 +22,7 @@ import assert from 'node:assert/strict';
 describe('math', () => {
   it('adds', () => assert.equal(1 + 1, 2));
   it('multiplies', () => assert.equal(2 * 3, 7, 'two times three'));
+  it('divides', { todo: 'rounding is not decided yet' }, () => assert.equal(7 / 2, 3));
 });
 console.log('chatter that only the log should hold');
 `,
@@ -65,7 +66,8 @@ describe('scripts/run-tests.mjs', () => {
     assert.match(out, /^ {4}6 !== 7$/mu, 'what was expected');
     assert.match(out, /^ {4}at .*\(dist\/unit\/math\.test\.js:5:\d+\)$/mu, 'the line that failed');
     assert.match(out, /^Skipped \(1\), with why and how to run them:\n {2}- e2e\/data\.test\.ts › replay on a data set: data not found at \.\.\/shared\/data\/x; set CAIRN_X=<path> to run it$/mu);
-    for (const total of ['tests 3', 'suites 2', 'pass 2', 'fail 1']) assert.match(out, new RegExp(`^# ${total}$`, 'mu'));
+    assert.match(out, /^Known gaps \(todo, not failures\):\n {2}- unit\/math\.test\.ts › math › divides: rounding is not decided yet \(still failing\)$/mu, 'a failing todo is a known gap, not a failure');
+    for (const total of ['tests 4', 'suites 2', 'pass 2', 'fail 1', 'todo 1']) assert.match(out, new RegExp(`^# ${total}$`, 'mu'));
     assert.match(out, /^1 failing: each is shown above; everything is in artifacts\/test-log\.txt$/mu);
     assert.doesNotMatch(out, /✔|adds|chatter/u, 'passing tests and their output stay in the log');
     assert.ok(out.trimEnd().split('\n').length < 25, `short: ${out}`);
