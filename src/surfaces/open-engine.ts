@@ -327,13 +327,18 @@ export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, env
 }
 
 /** Where agents keep their user-level configuration (`cairn init` writes Kimi Code's hooks there). */
-export function agentHomes(env: NodeJS.ProcessEnv = process.env): { home: string; kimiHome: string; claudeConfig: string } {
+export function agentHomes(env: NodeJS.ProcessEnv = process.env): { home: string; kimiHome: string; claudeConfig: string; cursorHome: string; geminiHome: string; codexHome: string; opencodeConfig: string } {
   const home = env['HOME'] || homedir();
+  const dir = (name: string, fallback: string) => (env[name] ? resolve(env[name] as string) : fallback);
   return {
     home,
-    kimiHome: env['KIMI_CODE_HOME'] ? resolve(env['KIMI_CODE_HOME']) : join(home, '.kimi-code'),
+    kimiHome: dir('KIMI_CODE_HOME', join(home, '.kimi-code')),
     // Claude Code keeps its user settings and local-scope MCP servers in one file, moved by CLAUDE_CONFIG_DIR.
-    claudeConfig: join(env['CLAUDE_CONFIG_DIR'] ? resolve(env['CLAUDE_CONFIG_DIR']) : home, '.claude.json'),
+    claudeConfig: join(dir('CLAUDE_CONFIG_DIR', home), '.claude.json'),
+    cursorHome: join(home, '.cursor'),
+    geminiHome: join(home, '.gemini'),
+    codexHome: dir('CODEX_HOME', join(home, '.codex')),
+    opencodeConfig: join(dir('XDG_CONFIG_HOME', join(home, '.config')), 'opencode'),
   };
 }
 

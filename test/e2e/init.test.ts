@@ -82,6 +82,8 @@ function block(path: string): string {
 
 const USER_MD = '# Shop\n\nUse pnpm, never npm.\nTests: `pnpm test`.\n';
 const USER_SERVER = { command: 'npx', args: ['-y', '@acme/other-mcp'], env: { TOKEN: 'x' } };
+const PROJECT_OPENCODE = '{\n  "$schema": "https://opencode.ai/config.json",\n  "instructions": ["docs/style.md"]\n}\n';
+const PROJECT_CODEX = 'approval_policy = "on-request"\n';
 
 interface Case {
   /** Writes the user's own content into the project (and Kimi's home). */
@@ -132,22 +134,25 @@ const CASES: Record<string, Case> = {
     },
   },
   opencode: {
-    seed(p) {
+    seed(p, home) {
       write(join(p, 'AGENTS.md'), USER_MD);
+      write(join(p, 'opencode.json'), PROJECT_OPENCODE);
       // JSONC with a comment and the user's own layout: both must survive.
-      write(join(p, 'opencode.json'), '{\n  // my model\n  "model": "anthropic/claude-sonnet-4",\n  "mcp": {\n    "other": { "type": "remote", "url": "http://127.0.0.1:9/mcp" }\n  }\n}\n');
+      write(join(home, '.config', 'opencode', 'opencode.json'), '{\n  // my model\n  "model": "anthropic/claude-sonnet-4",\n  "mcp": {\n    "other": { "type": "remote", "url": "http://127.0.0.1:9/mcp" }\n  }\n}\n');
     },
-    check(p) {
-      const text = read(join(p, 'opencode.json'));
+    check(p, home) {
+      assert.equal(read(join(p, 'opencode.json')), PROJECT_OPENCODE, "the project's own opencode.json is left as it was");
+      const text = read(join(home, '.config', 'opencode', 'opencode.json'));
       assert.ok(text.includes('// my model'), 'the comment is kept');
       assert.ok(text.includes('"other": { "type": "remote", "url": "http://127.0.0.1:9/mcp" }'), "the user's entry keeps its layout");
       const config = JSON.parse(text.replace('// my model', '')) as Record<string, any>;
       assert.equal(config['model'], 'anthropic/claude-sonnet-4');
       assert.deepEqual(config['mcp'].cairn, { type: 'local', command: [NODE, BIN, 'mcp'], enabled: true });
       assertRules(join(p, 'AGENTS.md'), USER_MD);
-      const plugin = read(join(p, '.opencode', 'plugins', 'cairn.js'));
+      const plugin = read(join(home, '.config', 'opencode', 'plugins', 'cairn.js'));
       assert.ok(plugin.includes("'experimental.session.compacting'"));
       assert.ok(plugin.includes(JSON.stringify([NODE, BIN])), 'the plugin calls this installation');
+      assert.equal(existsSync(join(p, '.opencode')), false, 'nothing of this machine in the project');
     },
   },
   kimi: {
@@ -177,12 +182,14 @@ const CASES: Record<string, Case> = {
     },
   },
   codex: {
-    seed(p) {
+    seed(p, home) {
       write(join(p, 'AGENTS.md'), USER_MD);
-      write(join(p, '.codex', 'config.toml'), 'model = "gpt-5"\n\n[mcp_servers.other]\ncommand = "npx"\nargs = ["-y", "@acme/other-mcp"]\n');
+      write(join(p, '.codex', 'config.toml'), PROJECT_CODEX);
+      write(join(home, '.codex', 'config.toml'), 'model = "gpt-5"\n\n[mcp_servers.other]\ncommand = "npx"\nargs = ["-y", "@acme/other-mcp"]\n');
     },
-    check(p) {
-      const text = read(join(p, '.codex', 'config.toml'));
+    check(p, home) {
+      assert.equal(read(join(p, '.codex', 'config.toml')), PROJECT_CODEX, "the project's own Codex config is left as it was");
+      const text = read(join(home, '.codex', 'config.toml'));
       assert.ok(text.startsWith('model = "gpt-5"\n\n[mcp_servers.other]\ncommand = "npx"\n'), "the user's text is kept");
       const config = parseToml(text);
       assert.equal(config['model'], 'gpt-5');
@@ -192,12 +199,14 @@ const CASES: Record<string, Case> = {
     },
   },
   cursor: {
-    seed(p) {
-      write(join(p, '.cursor', 'mcp.json'), `${JSON.stringify({ mcpServers: { other: USER_SERVER } }, null, 2)}\n`);
+    seed(p, home) {
+      write(join(p, '.cursor', 'mcp.json'), `${JSON.stringify({ mcpServers: { team: USER_SERVER } }, null, 2)}\n`);
+      write(join(home, '.cursor', 'mcp.json'), `${JSON.stringify({ mcpServers: { other: USER_SERVER } }, null, 2)}\n`);
       write(join(p, '.cursor', 'rules', 'style.mdc'), '---\nalwaysApply: true\n---\nTabs, not spaces.\n');
     },
-    check(p) {
-      const mcp = json(join(p, '.cursor', 'mcp.json'));
+    check(p, home) {
+      assert.deepEqual(json(join(p, '.cursor', 'mcp.json')), { mcpServers: { team: USER_SERVER } }, "the project's servers are left as they were");
+      const mcp = json(join(home, '.cursor', 'mcp.json'));
       assert.deepEqual(mcp['mcpServers'].other, USER_SERVER);
       assertServer(mcp['mcpServers'].cairn, 'plain');
       assert.equal(read(join(p, '.cursor', 'rules', 'style.mdc')), '---\nalwaysApply: true\n---\nTabs, not spaces.\n');
@@ -207,12 +216,14 @@ const CASES: Record<string, Case> = {
     },
   },
   gemini: {
-    seed(p) {
+    seed(p, home) {
       write(join(p, 'GEMINI.md'), USER_MD);
-      write(join(p, '.gemini', 'settings.json'), `${JSON.stringify({ theme: 'GitHub', mcpServers: { other: USER_SERVER } }, null, 2)}\n`);
+      write(join(p, '.gemini', 'settings.json'), `${JSON.stringify({ contextFileName: 'GEMINI.md' }, null, 2)}\n`);
+      write(join(home, '.gemini', 'settings.json'), `${JSON.stringify({ theme: 'GitHub', mcpServers: { other: USER_SERVER } }, null, 2)}\n`);
     },
-    check(p) {
-      const settings = json(join(p, '.gemini', 'settings.json'));
+    check(p, home) {
+      assert.deepEqual(json(join(p, '.gemini', 'settings.json')), { contextFileName: 'GEMINI.md' });
+      const settings = json(join(home, '.gemini', 'settings.json'));
       assert.equal(settings['theme'], 'GitHub');
       assert.deepEqual(settings['mcpServers'].other, USER_SERVER);
       assertServer(settings['mcpServers'].cairn, 'plain');
@@ -271,7 +282,7 @@ describe('cairn init <agent>', () => {
     const { project: p, home } = project();
     for (const agent of ['opencode', 'kimi', 'codex']) await ok(['init', agent], { cwd: p, home });
     assert.equal(read(join(p, 'AGENTS.md')), `${BEGIN} (managed by \`cairn init\`: it replaces what is between these two lines) -->\n${memoryRulesMarkdown()}\n${END}\n`);
-    const config = JSON.parse(read(join(p, 'opencode.json'))) as Record<string, unknown>;
+    const config = JSON.parse(read(join(home, '.config', 'opencode', 'opencode.json'))) as Record<string, unknown>;
     assert.equal(config['$schema'], 'https://opencode.ai/config.json');
   });
 
@@ -283,7 +294,7 @@ describe('cairn init <agent>', () => {
     assert.ok(text.startsWith(`${USER_MD}\n${BEGIN}`));
     assert.ok(text.endsWith(`${END}\n\n## After\n\nMore of the user's text.\n`));
     assert.equal(block(join(p, 'GEMINI.md')), memoryRulesMarkdown());
-    assert.deepEqual(json(join(p, '.gemini', 'settings.json'))['mcpServers'].cairn.args, [BIN, 'mcp', '--db', join(p, 'data', 'mem.db')]);
+    assert.deepEqual(json(join(home, '.gemini', 'settings.json'))['mcpServers'].cairn.args, [BIN, 'mcp', '--db', join(p, 'data', 'mem.db')]);
   });
 
   it('refuses what it cannot merge safely and leaves the file as it was', async () => {
@@ -302,7 +313,7 @@ describe('cairn init <agent>', () => {
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /\.cursor\/mcp\.json is not valid JSON/u);
 
-    write(join(p, '.codex', 'config.toml'), '[mcp_servers.cairn]\ncommand = "my-own-cairn"\n');
+    write(join(home, '.codex', 'config.toml'), '[mcp_servers.cairn]\ncommand = "my-own-cairn"\n');
     const own = await cairn(['init', 'codex'], { cwd: p, home });
     assert.equal(own.code, 2);
     assert.match(own.stderr, /already defines \[mcp_servers\.cairn\]/u);
@@ -349,6 +360,46 @@ describe('cairn init <agent>', () => {
     assert.deepEqual(json(join(p, '.claude', 'settings.json')), { model: 'opus' });
   });
 
+  it('the files to commit hold no path of this machine; the others are outside the project or its local-only files', async () => {
+    // In the project, only Claude Code's local settings (kept out of git by Claude Code) and Kimi Code's MCP
+    // file (Kimi Code reads servers from the project only) may hold this machine's paths.
+    const localOnly = [join('.claude', 'settings.local.json'), join('.kimi-code', 'mcp.json')];
+    for (const agent of ['claude', 'opencode', 'codex', 'cursor', 'gemini', 'kimi']) {
+      const { project: p, home } = project();
+      const report = JSON.parse(await ok(['init', agent, '--json'], { cwd: p, home })) as { files: { path: string; scope: string }[] };
+      for (const f of report.files) {
+        const inProject = !relative(p, f.path).startsWith('..');
+        const holdsPath = read(f.path).includes(BIN);
+        if (f.scope === 'shared') assert.ok(inProject && !holdsPath, `${agent}: ${f.path} is to commit and holds no path of this machine`);
+        else assert.ok(holdsPath && (!inProject || localOnly.includes(relative(p, f.path))), `${agent}: ${f.path} is this machine's, outside the project or local-only`);
+      }
+      assert.ok(report.files.some((f) => f.scope === 'shared'), `${agent}: the rules are to commit`);
+    }
+  });
+
+  it('takes cairn entries an earlier init wrote into project files back out, for every agent that now keeps them per machine', async () => {
+    const { project: p, home } = project();
+    const old = { command: '/usr/bin/node', args: ['/old/clone/bin/cairn.js', 'mcp'] };
+    write(join(p, '.cursor', 'mcp.json'), `${JSON.stringify({ mcpServers: { cairn: old, team: USER_SERVER } }, null, 2)}\n`);
+    write(join(p, '.gemini', 'settings.json'), `${JSON.stringify({ theme: 'GitHub', mcpServers: { cairn: old } }, null, 2)}\n`);
+    write(join(p, 'opencode.json'), `${JSON.stringify({ mcp: { cairn: { type: 'local', command: ['/usr/bin/node', '/old/clone/bin/cairn.js', 'mcp'], enabled: true } } }, null, 2)}\n`);
+    write(join(p, '.codex', 'config.toml'), 'model = "gpt-5"\n\n# cairn:begin (managed by `cairn init`: it replaces what is between these two lines)\n[mcp_servers.cairn]\ncommand = "/usr/bin/node"\nargs = ["/old/clone/bin/cairn.js", "mcp"]\n# cairn:end\n');
+    write(join(p, '.opencode', 'plugins', 'cairn.js'), '// Generated by `cairn init opencode`; run it again to update this file, delete it to remove.\nexport const CairnMemory = async () => ({});\n');
+    write(join(p, '.opencode', 'plugins', 'mine.js'), 'export const Mine = async () => ({});\n');
+    for (const agent of ['cursor', 'gemini', 'opencode', 'codex']) await ok(['init', agent], { cwd: p, home });
+    assert.equal(existsSync(join(p, '.opencode', 'plugins', 'cairn.js')), false, 'the old project plugin is removed: the global one replaces it');
+    assert.equal(read(join(p, '.opencode', 'plugins', 'mine.js')), 'export const Mine = async () => ({});\n');
+    assert.deepEqual(json(join(p, '.cursor', 'mcp.json')), { mcpServers: { team: USER_SERVER } });
+    assert.deepEqual(json(join(p, '.gemini', 'settings.json')), { theme: 'GitHub', mcpServers: {} });
+    assert.deepEqual(json(join(p, 'opencode.json')), { mcp: {} });
+    assert.equal(read(join(p, '.codex', 'config.toml')), 'model = "gpt-5"\n');
+    // A server of the user's own named cairn (not one of this installation's paths) stays.
+    const mine = { command: 'cairn', args: ['mcp'] };
+    write(join(p, '.cursor', 'mcp.json'), `${JSON.stringify({ mcpServers: { cairn: mine } }, null, 2)}\n`);
+    await ok(['init', 'cursor'], { cwd: p, home });
+    assert.deepEqual(json(join(p, '.cursor', 'mcp.json')), { mcpServers: { cairn: mine } });
+  });
+
   it('an unknown agent exits 2 with one line naming the agents', async () => {
     const { project: p, home } = project();
     const r = await cairn(['init', 'vim'], { cwd: p, home });
@@ -363,7 +414,7 @@ describe('cairn init <agent>', () => {
     const db = join(p, 'memory.db');
     await ok(['init', 'opencode', '--db', db], { cwd: p, home });
     const copy = join(p, 'plugin-copy.mjs');
-    cpSync(join(p, '.opencode', 'plugins', 'cairn.js'), copy);
+    cpSync(join(home, '.config', 'opencode', 'plugins', 'cairn.js'), copy);
     const mod = (await import(pathToFileURL(copy).href)) as Record<string, unknown>;
     assert.deepEqual(Object.keys(mod), ['CairnMemory'], 'OpenCode calls every export as a plugin: only one');
     const plugin = mod['CairnMemory'] as (ctx: unknown) => Promise<Record<string, (input: unknown, output: unknown) => Promise<void>>>;

@@ -52,6 +52,16 @@ export function outsideBlock(text: string, markers: Markers, file: string): stri
   return [...lines.slice(0, at.begin), ...lines.slice(at.end + 1)].join('\n');
 }
 
+/** Takes cairn's block (and the blank line before it) out of a text; the text as it was when it has none. */
+export function removeBlock(text: string, markers: Markers, file: string): string {
+  const at = findBlock(text, markers, file);
+  if (!at) return text;
+  const nl = newline(text);
+  const lines = text.split(/\r?\n/u);
+  const from = at.begin > 0 && lines[at.begin - 1]?.trim() === '' ? at.begin - 1 : at.begin;
+  return [...lines.slice(0, from), ...lines.slice(at.end + 1)].join(nl);
+}
+
 /** Puts `body` between cairn's markers: replaces the existing block, or appends one after a blank line. */
 export function upsertBlock(text: string | null, body: string, markers: Markers, file: string): string {
   const nl = newline(text);

@@ -1,16 +1,19 @@
 /**
  * What `cairn init <agent>` writes for each agent: its MCP configuration (pointing at this installation's bin
  * by absolute path), the memory rules in its instruction file, and for some agents the hooks or plugin that
- * capture before compaction. Each file is marked as one a team commits or one of this machine only; for
- * Claude Code every path of this machine goes to its per-machine settings (the local-scope MCP server in
- * ~/.claude.json and .claude/settings.local.json), so .mcp.json and .claude/settings.json stay shareable.
+ * capture before compaction. Each file is marked as one a team commits or one of this machine only. What holds
+ * a path of this machine goes where the agent keeps per-machine settings, so the project's shared files stay
+ * shareable: for Claude Code the local-scope MCP server in ~/.claude.json and .claude/settings.local.json; for
+ * Cursor, Gemini CLI, Codex and OpenCode their user configuration (cairn's server is the same in every project:
+ * it takes the namespace from the repository it runs in). A cairn entry an earlier init wrote into a project
+ * file is taken back out. Kimi Code's project mcp.json is the exception, listed as this machine's.
  * Planning reads files and returns their new text; writing is the caller's (so `--dry-run` shares every line).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { memoryRulesMarkdown } from '../../core/agent-rules.js';
 import { CairnError } from '../../interfaces/errors.js';
-import { MARKDOWN_MARKERS, TOML_MARKERS, editJson, type JsonEdit, objectAt, outsideBlock, shellQuote, tomlString, upsertBlock } from './init-edit.js';
+import { MARKDOWN_MARKERS, TOML_MARKERS, editJson, type JsonEdit, objectAt, outsideBlock, removeBlock, shellQuote, tomlString, upsertBlock } from './init-edit.js';
 
 export const AGENTS = ['claude', 'opencode', 'kimi', 'codex', 'cursor', 'gemini'] as const;
 export type AgentName = (typeof AGENTS)[number];
@@ -28,6 +31,11 @@ export interface InitContext {
   claudeConfig: string;
   /** The key Claude Code files this project's local settings under: the git top level, else the project. */
   claudeProject: string;
+  /** The user configuration folders of Cursor (~/.cursor), Gemini CLI (~/.gemini), Codex ($CODEX_HOME) and OpenCode ($XDG_CONFIG_HOME/opencode). */
+  cursorHome: string;
+  geminiHome: string;
+  codexHome: string;
+  opencodeConfig: string;
   /** The Node.js executable and cairn's bin, both absolute: agents start servers without the user's PATH. */
   node: string;
   bin: string;
@@ -40,8 +48,8 @@ export interface PlannedFile {
   path: string;
   /** Current text; null when the file does not exist. */
   before: string | null;
-  /** Text after init; equal to `before` when nothing changes. */
-  after: string;
+  /** Text after init; equal to `before` when nothing changes; null: init removes the file. */
+  after: string | null;
   /** What cairn puts in it, for the report. */
   what: string;
   /** `shared`: holds no path of this machine, meant to be committed; `machine`: this machine's only. */
@@ -87,44 +95,48 @@ function rules(ctx: InitContext, rel: string, header = ''): PlannedFile {
   return file(ctx, rel, 'memory rules between cairn markers', 'shared', (before, name) => upsertBlock(before === null && header ? header : before, memoryRulesMarkdown(), MARKDOWN_MARKERS, name));
 }
 
+/** A file of this machine outside the project (an agent's user configuration). */
+function userFile(path: string, what: string, edit: (before: string | null, path: string) => string): PlannedFile {
+  const before = read(path);
+  return { path, before, after: edit(before, path), what, scope: 'machine' };
+}
+
 /** `mcpServers.cairn` in the `{ "mcpServers": { … } }` shape Kimi Code, Cursor and Gemini CLI share. */
-function mcpServersJson(ctx: InitContext, rel: string, entry: Record<string, unknown>): PlannedFile {
-  return file(ctx, rel, 'MCP server "cairn"', 'machine', (before, name) =>
+function mcpServersEdit(entry: Record<string, unknown>): (before: string | null, name: string) => string {
+  return (before, name) =>
     editJson(before, name, (root) => {
       objectAt(root, 'mcpServers', name);
       return [[['mcpServers', 'cairn'], entry]];
-    }),
-  );
+    });
 }
 
 /** Claude Code's local-scope server: `projects[<project>].mcpServers.cairn` in its user file, as `claude mcp add --scope local` writes it. */
 function claudeLocalServer(ctx: InitContext): PlannedFile {
-  const path = ctx.claudeConfig;
-  const before = read(path);
   const entry = { type: 'stdio', command: ctx.node, args: serverArgs(ctx), env: {} };
-  const after = editJson(before, path, (root) => {
-    const project = objectAt(objectAt(root, 'projects', path), ctx.claudeProject, path);
-    objectAt(project, 'mcpServers', path);
-    return [[['projects', ctx.claudeProject, 'mcpServers', 'cairn'], entry]];
-  });
-  return { path, before, after, what: 'MCP server "cairn", local scope: private to you in this project', scope: 'machine' };
+  return userFile(ctx.claudeConfig, 'MCP server "cairn", local scope: private to you in this project', (before, path) =>
+    editJson(before, path, (root) => {
+      const project = objectAt(objectAt(root, 'projects', path), ctx.claudeProject, path);
+      objectAt(project, 'mcpServers', path);
+      return [[['projects', ctx.claudeProject, 'mcpServers', 'cairn'], entry]];
+    }),
+  );
 }
 
-/** True for a server entry an earlier `cairn init` wrote: it starts a cairn bin by absolute path. */
+/** True for a server entry an earlier `cairn init` wrote: it starts a cairn bin by absolute path (`args`, or OpenCode's `command` list). */
 function isCairnServer(entry: unknown): boolean {
-  const args = (entry as { args?: unknown } | null)?.args;
+  const e = entry as { args?: unknown; command?: unknown } | null;
+  const args = Array.isArray(e?.args) ? e.args : Array.isArray(e?.command) ? e.command.slice(1) : null;
   return Array.isArray(args) && typeof args[0] === 'string' && /^\/.*\bcairn(\.js|\.mjs)?$/u.test(args[0]) && args.includes('mcp');
 }
 
-/** Takes the `cairn` entry an earlier `cairn init` put in the shared .mcp.json back out (a server of the user's stays). */
-function claudeSharedServers(ctx: InitContext): PlannedFile[] {
-  const rel = '.mcp.json';
+/** Takes the `cairn` entry an earlier `cairn init` put in a project file at `at` back out (a server of the user's stays). */
+function withoutOldServer(ctx: InitContext, rel: string, at: [string, string]): PlannedFile[] {
   if (read(join(ctx.projectDir, rel)) === null) return [];
   return [
     file(ctx, rel, 'no cairn entry: its paths are this machine\'s', 'shared', (before, name) =>
       editJson(before, name, (root) => {
-        const servers = objectAt(root, 'mcpServers', name);
-        return isCairnServer(servers['cairn']) ? [[['mcpServers', 'cairn'], undefined]] : [];
+        const servers = objectAt(root, at[0], name);
+        return isCairnServer(servers[at[1]]) ? [[at, undefined]] : [];
       }),
     ),
   ];
@@ -182,10 +194,13 @@ function claudeSharedHooks(ctx: InitContext): PlannedFile[] {
   ];
 }
 
+/** opencode.json or opencode.jsonc in `dir`: the one that exists (OpenCode reads either). */
+function openCodeFile(dir: string): string {
+  return !existsSync(join(dir, 'opencode.json')) && existsSync(join(dir, 'opencode.jsonc')) ? 'opencode.jsonc' : 'opencode.json';
+}
+
 function openCodeConfig(ctx: InitContext): PlannedFile {
-  // OpenCode reads opencode.json or opencode.jsonc; edit the one that exists.
-  const rel = !existsSync(join(ctx.projectDir, 'opencode.json')) && existsSync(join(ctx.projectDir, 'opencode.jsonc')) ? 'opencode.jsonc' : 'opencode.json';
-  return file(ctx, rel, 'MCP server "cairn" in the mcp block', 'machine', (before, name) =>
+  return userFile(join(ctx.opencodeConfig, openCodeFile(ctx.opencodeConfig)), 'MCP server "cairn" in the mcp block (user config)', (before, name) =>
     editJson(before, name, (root) => {
       objectAt(root, 'mcp', name);
       const cairn: JsonEdit = [['mcp', 'cairn'], { type: 'local', command: [ctx.node, ...serverArgs(ctx)], enabled: true }];
@@ -196,9 +211,8 @@ function openCodeConfig(ctx: InitContext): PlannedFile {
 
 const GENERATED = '// Generated by `cairn init opencode`';
 
-/** The OpenCode plugin (V1 hooks object, see opencode.ai/docs/plugins): capture before compaction. */
+/** The OpenCode plugin (V1 hooks object, see opencode.ai/docs/plugins), a global one: capture before compaction. */
 function openCodePlugin(ctx: InitContext): PlannedFile {
-  const rel = join('.opencode', 'plugins', 'cairn.js');
   const cairn = JSON.stringify([ctx.node, ctx.bin, ...dbArgs(ctx)]);
   const text = `${GENERATED}; run it again to update this file, delete it to remove.
 // Before OpenCode compacts a session, the conversation so far is handed to \`cairn hook pre-compact\` (as a
@@ -258,12 +272,20 @@ export const CairnMemory = async ({ client, directory }) => ({
   },
 });
 `;
-  return file(ctx, rel, 'plugin: capture before compaction → cairn hook pre-compact', 'machine', (before, name) => {
+  return userFile(join(ctx.opencodeConfig, 'plugins', 'cairn.js'), 'plugin: capture before compaction → cairn hook pre-compact (user config)', (before, name) => {
     if (before !== null && !before.startsWith(GENERATED)) {
       throw new CairnError('INVALID_INPUT', `${name} exists and was not written by cairn init; move it away to let cairn write its plugin there`, { field: 'file' });
     }
     return before === text ? before : text;
   });
+}
+
+/** The project plugin an earlier `cairn init opencode` wrote (it held this machine's paths): removed, the global one replaces it. */
+function openCodeOldPlugin(ctx: InitContext): PlannedFile[] {
+  const path = join(ctx.projectDir, '.opencode', 'plugins', 'cairn.js');
+  const before = read(path);
+  if (before === null || !before.startsWith(GENERATED)) return [];
+  return [{ path, before, after: null, what: 'removed: the plugin now lives in the user config', scope: 'shared' }];
 }
 
 /** Kimi Code's `[[hooks]]` live in its user config only (not per project). */
@@ -275,8 +297,15 @@ function kimiHooks(ctx: InitContext): PlannedFile {
   return { path, before, after: upsertBlock(before, body, TOML_MARKERS, path), what: `[[hooks]] ${events.map((h) => h.event).join(', ')} → cairn hook (user config)`, scope: 'machine' };
 }
 
+/** Takes the block an earlier `cairn init codex` put in the project's .codex/config.toml back out. */
+function codexProjectBlock(ctx: InitContext): PlannedFile[] {
+  const rel = join('.codex', 'config.toml');
+  if (read(join(ctx.projectDir, rel)) === null) return [];
+  return [file(ctx, rel, "no cairn block: its paths are this machine's", 'shared', (before, name) => removeBlock(before ?? '', TOML_MARKERS, name))];
+}
+
 function codexConfig(ctx: InitContext): PlannedFile {
-  return file(ctx, join('.codex', 'config.toml'), '[mcp_servers.cairn] between cairn markers', 'machine', (before, name) => {
+  return userFile(join(ctx.codexHome, 'config.toml'), '[mcp_servers.cairn] between cairn markers (user config)', (before, name) => {
     // A [mcp_servers.cairn] table the user wrote stays theirs: a second one would make the file invalid.
     if (before !== null && /^\s*\[\s*mcp_servers\s*\.\s*(?:cairn|"cairn")\s*\]/mu.test(outsideBlock(before, TOML_MARKERS, name))) {
       throw new CairnError('INVALID_INPUT', `${name} already defines [mcp_servers.cairn] outside cairn's markers; remove it to let cairn init manage it, or keep editing it by hand`, { field: 'file' });
@@ -298,17 +327,26 @@ export function planInit(agent: string, ctx: InitContext): PlannedFile[] {
   const stdio = { command: ctx.node, args: serverArgs(ctx) };
   switch (agent) {
     case 'claude':
-      return [claudeLocalServer(ctx), claudeHooks(ctx), ...claudeSharedServers(ctx), ...claudeSharedHooks(ctx), rules(ctx, 'CLAUDE.md')];
+      return [claudeLocalServer(ctx), claudeHooks(ctx), ...withoutOldServer(ctx, '.mcp.json', ['mcpServers', 'cairn']), ...claudeSharedHooks(ctx), rules(ctx, 'CLAUDE.md')];
     case 'opencode':
-      return [openCodeConfig(ctx), rules(ctx, 'AGENTS.md'), openCodePlugin(ctx)];
+      return [openCodeConfig(ctx), openCodePlugin(ctx), ...withoutOldServer(ctx, openCodeFile(ctx.projectDir), ['mcp', 'cairn']), ...openCodeOldPlugin(ctx), rules(ctx, 'AGENTS.md')];
     case 'kimi':
-      return [mcpServersJson(ctx, join('.kimi-code', 'mcp.json'), stdio), rules(ctx, 'AGENTS.md'), kimiHooks(ctx)];
+      // Kimi Code reads its MCP servers from the project: this one file holds this machine's paths.
+      return [file(ctx, join('.kimi-code', 'mcp.json'), 'MCP server "cairn"', 'machine', mcpServersEdit(stdio)), rules(ctx, 'AGENTS.md'), kimiHooks(ctx)];
     case 'codex':
-      return [codexConfig(ctx), rules(ctx, 'AGENTS.md')];
+      return [codexConfig(ctx), ...codexProjectBlock(ctx), rules(ctx, 'AGENTS.md')];
     case 'cursor':
-      return [mcpServersJson(ctx, join('.cursor', 'mcp.json'), stdio), rules(ctx, join('.cursor', 'rules', 'cairn.mdc'), CURSOR_RULE_HEADER)];
+      return [
+        userFile(join(ctx.cursorHome, 'mcp.json'), 'MCP server "cairn" (user config)', mcpServersEdit(stdio)),
+        ...withoutOldServer(ctx, join('.cursor', 'mcp.json'), ['mcpServers', 'cairn']),
+        rules(ctx, join('.cursor', 'rules', 'cairn.mdc'), CURSOR_RULE_HEADER),
+      ];
     case 'gemini':
-      return [mcpServersJson(ctx, join('.gemini', 'settings.json'), stdio), rules(ctx, 'GEMINI.md')];
+      return [
+        userFile(join(ctx.geminiHome, 'settings.json'), 'MCP server "cairn" (user config)', mcpServersEdit(stdio)),
+        ...withoutOldServer(ctx, join('.gemini', 'settings.json'), ['mcpServers', 'cairn']),
+        rules(ctx, 'GEMINI.md'),
+      ];
   }
 }
 

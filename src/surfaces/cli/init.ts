@@ -4,7 +4,7 @@
  * run changes no byte), never touches what the user wrote outside cairn's own key or marked block, and
  * `--dry-run` prints the diff without writing.
  */
-import { chmodSync, existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
@@ -34,8 +34,8 @@ const SCOPE_HEADING: Record<PlannedFile['scope'], string> = {
   machine: 'this machine only (they hold paths of this machine; keep them out of git):',
 };
 
-function action(f: PlannedFile): 'created' | 'updated' | 'unchanged' {
-  return f.before === null ? 'created' : f.before === f.after ? 'unchanged' : 'updated';
+function action(f: PlannedFile): 'created' | 'updated' | 'removed' | 'unchanged' {
+  return f.before === null ? 'created' : f.before === f.after ? 'unchanged' : f.after === null ? 'removed' : 'updated';
 }
 
 /** Registers `cairn init` on the program. */
@@ -60,6 +60,10 @@ export function registerInit(program: Command, io: InitIo): void {
         projectDir,
         kimiHome: homes.kimiHome,
         claudeConfig: homes.claudeConfig,
+        cursorHome: homes.cursorHome,
+        geminiHome: homes.geminiHome,
+        codexHome: homes.codexHome,
+        opencodeConfig: homes.opencodeConfig,
         claudeProject: gitTopLevel(projectDir) ?? projectDir,
         node: process.execPath,
         bin: cairnBin(),
@@ -67,9 +71,9 @@ export function registerInit(program: Command, io: InitIo): void {
       };
       const files = planInit(agent, ctx);
       const out = (s: string) => io.stdout.write(s);
-      if (!o.dryRun) for (const f of files) if (f.before !== f.after) writeAtomically(f.path, f.after);
+      if (!o.dryRun) for (const f of files) if (f.before !== f.after) f.after === null ? rmSync(f.path, { force: true }) : writeAtomically(f.path, f.after);
       if (o.json || globals.json) {
-        const report = files.map((f) => ({ path: f.path, action: action(f), what: f.what, scope: f.scope, ...(o.dryRun && f.before !== f.after ? { diff: unifiedDiff(displayPath(ctx, f.path), f.before, f.after) } : {}) }));
+        const report = files.map((f) => ({ path: f.path, action: action(f), what: f.what, scope: f.scope, ...(o.dryRun && f.before !== f.after ? { diff: unifiedDiff(displayPath(ctx, f.path), f.before, f.after ?? '') } : {}) }));
         out(`${JSON.stringify({ agent, dryRun: Boolean(o.dryRun), projectDir: ctx.projectDir, files: report }, null, 2)}\n`);
         return;
       }
@@ -83,7 +87,7 @@ export function registerInit(program: Command, io: InitIo): void {
         }
       }
       if (o.dryRun) {
-        for (const f of files) if (f.before !== f.after) out(`\n${unifiedDiff(displayPath(ctx, f.path), f.before, f.after)}`);
+        for (const f of files) if (f.before !== f.after) out(`\n${unifiedDiff(displayPath(ctx, f.path), f.before, f.after ?? '')}`);
         out('\ndry run: nothing was written\n');
       } else if (files.every((f) => f.before === f.after)) {
         out(`${agent} is already set up for cairn here\n`);
