@@ -69,3 +69,32 @@ describe('redaction', () => {
     assert.equal(on.text, 'ask [REDACTED:email] or call [REDACTED:phone]');
   });
 });
+
+describe('redaction of disguised secrets', () => {
+  const disguised: [string, string, string][] = [
+    ['an AWS key with a zero-width space inside', 'The CI key is AKIA\u200bIOSFODNN7EXAMPLE for staging', 'aws-access-key'],
+    ['a password after the bare word', 'Log in with password Gr33nTea!Pot on the box', 'password'],
+    ['a pw: value', 'pw: Summer2024!x', 'password'],
+    ['a full-width Stripe key', 'Stripe: ｓｋ＿ｌｉｖｅ＿４ｅＣ３９ＨｑＬｙｊＷＤａｒｊｔＴ１ｚｄｐ７ｄｃ done', 'stripe-key'],
+    ['a Stripe key split by a newline', 'key sk_live_4eC39HqLyj\nWDarjtT1zdp7dc in the env', 'stripe-key'],
+  ];
+  for (const [what, text, kind] of disguised) {
+    it(`finds ${what}`, () => {
+      const r = redact(text);
+      assert.equal(r.counts[kind], 1, r.text);
+      assert.ok(r.text.includes(`[REDACTED:${kind}]`), r.text);
+      for (const piece of ['IOSFODNN7EXAMPLE', 'Gr33nTea', 'Summer2024', '４ｅＣ３９', 'WDarjtT1zdp7dc']) assert.ok(!r.text.includes(piece), r.text);
+    });
+  }
+
+  it('the word password alone, and ordinary unicode and line breaks, are left alone', () => {
+    for (const text of [
+      'We need a password manager for the team.',
+      'The password policy requires 12 characters.',
+      'Password rotation happens every 90 days.',
+      'pw reset link expires in 24h',
+      'Line one\nline two with words',
+      'Ünïcödé text stays as it is: café, naïve, ｆｕｌｌ-width words too',
+    ]) assert.deepEqual(redact(text), { text, counts: {} }, text);
+  });
+});

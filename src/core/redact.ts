@@ -59,6 +59,11 @@ function classes(s: string): number {
   return [/[a-z]/u, /[A-Z]/u, /[0-9]/u, /[^A-Za-z0-9]/u].filter((re) => re.test(s)).length;
 }
 
+/** A value that looks chosen as a password rather than a word of prose. */
+function passwordLike(v: string): boolean {
+  return !isReference(v) && v.length >= 6 && /[0-9]/u.test(v) && classes(v) >= 3;
+}
+
 /** Values that name a secret rather than hold one: `$VAR`, `${VAR}`, `<your key>`, `process.env.X`, `***`. */
 function isReference(value: string): boolean {
   return (
@@ -158,6 +163,13 @@ const DETECTORS: readonly Detector[] = [
     pattern: /(?:^|[;\s"'])(?:Password|Pwd)\s*=\s*(?<secret>[^;"'\s]{1,})/giu,
     accept: (s) => !isReference(s),
   },
+  // `with password Gr33nTea!Pot`, `pw: Summer2024!x`: the word alone proves nothing (prose is full of
+  // "password"), so only a value that looks like a password counts: 6+ characters, a digit, three classes.
+  {
+    kind: 'password',
+    pattern: /(?<![A-Za-z0-9_])(?:pass(?:word|phrase)|passwd|pwd|pw)(?:\s*[:=]\s*|\s+)(?<secret>[^\s"'`,;)]{6,128})/giu,
+    accept: (s) => passwordLike(s),
+  },
   // Long random-looking strings next to a word that says it is secret.
   {
     kind: 'high-entropy-secret',
@@ -192,15 +204,99 @@ function allowed(secret: string, config: RedactionConfig): boolean {
   });
 }
 
+/**
+ * A view of a text in which a secret cannot hide: invisible format characters (zero-width spaces and
+ * joiners, soft hyphens, BOM) are dropped, each character is NFKC-folded (full-width `ｓｋ＿ｌｉｖｅ＿` reads
+ * `sk_live_`), and, when `joinLines`, a line break between two token characters is dropped (a key split
+ * over two lines). `map[i]` is the index in the original of the view's i-th code unit; `map[length]` is
+ * the original's length.
+ */
+interface View {
+  text: string;
+  map: number[];
+}
+
+const INVISIBLE = /[\p{Cf}\u00AD\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u3164\uFFA0]/u;
+const TOKEN_CHAR = /[A-Za-z0-9_+/=-]/u;
+
+function normalisedView(text: string, joinLines: boolean): View {
+  let out = '';
+  const map: number[] = [];
+  const chars = [...text];
+  let at = 0;
+  for (let i = 0; i < chars.length; i++) {
+    const c = chars[i] as string;
+    const start = at;
+    at += c.length;
+    if (INVISIBLE.test(c)) continue;
+    if (joinLines && (c === '\n' || c === '\r')) {
+      let j = i + 1;
+      while (chars[j] === '\n' || chars[j] === '\r') j++;
+      const before = out.slice(-1);
+      const after = (chars[j] ?? '').normalize('NFKC');
+      if (before && TOKEN_CHAR.test(before) && TOKEN_CHAR.test(after) && j - i <= 2) continue;
+    }
+    const folded = c.normalize('NFKC');
+    for (let k = 0; k < folded.length; k++) map.push(start);
+    out += folded;
+  }
+  map.push(text.length);
+  return { text: out, map };
+}
+
+/** Kinds whose shape is unmistakable enough to be matched across a line break inside them. */
+const JOINABLE = new Set(['anthropic-key', 'openai-key', 'github-token', 'gitlab-token', 'slack-token', 'stripe-key', 'stripe-webhook-secret', 'aws-access-key', 'gcp-api-key', 'npm-token', 'huggingface-token', 'sendgrid-key', 'jwt']);
+
 /** Finds and replaces secrets in `text`. Pure: the same text and config give the same result. */
 export function redact(text: string, config: RedactionConfig = DEFAULT_REDACTION_CONFIG): Redacted {
   const counts: RedactionCounts = {};
   if (config.mode === 'off') return { text, counts };
-  let out = text;
   const kept: string[] = [];
-  for (const d of DETECTORS) {
-    if (config.disable.includes(d.kind)) continue;
-    if (d.optIn && !config.enable.includes(d.kind)) continue;
+  let out = detect(text, config, counts, kept);
+  // Secrets disguised by invisible characters, compatibility forms or a line break: found in the
+  // normalised view, replaced in the original.
+  if (/[^\x00-\x7F]|[\n\r]/u.test(out)) {
+    out = detectInView(out, config, counts, kept, false);
+    if (/[\n\r]/u.test(out)) out = detectInView(out, config, counts, kept, true);
+  }
+  return { text: out, counts };
+}
+
+function activeDetectors(config: RedactionConfig): Detector[] {
+  return DETECTORS.filter((d) => !config.disable.includes(d.kind) && (!d.optIn || config.enable.includes(d.kind)));
+}
+
+/** Runs the detectors over the normalised view of `text` and replaces what they find in `text` itself. */
+function detectInView(text: string, config: RedactionConfig, counts: RedactionCounts, kept: string[], joinLines: boolean): string {
+  let out = text;
+  for (const d of activeDetectors(config)) {
+    if (joinLines && !JOINABLE.has(d.kind)) continue;
+    const view = normalisedView(out, joinLines);
+    if (view.text === out) continue;
+    const found: { from: number; to: number; kind: string }[] = [];
+    detect(view.text, config, {}, kept, [d], (kind, start, end) => found.push({ kind, from: view.map[start] as number, to: view.map[end] as number }));
+    for (const f of found.sort((a, b) => b.from - a.from)) {
+      out = out.slice(0, f.from) + placeholder(f.kind) + out.slice(f.to);
+      counts[f.kind] = (counts[f.kind] ?? 0) + 1;
+    }
+  }
+  return out;
+}
+
+/**
+ * The detectors over `text`, in order. Replaces each finding with its placeholder and counts it; with
+ * `onFound`, reports where each secret starts and ends instead (in `text`'s indices).
+ */
+function detect(
+  text: string,
+  config: RedactionConfig,
+  counts: RedactionCounts,
+  kept: string[],
+  detectors: Detector[] = activeDetectors(config),
+  onFound?: (kind: string, start: number, end: number) => void,
+): string {
+  let out = text;
+  for (const d of detectors) {
     d.pattern.lastIndex = 0;
     out = out.replace(d.pattern, (...args: unknown[]) => {
       const match = args[0] as string;
@@ -217,14 +313,18 @@ export function redact(text: string, config: RedactionConfig = DEFAULT_REDACTION
         return match;
       }
       const kind = d.kindOf ? d.kindOf(m) : d.kind;
+      // Replace only the secret part (its last occurrence in the match: the key name comes first).
+      const at = secret === match ? 0 : match.lastIndexOf(secret);
+      if (onFound) {
+        onFound(kind, offset + at, offset + at + secret.length);
+        return match;
+      }
       counts[kind] = (counts[kind] ?? 0) + 1;
       if (secret === match) return placeholder(kind);
-      // Replace only the secret part (its last occurrence in the match: the key name comes first).
-      const at = match.lastIndexOf(secret);
       return match.slice(0, at) + placeholder(kind) + match.slice(at + secret.length);
     });
   }
-  return { text: out, counts };
+  return out;
 }
 
 /** Adds `more` into `into`. */
