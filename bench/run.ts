@@ -32,6 +32,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'security', script: 'dist/bench/security.js', args: [] },
   { name: 'http', script: 'dist/bench/http.js', args: [] },
   { name: 'staleness', script: 'dist/bench/staleness.js', args: [] },
+  { name: 'sync', script: 'dist/bench/sync.js', args: [] },
 ];
 
 const USAGE = `usage: node dist/bench/run.js [--all | --only ${BENCHMARKS.map((b) => b.name).join('|')}[,…]] [--quick]`;

@@ -6,6 +6,7 @@ import type {
   ListOptions,
   Memory,
   MemoryInput,
+  FeedbackVerdict,
   MemoryKind,
   MemoryScope,
   Provenance,
@@ -33,7 +34,8 @@ import { packSections, renderHeader, renderMemoryLine } from './render.js';
 import { dedupeKey, jsonTooDeep, MAX_JSON_DEPTH, notJsonProblem } from './text.js';
 import { CodeAwareness, SCOPE_SETTING } from './code-awareness.js';
 import { reconcileBranches, type BranchReport } from './branches.js';
-import { syncFolder, type SyncOps, type SyncReport, type SyncSide } from './sync.js';
+import { syncFolder, type ImportOutcome, type SyncOps, type SyncReport, type SyncSide } from './sync.js';
+import { addToTotals, demoteDoubted, netDoubt, rated, type FeedbackTotals } from './feedback.js';
 import type { MemoryFolder } from '../interfaces/sync.js';
 import type { CodeAnchor, CodeRef, CodeRepository, StaleMark } from '../interfaces/code.js';
 import { followMoves } from './staleness.js';
@@ -60,6 +62,7 @@ import {
   validateProvenanceFilter,
   validateRoute,
   validateScope,
+  validateVerdict,
   validateTags,
   validateTokenBudget,
   MAX_LIMIT,
@@ -1168,26 +1171,45 @@ export class Engine {
         return out;
       },
       get: (id) => this.get(id, { namespace }),
-      importFile: async (f) => {
-        const target = f.supersedes ? await this.get(f.supersedes, { namespace }) : null;
-        const input: MemoryInput = {
-          text: f.text,
-          namespace,
-          kind: f.kind,
-          importance: f.importance,
-          tags: f.tags,
-          taskId: f.task,
-          route: f.route,
-          expiresAt: f.expires,
-          supersedes: target && !target.supersededBy ? target.id : null,
-          metadata,
-          ...(f.created ? { createdAt: f.created } : {}),
-        };
-        const code = f.anchors.length ? { commit: f.commit, anchors: validateAnchors(f.anchors, 'anchors') } : null;
-        const [r] = await this.saveScreened([input], { partial: true, given: [{ id: validateId(f.id), code }] });
-        if (!r) throw new CairnError('INTERNAL', 'sync import produced no result');
-        if ('quarantined' in r) return { held: r.quarantined.id };
-        return r.duplicate ? { duplicateOf: r.id } : { imported: r.memory };
+      importFiles: async (files) => {
+        const prepared = await Promise.all(
+          files.map(async (f) => {
+            const target = f.supersedes ? await this.get(f.supersedes, { namespace }) : null;
+            const input: MemoryInput = {
+              text: f.text,
+              namespace,
+              kind: f.kind,
+              importance: f.importance,
+              tags: f.tags,
+              taskId: f.task,
+              route: f.route,
+              expiresAt: f.expires,
+              // A target imported in the same batch is written first (files are in id order).
+              supersedes: target && !target.supersededBy ? target.id : files.some((o) => o.id === f.supersedes && o.id < f.id) ? f.supersedes : null,
+              metadata,
+              ...(f.created ? { createdAt: f.created } : {}),
+            };
+            return { input, given: { id: validateId(f.id), code: f.anchors.length ? { commit: f.commit, anchors: validateAnchors(f.anchors, 'anchors') } : null } };
+          }),
+        );
+        const outcome = (r: SaveOutcome | undefined): ImportOutcome =>
+          !r ? { error: 'no result' } : 'quarantined' in r ? { held: r.quarantined.id } : r.duplicate ? { duplicateOf: r.id } : { imported: r.memory };
+        try {
+          const results = await this.saveScreened(prepared.map((p) => p.input), { partial: true, given: prepared.map((p) => p.given) });
+          return results.map(outcome);
+        } catch {
+          // One bad file fails its batch: import one at a time so the others land and it is named.
+          const one: ImportOutcome[] = [];
+          for (const p of prepared) {
+            try {
+              one.push(outcome((await this.saveScreened([p.input], { partial: true, given: [p.given] }))[0]));
+            } catch (err) {
+              if (!isCairnError(err)) throw err;
+              one.push({ error: err.message });
+            }
+          }
+          return one;
+        }
       },
       applyEdit: async (m, f) => {
         try {
@@ -1258,7 +1280,7 @@ export class Engine {
       weights,
       k: RRF_K,
     });
-    results = await this.code.visible(results, (r) => r.memory);
+    results = demoteDoubted(await this.code.visible(results, (r) => r.memory));
     if (weights.recency > 0 && results.length > 1) {
       const window = Math.min(results.length, Math.max(limit * 2, 20));
       const vectors = await this.store.getVectors(results.slice(0, window).map((r) => r.memory.id));
@@ -1300,11 +1322,48 @@ export class Engine {
   }
 
   /** Recall statistics and memories per day of a namespace (for the brain page). */
-  async usage(options: { namespace?: string; top?: number } = {}): Promise<{ recalls: RecallStats; createdPerDay: { day: string; count: number }[] }> {
+  async usage(options: { namespace?: string; top?: number } = {}): Promise<{ recalls: RecallStats; createdPerDay: { day: string; count: number }[]; feedback: FeedbackTotals }> {
     const namespace = this.ns(options.namespace);
     const top = options.top === undefined ? 10 : validateLimit(options.top, 'top', MAX_LIMIT);
-    const [recalls, createdPerDay] = await Promise.all([this.store.recallStats(namespace, this.now(), top), this.store.createdPerDay(namespace)]);
-    return { recalls, createdPerDay };
+    const [recalls, createdPerDay, feedback] = await Promise.all([this.store.recallStats(namespace, this.now(), top), this.store.createdPerDay(namespace), this.feedbackTotals(namespace)]);
+    return { recalls, createdPerDay, feedback };
+  }
+
+  private async feedbackTotals(namespace: string): Promise<FeedbackTotals> {
+    const totals: FeedbackTotals = { useful: 0, wrong: 0, stale: 0, rated: 0, toReview: 0 };
+    const now = this.now();
+    for await (const page of this.store.iterateMemories(namespace, 1000)) for (const m of page) if (isActive(m, now)) addToTotals(totals, m);
+    return totals;
+  }
+
+  /**
+   * Marks a memory useful, wrong or stale (after a recall). Wrong and stale marks beyond the useful ones
+   * demote it in recall and put it on the review list. One `memory.rated` event; the memory's text and
+   * update time are unchanged.
+   */
+  async rate(id: string, verdict: FeedbackVerdict, options: { namespace?: string } = {}): Promise<Memory> {
+    const mid = validateId(id);
+    const ns = this.ns(options.namespace);
+    const v = validateVerdict(verdict);
+    return this.store.transaction(async (tx) => {
+      const m = await tx.getMemory(mid);
+      if (!m || m.namespace !== ns) throw new CairnError('NOT_FOUND', `no memory ${mid} in namespace ${ns}`, { field: 'id' });
+      const now = this.now();
+      const next = rated(m, v, now);
+      await emit(tx, ns, { type: 'memory.rated', memory: next, verdict: v }, now);
+      return next;
+    });
+  }
+
+  /** Live memories marked wrong or stale more often than useful, most doubted first (the review list). */
+  async reviewList(options: { namespace?: string; limit?: number } = {}): Promise<Memory[]> {
+    const namespace = this.ns(options.namespace);
+    const limit = options.limit === undefined ? 50 : validateLimit(options.limit, 'limit', 10_000);
+    const now = this.now();
+    const doubted: Memory[] = [];
+    for await (const page of this.store.iterateMemories(namespace, 1000)) for (const m of page) if (isActive(m, now) && netDoubt(m.feedback) > 0) doubted.push(m);
+    const lastAt = (m: Memory) => m.feedback?.lastAt ?? '';
+    return doubted.sort((a, b) => netDoubt(b.feedback) - netDoubt(a.feedback) || (lastAt(a) < lastAt(b) ? 1 : lastAt(a) > lastAt(b) ? -1 : 0)).slice(0, limit);
   }
 
   /**

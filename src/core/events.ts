@@ -1,5 +1,5 @@
 import { CairnError } from '../interfaces/errors.js';
-import type { Memory } from '../interfaces/memory.js';
+import type { FeedbackVerdict, Memory } from '../interfaces/memory.js';
 import type { QuarantineEntry } from '../interfaces/quarantine.js';
 import type { EmbedderInfo, StoredEvent, StoreTx } from '../interfaces/store.js';
 import type { RedactionCounts } from './redact.js';
@@ -35,6 +35,8 @@ export type EventBody =
   | { type: 'memory.superseded'; memory: Memory }
   | { type: 'memory.forgotten'; memory: Memory }
   | { type: 'memory.restored'; memory: Memory }
+  /** A recalled memory marked useful, wrong or stale: the memory with its new counts. */
+  | { type: 'memory.rated'; memory: Memory; verdict: FeedbackVerdict }
   | { type: 'memory.purged'; id: string }
   | { type: 'memory.reembedded'; id: string; vector: string }
   | { type: 'store.embedder'; embedder: EmbedderInfo }
@@ -110,6 +112,7 @@ export async function project(tx: StoreTx, body: EventBody, scope: string): Prom
     case 'memory.superseded':
     case 'memory.forgotten':
     case 'memory.restored':
+    case 'memory.rated':
       await tx.updateMemory(body.memory);
       return;
     case 'memory.purged':

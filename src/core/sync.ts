@@ -21,12 +21,20 @@ import { fileHash, idOfFileName, memoryFileName, parseMemoryFile, renderMemoryFi
 
 export type SyncSide = 'file' | 'memory';
 
+export type ImportOutcome = { imported: Memory } | { held: string } | { duplicateOf: string } | { error: string };
+
+/** Files imported per batch (one embedding call and one transaction each). */
+const IMPORT_BATCH = 200;
+/** Files written at once. */
+const WRITE_BATCH = 64;
+
 /** The engine operations a sync needs (each one is a normal, event-logged write). */
 export interface SyncOps {
   /** The memories that belong in the folder: live and of the repository tier. */
   live(): Promise<Memory[]>;
   get(id: string): Promise<Memory | null>;
-  importFile(file: MemoryFile): Promise<{ imported: Memory } | { held: string } | { duplicateOf: string }>;
+  /** Imports files as new memories with their ids, in one batch; one outcome per file, in order. */
+  importFiles(files: MemoryFile[]): Promise<ImportOutcome[]>;
   /** Applies an edited file: supersedes on a new text, updates kind/tags/importance otherwise. */
   applyEdit(memory: Memory, file: MemoryFile): Promise<{ memory: Memory; superseded: boolean } | { held: string }>;
   forget(id: string, reason: string): Promise<void>;
@@ -75,30 +83,36 @@ export async function syncFolder(folder: MemoryFolder, ops: SyncOps, resolve: Re
 
   // 1. Files others added: imported in id order, so a file that supersedes an older one finds it.
   let live = new Map((await ops.live()).map((m) => [m.id, m]));
-  for (const id of [...files.keys()].sort()) {
-    if (live.has(id) || (await ops.get(id))) continue;
-    const f = files.get(id) as { text: string; hash: string; file: MemoryFile };
-    try {
-      const r = await ops.importFile(f.file);
+  const fresh: string[] = [];
+  for (const id of [...files.keys()].sort()) if (!live.has(id) && !(await ops.get(id))) fresh.push(id);
+  for (let i = 0; i < fresh.length; i += IMPORT_BATCH) {
+    const batch = fresh.slice(i, i + IMPORT_BATCH);
+    const outcomes = await ops.importFiles(batch.map((id) => (files.get(id) as { file: MemoryFile }).file));
+    batch.forEach((id, k) => {
+      const r = outcomes[k] as ImportOutcome;
       if ('imported' in r) {
         report.imported.push(id);
-        base[memoryFileName(id)] = f.hash;
+        base[memoryFileName(id)] = (files.get(id) as { hash: string }).hash;
       } else if ('held' in r) report.held.push({ id, quarantine: r.held });
-      else report.conflicts.push({ id, reason: `the same text is already memory ${r.duplicateOf}` });
-    } catch (err) {
-      if (!isCairnError(err)) throw err;
-      report.invalid.push({ file: memoryFileName(id), message: err.message });
-    }
+      else if ('duplicateOf' in r) report.conflicts.push({ id, reason: `the same text is already memory ${r.duplicateOf}` });
+      else report.invalid.push({ file: memoryFileName(id), message: r.error });
+    });
   }
 
   // 2. Every other memory and file, against the base.
   live = new Map((await ops.live()).map((m) => [m.id, m]));
   const ids = new Set<string>([...live.keys(), ...files.keys(), ...Object.keys(base).flatMap((n) => idOfFileName(n) ?? [])]);
+  // Writes are queued and flushed in batches (writing 10,000 files one after another is I/O-latency bound).
+  let pending: Promise<void>[] = [];
   const write = async (m: Memory) => {
     const text = renderMemoryFile(m);
-    await folder.write(memoryFileName(m.id), text);
+    pending.push(folder.write(memoryFileName(m.id), text));
     base[memoryFileName(m.id)] = fileHash(text);
     report.written.push(m.id);
+    if (pending.length >= WRITE_BATCH) {
+      await Promise.all(pending);
+      pending = [];
+    }
   };
   for (const id of [...ids].sort()) {
     if (invalidIds.has(id) || report.held.some((h) => h.id === id)) continue;
@@ -153,6 +167,7 @@ export async function syncFolder(folder: MemoryFolder, ops: SyncOps, resolve: Re
       } else report.conflicts.push({ id, reason: 'its file changed, and the memory was forgotten or replaced here since the last sync' });
     } else if (b !== undefined) delete base[name];
   }
+  await Promise.all(pending);
   await folder.writeBase(base);
   return report;
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CairnError } from '../interfaces/errors.js';
 import type { CodeAnchor } from '../interfaces/code.js';
-import { MEMORY_KINDS, MEMORY_SCOPES, ORIGINS, type MemoryKind, type MemoryScope, type Provenance, type ProvenanceFilter, type RouteInfo } from '../interfaces/memory.js';
+import { FEEDBACK_VERDICTS, MEMORY_KINDS, MEMORY_SCOPES, ORIGINS, type FeedbackVerdict, type MemoryKind, type MemoryScope, type Provenance, type ProvenanceFilter, type RouteInfo } from '../interfaces/memory.js';
 
 /**
  * The one validation source of cairn: a zod schema per input value, with every range and format written
@@ -205,4 +205,10 @@ export function validateAnchors(value: unknown, field = 'anchors'): CodeAnchor[]
 
 export function validateScope(value: unknown, field = 'scope'): MemoryScope {
   return check(Scope, value, field);
+}
+
+export const Verdict = z.enum(FEEDBACK_VERDICTS, { error: (i) => `must be one of ${FEEDBACK_VERDICTS.join(', ')} (got ${JSON.stringify(i.input)})` });
+
+export function validateVerdict(value: unknown, field = 'verdict'): FeedbackVerdict {
+  return check(Verdict, value, field);
 }

@@ -114,6 +114,7 @@ export const TOOLS = [
   'route_create',
   'route_update',
   'route_follow_moves',
+  'memory_feedback',
   'route_query',
   'task_note',
   'commit_turn',
@@ -246,6 +247,17 @@ export function describeMcpTools(harness: () => Harness): void {
     assert.ok(list.every((r) => r.kind === 'route'), 'routes only');
     assert.ok(!list.some((r) => r.id === first), 'the replaced version left recall');
     assert.match(routes.text, /- route "rate limiting": "Token bucket middleware/u);
+  });
+
+  it('memory_feedback counts useful, wrong and stale marks on a memory; a bad verdict names the field', async () => {
+    const client = memory();
+    await callOk(client, 'memory_feedback', { id: apiLimit, verdict: 'useful' });
+    const r = await callOk(client, 'memory_feedback', { id: apiLimit, verdict: 'stale' });
+    assert.deepEqual({ ...r.structured['feedback'], lastAt: undefined }, { useful: 1, wrong: 0, stale: 1, lastAt: undefined });
+    assert.match(r.text, /marked .* stale \(useful 1, wrong 0, stale 1\)/u);
+    const bad = await call(client, 'memory_feedback', { id: apiLimit, verdict: 'great' });
+    assert.equal(bad.isError, true);
+    assert.match(bad.text, /verdict/u);
   });
 
   it('context_query returns memories and routes in one block within the token budget', async () => {

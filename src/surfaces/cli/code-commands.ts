@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { BRANCH_GRACE_DAYS } from '../../core/branches.js';
 import type { Engine } from '../../core/engine.js';
-import type { MemoryScope } from '../../interfaces/memory.js';
+import type { FeedbackVerdict, MemoryScope } from '../../interfaces/memory.js';
 import type { OpenedEngine } from '../open-engine.js';
 
 type OpenFn = (flags: { db?: string; namespace?: string }, opts?: { withoutEmbedder?: boolean }) => Promise<OpenedEngine>;
@@ -63,6 +63,28 @@ export function registerCodeCommands(program: Command, io: Io, open: OpenFn): vo
         const value = scope === undefined ? await engine.getDefaultScope() : await engine.setDefaultScope(scope as MemoryScope);
         if (g.json) return json({ namespace: engine.defaultNamespace, scope: value });
         out(`${engine.defaultNamespace}: new notes are ${value === 'branch' ? 'kept to the current branch until it merges' : 'shared by every branch'} (${value})`);
+      }, true);
+    });
+
+  sub('feedback', 'mark a recalled memory useful, wrong or stale (wrong and stale ones sink in recall and go on the review list)')
+    .argument('<id>', 'memory id')
+    .argument('<verdict>', 'useful, wrong or stale')
+    .action(async (id: string, verdict: string, _o: unknown, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const m = await engine.rate(id, verdict as FeedbackVerdict);
+        if (g.json) return json({ id: m.id, verdict, feedback: m.feedback });
+        out(`marked ${m.id} ${verdict} (useful ${m.feedback?.useful}, wrong ${m.feedback?.wrong}, stale ${m.feedback?.stale})`);
+      }, true);
+    });
+
+  sub('review', 'memories marked wrong or stale more often than useful, most doubted first')
+    .option('--limit <n>', 'how many (default 50)', (v: string) => Number(v))
+    .action(async (o: Record<string, unknown>, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const list = await engine.reviewList({ ...(o['limit'] !== undefined ? { limit: o['limit'] as number } : {}) });
+        if (g.json) return json({ memories: list });
+        if (list.length === 0) return out('nothing to review');
+        for (const m of list) out(`${m.id}  useful ${m.feedback?.useful} wrong ${m.feedback?.wrong} stale ${m.feedback?.stale}  ${JSON.stringify(m.text.slice(0, 100))}`);
       }, true);
     });
 }

@@ -538,7 +538,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
 
 /** The groups `cairn --help` lists the commands in, in order. */
 const COMMAND_GROUPS: [heading: string, commands: string[]][] = [
-  ['Daily use:', ['save', 'search', 'context', 'get', 'list', 'forget', 'restore', 'supersede', 'route', 'follow', 'sync', 'branches', 'scope', 'import', 'export', 'stats', 'demo']],
+  ['Daily use:', ['save', 'search', 'context', 'get', 'list', 'forget', 'restore', 'supersede', 'route', 'follow', 'sync', 'branches', 'scope', 'feedback', 'review', 'import', 'export', 'stats', 'demo']],
   ['Agents and set-up:', ['init', 'mcp', 'hook', 'doctor']],
   ['Team server:', ['serve', 'token', 'quarantine']],
   ['Maintenance and proofs:', ['verify', 'recover', 'checkpoint', 'reindex', 'weights', 'purge-expired', 'erase', 'verify-certificate', 'turn', 'ingest']],

@@ -4,7 +4,7 @@ import { ALL_NAMESPACES, authorize, namespaceAllowed, type AccessControl } from 
 import type { Engine } from '../../core/engine.js';
 import { jsonTooDeep } from '../../core/text.js';
 import { CairnError } from '../../interfaces/errors.js';
-import type { Memory, MemoryInput, MemoryKind, SearchResult } from '../../interfaces/memory.js';
+import type { FeedbackVerdict, Memory, MemoryInput, MemoryKind, SearchResult } from '../../interfaces/memory.js';
 import type { AccessScope } from '../../interfaces/store.js';
 import { memoryJson } from '../mcp/mcp-server.js';
 import { clientAddress, CSRF_HEADER, SESSION_COOKIE, SESSION_TTL_MS, type Auth, type AuthEnv, type Principal } from './auth.js';
@@ -284,6 +284,25 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
       const namespace = nsFor(c, 'write', b['namespace'] ?? c.req.query('namespace'));
       const r = await engine.followMoves(idParam(c), { namespace, metadata: { source: 'http', origin: 'user' } });
       return c.json({ memory: memoryView(r.memory), moved: r.moved, replaced: r.supersedes }, r.supersedes ? 201 : 200);
+    }),
+  );
+
+  api.post(
+    '/memories/:id/feedback',
+    handle(async (c) => {
+      const b = await body(c);
+      const namespace = nsFor(c, 'write', b['namespace'] ?? c.req.query('namespace'));
+      const m = await engine.rate(idParam(c), b['verdict'] as FeedbackVerdict, { namespace });
+      return c.json({ memory: memoryView(m) });
+    }),
+  );
+
+  api.get(
+    '/review',
+    handle(async (c) => {
+      const namespace = nsFor(c, 'read', c.req.query('namespace'));
+      const memories = await engine.reviewList({ namespace, limit: int(c.req.query('limit'), 'limit') ?? 50 });
+      return c.json({ namespace, memories: memories.map(memoryView) });
     }),
   );
 

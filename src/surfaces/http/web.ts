@@ -17,6 +17,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
   '/curate.js': { file: 'curate.js', type: 'text/javascript; charset=utf-8' },
   '/feed.js': { file: 'feed.js', type: 'text/javascript; charset=utf-8' },
+  '/code.js': { file: 'code.js', type: 'text/javascript; charset=utf-8' },
 };
 
 const SECURITY_HEADERS = {

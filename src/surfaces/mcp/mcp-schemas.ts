@@ -99,6 +99,12 @@ export const FollowMovesInput = z.strictObject({
   namespace,
 });
 
+export const MemoryFeedbackInput = z.strictObject({
+  id: memoryId('Id of the recalled memory'),
+  verdict: V.Verdict.describe('useful: it helped; wrong: it is not true; stale: it was true once but the code moved on'),
+  namespace,
+});
+
 export const RouteQueryInput = z.strictObject({
   query: z.string().min(1).describe('The area or feature to locate'),
   limit: limit(5),
@@ -123,6 +129,8 @@ export const CommitTurnInput = z.strictObject({
 
 const RouteOut = z.object({ title: z.string(), description: z.string(), paths: z.array(z.string()) });
 
+const FeedbackCountsOut = z.object({ useful: z.number(), wrong: z.number(), stale: z.number(), lastAt: z.string() });
+
 const CodeOut = z.object({
   commit: z.string().nullable(),
   anchors: z.array(z.object({ path: z.string(), symbol: z.string().optional(), lines: z.tuple([z.number(), z.number()]).optional() })),
@@ -143,6 +151,7 @@ export const MemoryOut = z.object({
   route: RouteOut.nullable(),
   supersedes: z.string().nullable(),
   code: CodeOut.optional(),
+  feedback: FeedbackCountsOut.optional(),
 });
 
 const StaleOut = z.object({
@@ -154,6 +163,8 @@ const StaleOut = z.object({
 });
 
 export const ScoredOut = MemoryOut.extend({ score: z.number(), stale: z.array(StaleOut).optional() });
+
+export const FeedbackOut = z.object({ id: z.string(), verdict: z.string(), feedback: FeedbackCountsOut });
 
 export const FollowMovesOut = z.object({ id: z.string(), supersedes: z.string().nullable(), moved: z.array(StaleOut), memory: MemoryOut });
 

@@ -72,6 +72,7 @@ const TOOL_ANNOTATIONS = {
   route_create: { ...WRITE, idempotentHint: true },
   route_update: WRITE,
   route_follow_moves: WRITE,
+  memory_feedback: WRITE,
   route_query: LOOKUP,
   task_note: WRITE,
   commit_turn: WRITE,
@@ -100,6 +101,7 @@ export function memoryJson(m: Memory): Record<string, unknown> {
     route: m.route,
     supersedes: m.supersedes,
     ...(m.code ? { code: m.code } : {}),
+    ...(m.feedback ? { feedback: m.feedback } : {}),
   };
 }
 
@@ -334,6 +336,21 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
       const moves = r.moved.map((m) => `${m.path} → ${m.newPath}`).join(', ');
       const what = r.supersedes ? `saved route ${r.memory.id}, replacing ${r.supersedes}` : `re-anchored ${r.memory.id}`;
       return ok(`${what}: ${moves}`, { id: r.memory.id, supersedes: r.supersedes, moved: r.moved, memory: memoryJson(r.memory) });
+    },
+  );
+
+  tool(
+    'memory_feedback',
+    {
+      title: 'Rate a recalled memory',
+      description: 'Say whether a recalled memory helped: useful, wrong or stale. Wrong and stale ones sink in recall and go on a review list.',
+      inputSchema: S.MemoryFeedbackInput,
+      outputSchema: S.FeedbackOut,
+    },
+    async ({ id, verdict, namespace }) => {
+      const m = await engine.rate(id, verdict, { namespace });
+      const f = m.feedback as NonNullable<Memory['feedback']>;
+      return ok(`marked ${m.id} ${verdict} (useful ${f.useful}, wrong ${f.wrong}, stale ${f.stale})`, { id: m.id, verdict, feedback: f });
     },
   );
 

@@ -1,0 +1,74 @@
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createUseEmbedder } from '../../src/adapters/embed-use/use-embedder.js';
+import { createSqliteStore } from '../../src/adapters/sqlite/sqlite-store.js';
+import { createGptTokenCounter } from '../../src/adapters/tokenizer/gpt-token-counter.js';
+import { Engine } from '../../src/core/engine.js';
+import type { Store } from '../../src/interfaces/store.js';
+
+/** Usefulness feedback: real SQLite, the real embedding model; marks demote in recall, fill the review list and replay. */
+
+const NS = 'github.com/acme/feedback';
+let root: string;
+let store: Store;
+let engine: Engine;
+const ids: Record<string, string> = {};
+
+before(async () => {
+  root = mkdtempSync(join(tmpdir(), 'cairn-feedback-'));
+  store = createSqliteStore({ path: join(root, 'cairn.db') });
+  engine = new Engine({ store, embedder: createUseEmbedder(), tokenCounter: createGptTokenCounter(), defaultNamespace: NS });
+  ids['old'] = (await engine.save({ text: 'Deploys run from the Jenkins job deploy-prod every evening' })).id;
+  ids['new'] = (await engine.save({ text: 'Deploys run from GitHub Actions on every merge to main' })).id;
+  ids['other'] = (await engine.save({ text: 'Integration tests need Docker running locally' })).id;
+});
+
+after(async () => {
+  await store.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe('usefulness feedback', () => {
+  it('counts marks on the memory without changing its text or update time', async () => {
+    const before = await engine.get(ids['old'] as string);
+    const m = await engine.rate(ids['old'] as string, 'useful');
+    assert.deepEqual({ ...m.feedback, lastAt: '' }, { useful: 1, wrong: 0, stale: 0, lastAt: '' });
+    assert.equal(m.updatedAt, before?.updatedAt);
+    assert.equal(m.text, before?.text);
+  });
+
+  it('wrong and stale marks beyond the useful ones demote the memory below one it outranked', async () => {
+    const query = 'how do deploys run: Jenkins job deploy-prod';
+    const first = (await engine.search(query))[0]?.memory.id;
+    assert.equal(first, ids['old'], 'the Jenkins note matches the query best before any mark');
+    await engine.rate(ids['old'] as string, 'stale');
+    assert.equal((await engine.search(query))[0]?.memory.id, ids['old'], 'one stale against one useful: not demoted');
+    await engine.rate(ids['old'] as string, 'wrong');
+    const results = await engine.search(query);
+    assert.equal(results[0]?.memory.id, ids['new']);
+    assert.ok(results.some((r) => r.memory.id === ids['old']), 'demoted, not hidden');
+  });
+
+  it('the review list holds doubted memories only; usage counts every mark', async () => {
+    const review = await engine.reviewList();
+    assert.deepEqual(review.map((m) => m.id), [ids['old']]);
+    const usage = await engine.usage();
+    assert.deepEqual(usage.feedback, { useful: 1, wrong: 1, stale: 1, rated: 1, toReview: 1 });
+  });
+
+  it('a bad verdict or an unknown memory is refused and changes nothing', async () => {
+    await assert.rejects(engine.rate(ids['other'] as string, 'great' as never), /verdict: must be one of useful, wrong, stale/u);
+    await assert.rejects(engine.rate('01JZZZZZZZZZZZZZZZZZZZZZZZ', 'useful'), /no memory/u);
+    assert.equal((await engine.get(ids['other'] as string))?.feedback, undefined);
+  });
+
+  it('marks are events: a replay of the log gives the same state', async () => {
+    const events = await store.events(NS);
+    assert.equal(events.filter((e) => e.type === 'memory.rated').length, 3);
+    const report = await engine.verify(createSqliteStore({ path: ':memory:' }));
+    assert.equal(report.ok, true);
+  });
+});
