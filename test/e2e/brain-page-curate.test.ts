@@ -41,10 +41,10 @@ describe('curating on the brain page in headless Chromium', { concurrency: false
     await p.screenshot({ path: join(ARTIFACTS, `${view}-light.png`) });
     await p.emulateMedia({ colorScheme: 'dark' });
     await p.screenshot({ path: join(ARTIFACTS, `${view}-dark.png`) });
+    await p.emulateMedia({ colorScheme: 'light' });
     await p.setViewportSize({ width: 390, height: 844 });
     await p.screenshot({ path: join(ARTIFACTS, `${view}-narrow.png`) });
     await p.setViewportSize(size);
-    await p.emulateMedia({ colorScheme: 'light' });
   }
 
   async function browseWith(p: Page, fields: Record<string, string>): Promise<string[]> {
