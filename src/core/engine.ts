@@ -978,9 +978,16 @@ export class Engine {
   // ---------------------------------------------------------------------------------- routes, task notes
 
   /** Saves a route: where something lives. Its text comes from `routeText`, so equal routes dedupe. */
-  async saveRoute(route: RouteInput, options: { namespace?: string | undefined; metadata?: Provenance | undefined } = {}): Promise<SaveResult> {
+  /**
+   * Saves a route; its text is always routeText(route), so the same route from the CLI, MCP or HTTP is one
+   * memory (the dedupe key comes from that text). `supersedes` replaces an older memory.
+   */
+  async saveRoute(
+    route: RouteInput,
+    options: { namespace?: string | undefined; metadata?: Provenance | undefined; supersedes?: string | undefined } = {},
+  ): Promise<SaveResult> {
     const r = validateRoute(route);
-    return this.save({ text: routeText(r), kind: 'route', route: r, namespace: options.namespace, metadata: options.metadata });
+    return this.save({ text: routeText(r), kind: 'route', route: r, namespace: options.namespace, metadata: options.metadata, supersedes: options.supersedes });
   }
 
   /**

@@ -214,17 +214,8 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
     .option('--supersedes <id>', 'id of the route this one replaces')
     .action(async (o: Record<string, unknown>, cmd: Command) => {
       await run(cmd, async (engine, g) => {
-        const title = o['title'] as string;
-        const description = o['description'] as string;
-        const paths = o['paths'] as string[];
-        const r = await engine.save({
-          text: [title, description].filter(Boolean).join(': '),
-          kind: 'route',
-          route: { title, description, paths },
-          namespace: g.namespace,
-          supersedes: o['supersedes'] as string | undefined,
-          metadata: { source: 'cli', origin: 'user' },
-        });
+        const route = { title: o['title'] as string, description: o['description'] as string, paths: o['paths'] as string[] };
+        const r = await engine.saveRoute(route, { namespace: g.namespace, supersedes: o['supersedes'] as string | undefined, metadata: { source: 'cli', origin: 'user' } });
         if (g.json) json({ id: r.id, duplicate: r.duplicate, memory: r.memory });
         else out(r.duplicate ? `duplicate of ${r.id}` : `saved route ${r.id}`);
       });
