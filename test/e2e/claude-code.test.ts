@@ -188,4 +188,14 @@ describe('Claude Code', { skip: claudeMissing ?? false }, () => {
     const log = await sessionStart(cwd, cleanEnv());
     assert.match(log, /SessionStart:startup \[\S+ \S+bin\/cairn\.js --db \S+ hook session-start\] finished with status 0/u);
   });
+
+  it('cairn init claude in a git repository files the local server under the repository, as Claude Code looks it up from any folder of it', { skip: mcpMissing ?? false }, async () => {
+    const repo = project('init-repo');
+    spawnSync('git', ['init', '-q', repo]);
+    const sub = join(repo, 'packages', 'shop');
+    mkdirSync(sub, { recursive: true });
+    await ok(run(process.execPath, [BIN, 'init', 'claude', '--db', join(sandbox, 'init-repo.db')], { cwd: repo }), 'cairn init claude');
+    const list = await ok(claude(['mcp', 'list'], { cwd: sub, timeoutMs: 90_000 }), 'claude mcp list in a subfolder');
+    assert.match(list, /^cairn: \S+ \S+bin\/cairn\.js mcp --db \S+init-repo\.db - ✔ Connected$/mu, list);
+  });
 });
