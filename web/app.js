@@ -401,7 +401,8 @@
 
   function renderCards(memories, append) {
     const list = $('results');
-    const cards = memories.map(card);
+    const best = bestPerSignal(memories);
+    const cards = memories.map((m) => card(m, best));
     if (append) list.append(...cards);
     else list.replaceChildren(...cards);
     show($('list-empty'), list.children.length === 0);
@@ -410,7 +411,14 @@
     document.dispatchEvent(new CustomEvent('cairn:cards', { detail: { memories } }));
   }
 
-  function card(m) {
+  /** Each signal's largest contribution among the shown results: a bar is drawn against that best candidate. */
+  function bestPerSignal(memories) {
+    const best = {};
+    for (const name of SIGNALS) best[name] = Math.max(0, ...memories.map((m) => (m.scoreDetails && m.scoreDetails.signals[name] ? m.scoreDetails.signals[name].contribution || 0 : 0)));
+    return best;
+  }
+
+  function card(m, best) {
     const open = h('button', { type: 'button', class: 'card-text', 'data-testid': 'memory-open', 'aria-label': `Open: ${truncate(m.text, 80)}` }, m.text);
     open.addEventListener('click', () => void act(null, () => openDetail(m.id, open)));
     return h(
@@ -426,31 +434,40 @@
         m.tags.length ? h('span', { class: 'tags' }, m.tags.map((t) => h('span', { class: 'tag' }, `#${t}`))) : null,
       ),
       open,
-      m.scoreDetails ? scoreView(m.score, m.scoreDetails) : null,
+      m.scoreDetails ? scoreView(m.score, m.scoreDetails, best) : null,
     );
   }
 
-  /** Each recall signal's rank and contribution to the fused score, with a bar for its share. */
-  function scoreView(score, details) {
-    const total = SIGNALS.reduce((sum, s) => sum + ((details.signals[s] && details.signals[s].contribution) || 0), 0) || 1;
+  /**
+   * Each recall signal's rank and contribution, with a bar scaled against the best result of that signal.
+   * Score fusion: a 0–100 relevance, the signals' points (one decimal) adding up to the total shown.
+   */
+  function scoreView(score, details, best) {
+    const points = details.method === 'score';
+    const shown = (d) => (points ? Math.round((d.contribution || 0) * 10) / 10 : d.contribution || 0);
+    const parts = SIGNALS.map((name) => details.signals[name] ?? { rank: null, contribution: 0, raw: null });
+    const total = points ? parts.reduce((sum, d) => sum + shown(d), 0) : score;
     return h(
       'div',
       { class: 'score', 'data-testid': 'score-details' },
-      h('span', { class: 'score-total', title: 'fused score: the sum of the contributions' }, 'score ', h('strong', { 'data-testid': 'score-total' }, fmtNum(score, 5))),
+      points
+        ? h('span', { class: 'score-total', title: 'relevance 0–100: the sum of the signals’ points' }, 'relevance ', h('strong', { 'data-testid': 'score-total' }, total.toFixed(1)))
+        : h('span', { class: 'score-total', title: 'fused score: the sum of the contributions' }, 'score ', h('strong', { 'data-testid': 'score-total' }, fmtNum(score, 5))),
       h(
         'ul',
         { class: 'signals' },
-        SIGNALS.map((name) => {
-          const d = details.signals[name] ?? { rank: null, contribution: 0, raw: null };
-          const share = (d.contribution || 0) / total;
+        SIGNALS.map((name, i) => {
+          const d = parts[i];
+          const top = best && best[name] > 0 ? best[name] : 0;
+          const share = top > 0 ? (d.contribution || 0) / top : 0;
           const rawText = d.raw === null || d.raw === undefined ? '' : name === 'recency' ? `age ${fmtNum(d.raw, 2)} d` : `raw ${fmtNum(d.raw, 3)}`;
           return h(
             'li',
-            { class: `signal${d.rank === null ? ' absent' : ''}`, 'data-testid': `signal-${name}`, title: rawText },
+            { class: `signal${d.rank === null ? ' absent' : ''}`, 'data-testid': `signal-${name}`, title: `${rawText}${rawText ? '; ' : ''}bar: against the best result of this signal` },
             h('span', { class: 'signal-name' }, name),
             h('span', { class: 'signal-rank', 'data-testid': 'signal-rank' }, d.rank === null ? 'not ranked' : `rank ${d.rank}`),
             shareBar(share),
-            h('span', { class: 'signal-contribution', 'data-testid': 'signal-contribution' }, `+${fmtNum(d.contribution, 5)}`),
+            h('span', { class: 'signal-contribution', 'data-testid': 'signal-contribution', 'data-share': share.toFixed(4) }, points ? `+${shown(d).toFixed(1)}` : `+${fmtNum(d.contribution, 5)}`),
           );
         }),
       ),

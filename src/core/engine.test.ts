@@ -12,7 +12,7 @@ import { isCairnError, type CairnError, type ErrorCode } from '../interfaces/err
 import { SIGNALS, type Memory, type MemoryInput, type SearchResult } from '../interfaces/memory.js';
 import type { Store, StoredEvent } from '../interfaces/store.js';
 import { Engine } from './engine.js';
-import { RRF_K } from './fusion.js';
+import { DEFAULT_RRF_WEIGHTS, RRF_K } from './fusion.js';
 
 // Real parts: one USE embedder for the whole file (the model loads once), the real cl100k token counter,
 // real SQLite files in a temp folder.
@@ -313,9 +313,11 @@ describe('Engine', () => {
         assert.ok(blogApi && blogDeploy);
         const shopIds = new Set(shop.map((m) => m.id));
         for (const query of ['The API allows 100 requests per minute per client', 'deploys from GitHub Actions', 'rate limit']) {
-          const results = await engine.search(query, { limit: 50 });
+          // Rank fusion has no relevance floor: something always comes back, so crossing over would show.
+          const results = await engine.search(query, { limit: 50, fusion: 'rrf' });
           assert.ok(results.length > 0);
           assert.ok(results.every((r) => r.memory.namespace === NS && shopIds.has(r.memory.id)), query);
+          assert.ok((await engine.search(query, { limit: 50 })).every((r) => r.memory.namespace === NS && shopIds.has(r.memory.id)), query);
           const inactive = await engine.search(query, { limit: 50, includeInactive: true });
           assert.ok(inactive.every((r) => r.memory.namespace === NS), query);
         }
@@ -622,8 +624,8 @@ describe('Engine', () => {
       await withEngine(async ({ engine }) => {
         await seed(engine);
         await engine.save({ text: 'The database migrations run before each deploy', createdAt: '2026-01-10T00:00:00Z' });
-        const weights = await engine.getWeights();
-        const results = await engine.search('database migrations deploy', { limit: 20 });
+        const weights = DEFAULT_RRF_WEIGHTS;
+        const results = await engine.search('database migrations deploy', { limit: 20, fusion: 'rrf' });
         checkDetails(results, weights);
         assert.ok(results.some((r) => r.scoreDetails.signals.vector.rank !== null));
         assert.ok(results.some((r) => r.scoreDetails.signals.lexical.rank !== null));
@@ -638,10 +640,10 @@ describe('Engine', () => {
       await withEngine(async ({ engine, store }) => {
         await seed(engine);
         const custom = { vector: 2, lexical: 0.25, recency: 0 };
-        const results = await engine.search('database migrations deploy', { weights: custom, limit: 20 });
+        const results = await engine.search('database migrations deploy', { weights: custom, limit: 20, fusion: 'rrf' });
         checkDetails(results, custom);
         assert.ok(results.every((r) => r.scoreDetails.signals.recency.rank === null));
-        const lexicalOnly = await engine.search('database migrations deploy', { weights: LEXICAL_ONLY, limit: 20 });
+        const lexicalOnly = await engine.search('database migrations deploy', { weights: LEXICAL_ONLY, limit: 20, fusion: 'rrf' });
         checkDetails(lexicalOnly, LEXICAL_ONLY);
         assert.ok(lexicalOnly.every((r) => r.scoreDetails.signals.vector.rank === null && r.scoreDetails.signals.lexical.rank !== null));
 
@@ -650,7 +652,7 @@ describe('Engine', () => {
         assert.deepEqual(await engine.getWeights(), merged);
         assert.deepEqual(await store.getSetting(NS, 'weights'), merged);
         assert.notDeepEqual(await engine.getWeights({ namespace: OTHER }), merged, 'weights are per namespace');
-        checkDetails(await engine.search('database migrations deploy', { limit: 20 }), merged);
+        checkDetails(await engine.search('database migrations deploy', { limit: 20, fusion: 'rrf' }), merged);
       });
     });
   });
@@ -688,7 +690,9 @@ describe('Engine', () => {
         // Fusion details are still there and still add up.
         for (const r of reranked) {
           const sum = SIGNALS.reduce((s, sig) => s + r.scoreDetails.signals[sig].contribution, 0);
-          assert.ok(Math.abs(sum - r.scoreDetails.fused) < 1e-12);
+          // Score fusion: the contributions are points of the 0–100 relevance, and fused = relevance / 100.
+          assert.ok(Math.abs(sum - (r.scoreDetails.relevance as number)) < 1e-9);
+          assert.ok(Math.abs(sum / 100 - r.scoreDetails.fused) < 1e-12);
         }
         // The reranker did reorder something here, and put the note covering every query term first.
         assert.notDeepEqual(ids(reranked), ids(fused));

@@ -3,6 +3,8 @@ import { CairnError, isCairnError } from '../interfaces/errors.js';
 import type {
   ContextOptions,
   ContextPack,
+  FusionMethod,
+  LikelyReplaced,
   ListOptions,
   Memory,
   MemoryInput,
@@ -19,18 +21,40 @@ import type {
   StoreStats,
 } from '../interfaces/memory.js';
 import type { CandidateFilter, EmbedderInfo, RecallStats, Store, StoreTx } from '../interfaces/store.js';
-import { fuse, resolveWeights, DEFAULT_WEIGHTS, RRF_K } from './fusion.js';
+import {
+  clearsFloor,
+  DEFAULT_CALIBRATION,
+  DEFAULT_FLOOR,
+  defaultWeightsFor,
+  fts5Idf,
+  fuse,
+  fuseScores,
+  resolveWeights,
+  RRF_K,
+  type RelevanceFloor,
+  type ScoreCalibration,
+} from './fusion.js';
 import { ulid } from './ids.js';
 import { vectorHash } from './checksum.js';
+import { BACKGROUND_TEXTS } from './background.js';
 import { emit, indexText, STORE_SCOPE } from './events.js';
-import { queryTerms } from './lexical.js';
+import { analyse, queryTerms } from './lexical.js';
 import { buildSnapshot } from './snapshot.js';
 import { erase } from './erasure.js';
 import type { ErasureCertificate } from './certificate.js';
-import { inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights } from './topics.js';
+import {
+  DEFAULT_STATED_UPDATE,
+  inverseDocumentFrequency,
+  isLikelyUpdate,
+  LIKELY_UPDATE,
+  LIKELY_UPDATE_MAX,
+  preferNewerOnSameTopic,
+  termsNeedingWeights,
+  type StatedUpdateRule,
+} from './topics.js';
 import { recover, verify, type RecoverReport, type VerifyReport } from './replay.js';
 import type { Conversation } from './conversation.js';
-import { packSections, renderHeader, renderMemoryLine } from './render.js';
+import { packSections, renderHeader, renderMemoryLine, renderNothingRecalled } from './render.js';
 import { dedupeKey, jsonTooDeep, MAX_JSON_DEPTH, notJsonProblem } from './text.js';
 import { CodeAwareness, SCOPE_SETTING } from './code-awareness.js';
 import { reconcileBranches, type BranchReport } from './branches.js';
@@ -63,6 +87,7 @@ import {
   validateRoute,
   validateScope,
   validateVerdict,
+  validateFusion,
   validateTags,
   validateTokenBudget,
   MAX_LIMIT,
@@ -101,6 +126,17 @@ export interface EngineConfig {
    * stale memories and keeps branch-scoped notes to their branch. Null or absent: no code awareness.
    */
   repository?: CodeRepository | null;
+  /** How signals are fused: `score` (default, calibrated 0–100 relevance) or `rrf` (reciprocal rank). */
+  fusion?: FusionMethod;
+  /** Bounds of score fusion (fusion.ts); missing entries keep the defaults. */
+  calibration?: Partial<ScoreCalibration>;
+  /**
+   * Score fusion only: when nothing clears this floor (fusion.ts clearsFloor), search returns nothing and
+   * context() says nothing relevant was recalled. Missing entries keep DEFAULT_FLOOR; null turns it off.
+   */
+  relevanceFloor?: Partial<RelevanceFloor> | null;
+  /** Score fusion only: when a newer note stating a change counts as the same subject (topics.ts); null: never. */
+  statedUpdate?: StatedUpdateRule | null;
 }
 
 /** How the engine's security layer is set, for `cairn doctor`. */
@@ -235,7 +271,13 @@ export class Engine {
   readonly defaultNamespace: string;
   private readonly reranker: Reranker | null;
   private readonly tokens: TokenCounter;
-  private readonly defaultWeights: SignalWeights;
+  private readonly configWeights: Partial<SignalWeights> | undefined;
+  private readonly fusion: FusionMethod;
+  private readonly calibration: ScoreCalibration;
+  private readonly relevanceFloor: RelevanceFloor | null;
+  /** The background sentences' vectors, embedded on the first search that needs them (background.ts). */
+  private background: Promise<(Float32Array | null)[]> | null = null;
+  private readonly statedUpdate: StatedUpdateRule | null;
   private readonly candidateFactor: number;
   private readonly minCandidates: number;
   private readonly clock: () => Date;
@@ -257,7 +299,15 @@ export class Engine {
     this.reranker = config.reranker ?? null;
     this.tokens = config.tokenCounter;
     this.defaultNamespace = validateNamespace(config.defaultNamespace, 'default namespace');
-    this.defaultWeights = resolveWeights(DEFAULT_WEIGHTS, config.weights);
+    this.fusion = validateFusion(config.fusion ?? 'score', 'fusion');
+    resolveWeights(defaultWeightsFor(this.fusion), config.weights); // validates
+    this.configWeights = config.weights;
+    this.calibration = { ...DEFAULT_CALIBRATION, ...config.calibration };
+    this.relevanceFloor = config.relevanceFloor === null ? null : { ...DEFAULT_FLOOR, ...config.relevanceFloor };
+    this.statedUpdate = config.statedUpdate === undefined ? DEFAULT_STATED_UPDATE : config.statedUpdate;
+    if (this.relevanceFloor && !(this.relevanceFloor.relevance >= 0 && this.relevanceFloor.relevance <= 100 && Math.abs(this.relevanceFloor.margin) <= 2)) {
+      throw new CairnError('INVALID_INPUT', 'relevanceFloor: relevance must be 0–100 and margin −2 to 2', { field: 'relevanceFloor' });
+    }
     this.candidateFactor = config.candidateFactor ?? DEFAULT_CANDIDATE_FACTOR;
     this.minCandidates = config.minCandidates ?? DEFAULT_MIN_CANDIDATES;
     this.clock = config.now ?? (() => new Date());
@@ -465,11 +515,40 @@ export class Engine {
     return hash;
   }
 
-  /** Saves one memory. A repeat of a live memory returns its id with `duplicate: true` and writes nothing. */
+  /**
+   * Saves one memory. A repeat of a live memory returns its id with `duplicate: true` and writes nothing.
+   * A new memory comes back with the live older ones it probably updates (`likelyReplaces`), left as they are.
+   */
   async save(input: MemoryInput): Promise<SaveResult> {
     const [result] = await this.saveMany([input]);
     if (!result) throw new CairnError('INTERNAL', 'save produced no result');
-    return result;
+    if (result.duplicate) return result;
+    return { ...result, likelyReplaces: await this.likelyReplaced(result.memory) };
+  }
+
+  /**
+   * Live memories of `memory`'s namespace, created before it, that it probably updates (topics.ts
+   * isLikelyUpdate): its nearest vectors, closest first. Routes are left out (they are replaced explicitly).
+   */
+  async likelyReplaced(memory: Memory): Promise<LikelyReplaced[]> {
+    if (memory.kind === 'route' || !this.store.capabilities.vectorSearch) return [];
+    const vector = (await this.store.getVectors([memory.id])).get(memory.id);
+    if (!vector) return [];
+    const floor = Math.min(LIKELY_UPDATE.minCosine, LIKELY_UPDATE.statedMinCosine);
+    const hits = (await this.store.vectorCandidates(vector, 10, { namespace: memory.namespace, now: this.now() })).filter(
+      (h) => h.id !== memory.id && h.id !== memory.supersedes && h.similarity >= floor,
+    );
+    if (hits.length === 0) return [];
+    const older = new Map((await this.store.getMemories(hits.map((h) => h.id))).map((m) => [m.id, m]));
+    const terms = new Set(analyse(indexText(memory)));
+    const out: LikelyReplaced[] = [];
+    for (const h of hits) {
+      const m = older.get(h.id);
+      if (!m || m.kind === 'route' || m.createdAt > memory.createdAt) continue;
+      if (isLikelyUpdate(memory.text, terms, new Set(analyse(indexText(m))), h.similarity)) out.push({ id: m.id, text: m.text, similarity: Math.round(h.similarity * 1000) / 1000 });
+      if (out.length >= LIKELY_UPDATE_MAX) break;
+    }
+    return out;
   }
 
   /**
@@ -1120,9 +1199,10 @@ export class Engine {
     return chain;
   }
 
-  private async weightsFor(namespace: string, override?: Partial<SignalWeights>): Promise<SignalWeights> {
+  private async weightsFor(namespace: string, override?: Partial<SignalWeights>, method: FusionMethod = this.fusion): Promise<SignalWeights> {
     const stored = (await this.store.getSetting(namespace, 'weights')) as Partial<SignalWeights> | null;
-    return resolveWeights(resolveWeights(this.defaultWeights, stored ?? undefined), override);
+    const base = resolveWeights(defaultWeightsFor(method), this.configWeights);
+    return resolveWeights(resolveWeights(base, stored ?? undefined), override);
   }
 
   /** Sets the namespace's fusion weights (shared by every agent using this store). */
@@ -1244,15 +1324,18 @@ export class Engine {
   }
 
   /**
-   * Hybrid recall: vector KNN, BM25 and recency candidates fused by Σ weight / (60 + rank); a configured
-   * reranker then reorders the fused candidates. Results are best first with per-signal score details.
+   * Hybrid recall: vector KNN and BM25 candidates, fused with recency (score fusion by default, reciprocal
+   * rank as an option); a newer note on the same topic moves above an older one; a configured reranker then
+   * reorders the fused candidates. With score fusion, nothing comes back when no candidate reaches the
+   * relevance floor. Results are best first with per-signal score details.
    */
   async search(query: string, options: SearchOptions = {}): Promise<SearchResult[]> {
     if (typeof query !== 'string' || query.trim() === '') throw new CairnError('INVALID_INPUT', 'query: must not be empty', { field: 'query' });
     if (Buffer.byteLength(query) > 32 * 1024) throw new CairnError('INVALID_INPUT', 'query: must be at most 32 KB', { field: 'query' });
     const namespace = this.ns(options.namespace);
     const limit = options.limit === undefined ? DEFAULT_LIMIT : validateLimit(options.limit, 'limit', MAX_LIMIT);
-    const weights = await this.weightsFor(namespace, options.weights);
+    const method = options.fusion === undefined ? this.fusion : validateFusion(options.fusion, 'fusion');
+    const weights = await this.weightsFor(namespace, options.weights, method);
     const now = this.now();
     const filter: CandidateFilter = {
       namespace,
@@ -1262,32 +1345,38 @@ export class Engine {
       includeInactive: options.includeInactive ?? false,
     };
     const pool = Math.max(limit * this.candidateFactor, this.minCandidates);
+    const terms = queryTerms(query);
+    const useLexical = weights.lexical > 0 && terms.length > 0 && this.store.capabilities.fullText;
+    let queryVector: Float32Array | null = null;
 
     const vectorHits = async () => {
       if (weights.vector <= 0 || !this.embedder || !this.store.capabilities.vectorSearch) return [];
       const stored = await this.checkEmbedder();
       if (!stored) return []; // nothing embedded yet
       const [qv] = await this.embedMany([query]);
+      queryVector = qv ?? null;
       return qv ? this.store.vectorCandidates(qv, pool, filter) : [];
     };
-    const lexicalHits = async () => {
-      const terms = queryTerms(query);
-      if (weights.lexical <= 0 || terms.length === 0 || !this.store.capabilities.fullText) return [];
-      return this.store.lexicalCandidates(terms, pool, filter);
+    const lexicalHits = async () => (useLexical ? this.store.lexicalCandidates(terms, pool, filter) : []);
+    // Score fusion scales BM25 by the query terms' rarity: Σ idf is what a full match scores.
+    const lexicalScale = async () => {
+      if (method !== 'score' || !useLexical) return 0;
+      const { documents, frequencies } = await this.store.termDocumentFrequencies(terms);
+      return terms.reduce((sum, t) => sum + fts5Idf(documents, frequencies.get(t) ?? 0), 0);
     };
-    const [vec, lex] = await Promise.all([vectorHits(), lexicalHits()]);
+    const [vec, lex, scale] = await Promise.all([vectorHits(), lexicalHits(), lexicalScale()]);
     const ids = [...new Set([...vec.map((h) => h.id), ...lex.map((h) => h.id)])];
     const memories = new Map((await this.store.getMemories(ids)).map((m) => [m.id, m]));
     const nowMs = Date.parse(now);
-    let results = fuse({
-      memories,
-      vector: vec.map((h) => ({ id: h.id, raw: h.similarity })),
-      lexical: lex.map((h) => ({ id: h.id, raw: h.score })),
-      ageDays: (m) => (nowMs - Date.parse(m.createdAt)) / 86_400_000,
-      weights,
-      k: RRF_K,
-    });
+    const ageDays = (m: Memory) => (nowMs - Date.parse(m.createdAt)) / 86_400_000;
+    const vectorRanked = vec.map((h) => ({ id: h.id, raw: h.similarity }));
+    const lexicalRanked = lex.map((h) => ({ id: h.id, raw: h.score }));
+    let results =
+      method === 'score'
+        ? fuseScores({ memories, vector: vectorRanked, lexical: lexicalRanked, lexicalScale: scale, ageDays, weights, calibration: this.calibration })
+        : fuse({ memories, vector: vectorRanked, lexical: lexicalRanked, ageDays, weights, k: RRF_K });
     results = demoteDoubted(await this.code.visible(results, (r) => r.memory));
+    if (method === 'score' && this.relevanceFloor && !clearsFloor(results, this.relevanceFloor, vec[0]?.similarity ?? null, await this.backgroundCosine(queryVector))) results = [];
     if (weights.recency > 0 && results.length > 1) {
       const window = Math.min(results.length, Math.max(limit * 2, 20));
       const vectors = await this.store.getVectors(results.slice(0, window).map((r) => r.memory.id));
@@ -1298,7 +1387,7 @@ export class Engine {
         const { documents, frequencies } = await this.store.termDocumentFrequencies(needed);
         if (documents > 0) weight = inverseDocumentFrequency(documents, frequencies);
       }
-      results = preferNewerOnSameTopic(results, vectors, window, weight, termCache);
+      results = preferNewerOnSameTopic(results, vectors, window, weight, termCache, method === 'score' ? this.statedUpdate : null);
     }
 
     if (this.reranker && results.length > 1) {
@@ -1317,6 +1406,23 @@ export class Engine {
     await this.code.mark(final);
     if (options.countRecall !== false) await this.countAsRecalled(namespace, final.map((r) => r.memory), now);
     return final;
+  }
+
+  /** The query's cosine to the nearest background sentence (background.ts); null without a query vector. */
+  private async backgroundCosine(queryVector: Float32Array | null): Promise<number | null> {
+    if (!queryVector) return null;
+    this.background ??= this.embedMany([...BACKGROUND_TEXTS]).catch((err: unknown) => {
+      this.background = null;
+      throw err;
+    });
+    let best = -1;
+    for (const v of await this.background) {
+      if (!v) continue;
+      let dot = 0;
+      for (let i = 0; i < v.length; i++) dot += (v[i] as number) * (queryVector[i] as number);
+      if (dot > best) best = dot;
+    }
+    return best;
   }
 
   /** Usage statistics only: a failure (a busy file, a read-only store) never fails the recall that counts. */
@@ -1383,6 +1489,10 @@ export class Engine {
     const limit = options.limit === undefined ? 40 : validateLimit(options.limit, 'limit', MAX_LIMIT);
     // Only what is packed into the block reaches the agent, so only that counts as recalled.
     const found = await this.search(query, { namespace, limit, countRecall: false, ...(options.weights ? { weights: options.weights } : {}) });
+    if (found.length === 0) {
+      const text = renderNothingRecalled(namespace);
+      return { text, tokens: await this.tokens.count(text), memories: [], routes: [], omitted: 0 };
+    }
     const { text, tokens, packed } = await packSections(
       renderHeader(namespace, 'Recalled memory'),
       [

@@ -1,11 +1,11 @@
 import { CairnError } from '../interfaces/errors.js';
-import { SIGNALS, type Memory, type ScoreDetails, type SearchResult, type SignalName, type SignalWeights } from '../interfaces/memory.js';
+import { SIGNALS, type FusionMethod, type Memory, type ScoreDetails, type SearchResult, type SignalName, type SignalWeights } from '../interfaces/memory.js';
 
 /** The constant of reciprocal-rank fusion: score = Σ weight_i / (RRF_K + rank_i). */
 export const RRF_K = 60;
 
 /**
- * Default weights, chosen on the LoCoMo dev split (conversations 0–4) by `node dist/bench/locomo-sweep.js`
+ * Default weights of rank fusion (`rrf`), chosen on the LoCoMo dev split (conversations 0–4) by `node dist/bench/locomo-sweep.js`
  * (table in bench/results/locomo-sweep.json): the best mean recall@5/10/25/50 among settings where recency
  * is on but only breaks near-ties (vector > 8 × recency: one rank of cosine at the top outweighs the whole
  * recency spread over ten results, so the most similar paraphrase is not overtaken by a newer, less similar
@@ -15,7 +15,15 @@ export const RRF_K = 60;
  * costs recall at k=5–10. Recency stays on because it also switches on the step that puts a newer note on
  * the same topic above an older one (topics.ts); a larger recency weight cost recall on every k.
  */
-export const DEFAULT_WEIGHTS: SignalWeights = { vector: 0.25, lexical: 1, recency: 0.02 };
+export const DEFAULT_RRF_WEIGHTS: SignalWeights = { vector: 0.25, lexical: 1, recency: 0.02 };
+
+/** Default weights of score fusion (the default method), chosen on the dev splits by bench/recall-sweep.ts. */
+export const DEFAULT_WEIGHTS: SignalWeights = { vector: 0.5, lexical: 1, recency: 0.1 };
+
+/** The weights a method starts from before configured, stored and per-call weights apply. */
+export function defaultWeightsFor(method: FusionMethod): SignalWeights {
+  return method === 'rrf' ? DEFAULT_RRF_WEIGHTS : DEFAULT_WEIGHTS;
+}
 
 export function resolveWeights(base: SignalWeights, override: Partial<SignalWeights> | undefined): SignalWeights {
   const out = { ...base };
@@ -31,6 +39,55 @@ export function resolveWeights(base: SignalWeights, override: Partial<SignalWeig
     out[key as SignalName] = value;
   }
   return out;
+}
+
+
+/**
+ * Bounds that map each signal's raw score onto [0, 1] (Bruch et al., "An Analysis of Fusion Functions for
+ * Hybrid Retrieval", 2023: normalising by the scoring function's theoretical range, then a convex
+ * combination, beat rank fusion). Cosine: USE-lite gives unrelated texts about 0.1–0.3 and close paraphrases
+ * 0.6–0.8, so `vectorZero` maps to 0 and `vectorFull` to 1. BM25: divided by the sum of the query terms'
+ * inverse document frequencies, the score of a document of average length holding each query term once —
+ * the share of the query's rare words a note contains, whatever the store's size. Recency: halves every
+ * `recencyHalfLifeDays`, and counts in proportion to how well the note matches, so it reorders matches and
+ * never lifts an unrelated note over the floor. Chosen on the dev splits (bench/recall-sweep.ts).
+ */
+export interface ScoreCalibration {
+  vectorZero: number;
+  vectorFull: number;
+  recencyHalfLifeDays: number;
+}
+
+export const DEFAULT_CALIBRATION: ScoreCalibration = { vectorZero: 0.2, vectorFull: 0.8, recencyHalfLifeDays: 30 };
+
+/**
+ * The relevance floor of score fusion. Results are returned when the best one reaches `relevance` (0–100: a
+ * strong lexical match, such as an identifier, needs nothing more), or when the query is closer to the
+ * store's nearest note than to the nearest background sentence (background.ts) by at least `margin` (cosine;
+ * negative: a little less close still counts). USE-lite alone cannot tell a weak paraphrase from an
+ * off-topic question (both reach notes at cosine 0.25–0.45), but an off-topic question sits much closer
+ * to some everyday sentence. Chosen on the dev halves (bench/recall-sweep.ts): on the coding-memory dev half
+ * the off-topic questions' margins were −0.59 to −0.15 (one nonsense line at +0.15), every answerable query's
+ * −0.11 or more; their best relevance was at most 21.4 against identifiers' 60 or more. The margin sits at the
+ * off-topic end of that gap: a weak answer shown costs less than a right one withheld ("what is the traffic
+ * limit" in the demo's five-note store is at −0.13).
+ */
+export interface RelevanceFloor {
+  relevance: number;
+  margin: number;
+}
+
+export const DEFAULT_FLOOR: RelevanceFloor = { relevance: 40, margin: -0.14 };
+
+/**
+ * Whether anything in `results` is worth returning. `storeCosine`: the best candidate's cosine to the query;
+ * `backgroundCosine`: the best background sentence's (null when there is no query vector: then only the
+ * relevance counts).
+ */
+export function clearsFloor(results: readonly SearchResult[], floor: RelevanceFloor, storeCosine: number | null, backgroundCosine: number | null): boolean {
+  if (results.length === 0) return false;
+  if ((results[0]?.score ?? 0) * 100 >= floor.relevance) return true;
+  return storeCosine !== null && backgroundCosine !== null && storeCosine - backgroundCosine >= floor.margin;
 }
 
 export interface RankedHit {
@@ -69,6 +126,7 @@ export function fuse(input: FuseInput): SearchResult[] {
         },
         fused: 0,
         rerank: null,
+        method: 'rrf',
       };
       details.set(id, d);
     }
@@ -100,4 +158,83 @@ export function fuse(input: FuseInput): SearchResult[] {
   return [...details.entries()]
     .map(([id, d]) => ({ memory: memories.get(id) as Memory, score: d.fused, scoreDetails: d }))
     .sort((a, b) => b.score - a.score || (a.memory.createdAt < b.memory.createdAt ? 1 : a.memory.createdAt > b.memory.createdAt ? -1 : 0));
+}
+
+export interface ScoreFuseInput {
+  memories: Map<string, Memory>;
+  /** Cosine similarity per candidate (any order); candidates missing here score 0 on the vector signal. */
+  vector: RankedHit[];
+  /** BM25 per candidate (higher is better). */
+  lexical: RankedHit[];
+  /** Σ idf of the query's terms: the BM25 that counts as a full lexical match (≤ 0: lexical scores 0). */
+  lexicalScale: number;
+  ageDays: (m: Memory) => number;
+  weights: SignalWeights;
+  calibration: ScoreCalibration;
+}
+
+const clamp01 = (x: number) => (x <= 0 || !Number.isFinite(x) ? 0 : x >= 1 ? 1 : x);
+
+/**
+ * Score fusion: relevance = (w_v·v + w_l·l + w_r·r·m) / (w_v + w_l + w_r), every signal on [0, 1] (see
+ * ScoreCalibration) and m = (w_v·v + w_l·l) / (w_v + w_l) the match alone. Each signal's `contribution` is
+ * its term in 0–100 points, so the three add up to the result's `relevance`; its score (= fused) is that over
+ * 100. Best first;
+ * equal scores break toward the newer memory.
+ */
+export function fuseScores(input: ScoreFuseInput): SearchResult[] {
+  const { memories, weights, calibration } = input;
+  const total = weights.vector + weights.lexical + weights.recency;
+  const matchWeight = weights.vector + weights.lexical;
+  const rankOf = (hits: RankedHit[]) => {
+    const sorted = [...hits].sort((a, b) => b.raw - a.raw);
+    const ranks = new Map<string, number>();
+    let previous: number | null = null;
+    let rank = 0;
+    sorted.forEach((h, i) => {
+      if (h.raw !== previous) rank = i + 1;
+      previous = h.raw;
+      ranks.set(h.id, rank);
+    });
+    return { raw: new Map(hits.map((h) => [h.id, h.raw])), ranks };
+  };
+  const vec = rankOf(input.vector.filter((h) => memories.has(h.id)));
+  const lex = rankOf(input.lexical.filter((h) => memories.has(h.id)));
+  const ids = [...new Set([...vec.raw.keys(), ...lex.raw.keys()])];
+  const span = calibration.vectorFull - calibration.vectorZero;
+  const results: SearchResult[] = ids.map((id) => {
+    const m = memories.get(id) as Memory;
+    const cos = vec.raw.get(id);
+    const bm = lex.raw.get(id);
+    const age = Math.max(0, input.ageDays(m));
+    const v = cos === undefined || span <= 0 ? 0 : clamp01((cos - calibration.vectorZero) / span);
+    const l = bm === undefined || input.lexicalScale <= 0 ? 0 : clamp01(bm / input.lexicalScale);
+    const match = matchWeight > 0 ? (weights.vector * v + weights.lexical * l) / matchWeight : 0;
+    const r = calibration.recencyHalfLifeDays > 0 ? 0.5 ** (age / calibration.recencyHalfLifeDays) : 0;
+    const part = (x: number) => (total > 0 ? (100 * x) / total : 0);
+    const details: ScoreDetails = {
+      signals: {
+        vector: { rank: vec.ranks.get(id) ?? null, contribution: part(weights.vector * v), raw: cos ?? null },
+        lexical: { rank: lex.ranks.get(id) ?? null, contribution: part(weights.lexical * l), raw: bm ?? null },
+        recency: { rank: null, contribution: part(weights.recency * r * match), raw: age },
+      },
+      fused: 0,
+      rerank: null,
+      method: 'score',
+    };
+    details.relevance = details.signals.vector.contribution + details.signals.lexical.contribution + details.signals.recency.contribution;
+    details.fused = details.relevance / 100;
+    return { memory: m, score: details.fused, scoreDetails: details };
+  });
+  // Recency rank among the candidates (newest first), for display.
+  [...results]
+    .sort((a, b) => (a.memory.createdAt < b.memory.createdAt ? 1 : a.memory.createdAt > b.memory.createdAt ? -1 : 0))
+    .forEach((r, i) => (r.scoreDetails.signals.recency.rank = i + 1));
+  return results.sort((a, b) => b.score - a.score || (a.memory.createdAt < b.memory.createdAt ? 1 : a.memory.createdAt > b.memory.createdAt ? -1 : 0));
+}
+
+/** FTS5's inverse document frequency of a term found in `df` of `documents` rows (bm25 in FTS5's sources). */
+export function fts5Idf(documents: number, df: number): number {
+  const idf = Math.log((documents - df + 0.5) / (df + 0.5));
+  return idf > 0 ? idf : 1e-6;
 }

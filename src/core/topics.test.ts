@@ -6,7 +6,7 @@ import { inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights }
 
 function result(id: string, text: string, createdAt: string, kind: Memory['kind'] = 'note'): SearchResult {
   const memory = { id, text, kind, createdAt, route: null } as unknown as Memory;
-  return { memory, score: 0, scoreDetails: { signals: {} as SearchResult['scoreDetails']['signals'], fused: 0, rerank: null } };
+  return { memory, score: 0, scoreDetails: { signals: {} as SearchResult['scoreDetails']['signals'], fused: 0, rerank: null, method: 'rrf' } };
 }
 
 /** A unit vector at `degrees` from the x axis in the plane: cos(a−b) between two of them. */

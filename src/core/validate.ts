@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CairnError } from '../interfaces/errors.js';
 import type { CodeAnchor } from '../interfaces/code.js';
-import { FEEDBACK_VERDICTS, MEMORY_KINDS, MEMORY_SCOPES, ORIGINS, type FeedbackVerdict, type MemoryKind, type MemoryScope, type Provenance, type ProvenanceFilter, type RouteInfo } from '../interfaces/memory.js';
+import { FEEDBACK_VERDICTS, FUSION_METHODS, MEMORY_KINDS, MEMORY_SCOPES, ORIGINS, type FeedbackVerdict, type FusionMethod, type MemoryKind, type MemoryScope, type Provenance, type ProvenanceFilter, type RouteInfo } from '../interfaces/memory.js';
 
 /**
  * The one validation source of cairn: a zod schema per input value, with every range and format written
@@ -46,6 +46,7 @@ export const Text = z
   .refine(wellFormed, { error: 'must not contain a lone surrogate (malformed UTF-16)' });
 
 export const Kind = z.enum(MEMORY_KINDS, { error: (i) => `must be one of ${MEMORY_KINDS.join(', ')} (got ${JSON.stringify(i.input)})` });
+export const Fusion = z.enum(FUSION_METHODS, { error: (i) => `must be one of ${FUSION_METHODS.join(', ')} (got ${JSON.stringify(i.input)})` });
 
 export const Importance = wholeNumber(1, 10);
 
@@ -107,6 +108,10 @@ export function validateText(value: unknown, field = 'text'): string {
 
 export function validateKind(value: unknown, field = 'kind'): MemoryKind {
   return check(Kind, value, field);
+}
+
+export function validateFusion(value: unknown, field = 'fusion'): FusionMethod {
+  return check(Fusion, value, field);
 }
 
 export function validateImportance(value: unknown, field = 'importance'): number {

@@ -100,6 +100,18 @@ export interface SaveResult {
   /** True when an identical live memory already existed: its id is returned and nothing was written. */
   duplicate: boolean;
   memory: Memory;
+  /**
+   * Live older memories of the namespace the new one probably updates (closest first, at most 3), set by a
+   * single save. Nothing is done to them: pass `supersedes` to replace one.
+   */
+  likelyReplaces?: LikelyReplaced[];
+}
+
+export interface LikelyReplaced {
+  id: string;
+  text: string;
+  /** Cosine similarity of the two notes' vectors. */
+  similarity: number;
 }
 
 /** Names of the recall signals fused by weighted reciprocal rank. */
@@ -108,10 +120,21 @@ export type SignalName = (typeof SIGNALS)[number];
 
 export type SignalWeights = Record<SignalName, number>;
 
+/**
+ * How recall combines the signals. `score` (the default): a weighted mean of each signal's score mapped onto
+ * [0, 1] against fixed bounds, read as a 0–100 relevance that a floor can cut. `rrf`: weighted reciprocal
+ * rank, Σ weight / (60 + rank), kept as an option; it cannot tell a strong match from a weak one.
+ */
+export const FUSION_METHODS = ['score', 'rrf'] as const;
+export type FusionMethod = (typeof FUSION_METHODS)[number];
+
 export interface SignalDetail {
   /** 1-based rank of the memory in that signal's candidate list, or null when it was not a candidate. */
   rank: number | null;
-  /** weight / (k + rank), 0 when not a candidate. */
+  /**
+   * What the signal added to the score: with score fusion, points of the 0–100 relevance (the three add up to
+   * it); with rank fusion, weight / (60 + rank), 0 when not a candidate.
+   */
   contribution: number;
   /** The signal's raw value: cosine similarity, BM25 score (higher is better), or age in days. */
   raw: number | null;
@@ -119,7 +142,12 @@ export interface SignalDetail {
 
 export interface ScoreDetails {
   signals: Record<SignalName, SignalDetail>;
+  /** The fused score (= the result's score): relevance / 100 with score fusion, Σ weight / (60 + rank) with rank fusion. */
   fused: number;
+  /** How the signals were combined. */
+  method: FusionMethod;
+  /** 0–100: how well the memory matches the query (score fusion only; the signals' contributions add up to it). */
+  relevance?: number;
   /** The reranker's score when a reranker reordered the results. */
   rerank: number | null;
   /** Set when this memory was moved above an older memory on the same topic (that memory's id). */
@@ -133,6 +161,8 @@ export interface SearchOptions {
   tags?: string[];
   /** Per-call weights; missing entries fall back to the namespace's configured weights. */
   weights?: Partial<SignalWeights>;
+  /** Per-call fusion method; default the engine's (`score`). */
+  fusion?: FusionMethod;
   /** Include forgotten / superseded / expired memories (for review surfaces). Default false. */
   includeInactive?: boolean;
   /** Count the results as recalled (usage statistics shown on the brain page). Default true. */

@@ -264,7 +264,7 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
     await cardOf(page, ids['apiLimit'] as string).waitFor();
   });
 
-  it('search finds a memory by paraphrase and shows each signal’s rank and contribution', STEP, async () => {
+  it('search finds a memory by paraphrase and shows a relevance whose signal points add up, bars against each signal’s best', STEP, async () => {
     // `/` focuses the search box from anywhere but a text field.
     await page.evaluate('document.activeElement && document.activeElement.blur()');
     await page.keyboard.press('/');
@@ -277,17 +277,31 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
     assert.equal(await first.getByTestId('memory-kind').textContent(), 'constraint');
     assert.match((await first.getByTestId('memory-date').getAttribute('datetime')) ?? '', /^\d{4}-\d\d-\d\dT/u);
 
-    // The page shows the API's own numbers: rank and contribution of every signal.
+    // The page shows the API's own numbers: rank and contribution of every signal, in points of a 0–100
+    // relevance that add up to the total shown; each bar is scaled against the best result of its signal.
     const reply = await api('GET', `/search?q=${encodeURIComponent('what is the traffic limit')}&namespace=${NS}`);
-    const signals = reply.body.results[0].scoreDetails.signals as Record<string, { rank: number | null; contribution: number }>;
+    type Signals = Record<string, { rank: number | null; contribution: number }>;
+    const results = reply.body.results as { relevance: number; scoreDetails: { signals: Signals } }[];
+    const signals = (results[0] as { scoreDetails: { signals: Signals } }).scoreDetails.signals;
     assert.notEqual(signals['vector']?.rank, null, 'the vector signal ranked it');
+    let sum = 0;
     for (const name of ['vector', 'lexical', 'recency']) {
       const s = signals[name] as { rank: number | null; contribution: number };
       const shown = first.getByTestId(`signal-${name}`);
+      const points = Math.round(s.contribution * 10) / 10;
+      sum += points;
       assert.equal(await shown.getByTestId('signal-rank').textContent(), s.rank === null ? 'not ranked' : `rank ${s.rank}`, name);
-      assert.equal(await shown.getByTestId('signal-contribution').textContent(), `+${s.contribution.toFixed(5)}`, name);
+      assert.equal(await shown.getByTestId('signal-contribution').textContent(), `+${points.toFixed(1)}`, name);
+      const best = Math.max(...results.map((r) => r.scoreDetails.signals[name]?.contribution ?? 0));
+      const share = Number(await shown.getByTestId('signal-contribution').getAttribute('data-share'));
+      assert.ok(Math.abs(share - (best > 0 ? s.contribution / best : 0)) < 1e-3, `${name} bar against the best ${name} result`);
     }
-    assert.match((await first.getByTestId('score-total').textContent()) ?? '', /^0\.\d{5}$/u);
+    const total = (await first.getByTestId('score-total').textContent()) ?? '';
+    assert.equal(total, sum.toFixed(1), 'the total is the sum of the parts shown');
+    assert.ok(Math.abs(Number(total) - (results[0] as { relevance: number }).relevance) <= 0.2, 'and the API relevance');
+    // The best vector result draws a full bar.
+    const bestVector = page.locator('#results [data-testid="signal-vector"] [data-testid="signal-contribution"][data-share="1.0000"]');
+    assert.ok((await bestVector.count()) >= 1);
     await shot(page, '03-search');
   });
 

@@ -274,7 +274,37 @@ export function describeMcpTools(harness: () => Harness): void {
     const tiny = await callOk(client, 'context_query', { query: 'API limits', token_budget: 60, limit: 5 });
     assert.ok(tiny.structured['tokens'] <= 60);
     const nothing = await callOk(client, 'context_query', { query: 'quantum chromodynamics lattice', namespace: 'e2e/empty' });
-    assert.match(nothing.text, /nothing recalled/u);
+    assert.match(nothing.text, /nothing relevant recalled/iu);
+    // An off-topic question in a store of engineering notes: nothing comes back, and the tools say so.
+    const offTopic = await callOk(client, 'search_memory', { query: 'recipe for sourdough bread' });
+    assert.deepEqual(offTopic.structured['results'], []);
+    assert.match(offTopic.text, /nothing relevant recalled/u);
+    const offContext = await callOk(client, 'context_query', { query: 'recipe for sourdough bread' });
+    assert.deepEqual(offContext.structured['memories'], []);
+    assert.match(offContext.text, /Nothing relevant recalled/u);
+  });
+
+  it('a store names the live note it likely replaces; supersedes replaces it in the same call', async () => {
+    const client = memory();
+    const ns = 'e2e/updates';
+    const old = await callOk(client, 'memory_store', { content: 'Deploys go out on Thursdays after the 14:00 change freeze lifts.', category: 'convention', importance: 6, tags: [], namespace: ns });
+    const next = await callOk(client, 'memory_store', {
+      content: 'We moved releases: production deploys now happen every Tuesday morning, and Thursday is no longer a release day.',
+      category: 'convention',
+      importance: 6,
+      tags: [],
+      namespace: ns,
+    });
+    assert.deepEqual(next.structured['likelyReplaces'].map((l: { id: string }) => l.id), [old.structured['id']]);
+    assert.ok(next.text.includes(`likely replaces ${old.structured['id']}: "Deploys go out on Thursdays`), next.text);
+    // Told so, the agent replaces the old note in the same call as its next write.
+    const again = await callOk(client, 'save_memory', { text: 'Release checklist: deploys now need a green staging run first.', supersedes: old.structured['id'], namespace: ns });
+    assert.equal(again.structured['memory'].supersedes, old.structured['id']);
+    assert.match(again.text, new RegExp(`replacing ${old.structured['id']}`, 'u'));
+    const found = await callOk(client, 'search_memory', { query: 'which day do deploys go out', namespace: ns, limit: 10 });
+    const ids = found.structured['results'].map((r: { id: string }) => r.id);
+    assert.equal(ids[0], next.structured['id'], found.text);
+    assert.ok(!ids.includes(old.structured['id']), 'the superseded note left recall');
   });
 
   it('memory_forget takes a memory out of recall; memory_restore brings it back', async () => {

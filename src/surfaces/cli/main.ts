@@ -5,7 +5,7 @@ import { parseConversations } from '../../core/conversation.js';
 import { Command, CommanderError, Option } from 'commander';
 import type { Engine } from '../../core/engine.js';
 import { CairnError, isCairnError } from '../../interfaces/errors.js';
-import { MEMORY_KINDS, MEMORY_SCOPES, type Memory, type MemoryKind, type MemoryScope, type SearchResult, type SignalWeights } from '../../interfaces/memory.js';
+import { MEMORY_KINDS, MEMORY_SCOPES, type Memory, type MemoryKind, type MemoryScope, type SaveResult, type SearchResult, type SignalWeights } from '../../interfaces/memory.js';
 import { parseAnchorSpec } from '../../core/anchors.js';
 import { renderStale } from '../../core/render.js';
 import { registerCodeCommands } from './code-commands.js';
@@ -105,9 +105,27 @@ export function resultJson(r: SearchResult): Record<string, unknown> {
 
 function formatScore(r: SearchResult): string {
   const s = r.scoreDetails.signals;
-  const part = (name: string, d: { rank: number | null; contribution: number }) => (d.rank === null ? `${name} -` : `${name} #${d.rank} +${d.contribution.toFixed(4)}`);
   const rerank = r.scoreDetails.rerank === null ? '' : `, rerank ${r.scoreDetails.rerank.toFixed(3)}`;
+  if (r.scoreDetails.method === 'score') {
+    // Relevance 0–100 and each signal's points, one decimal each; the total shown is their sum.
+    const tenth = (x: number) => Math.round(x * 10) / 10;
+    const pts = (x: number) => tenth(x).toFixed(1);
+    const total = tenth(s.vector.contribution) + tenth(s.lexical.contribution) + tenth(s.recency.contribution);
+    const raw = [
+      s.vector.raw === null ? null : `cosine ${s.vector.raw.toFixed(2)}`,
+      s.lexical.raw === null ? null : `bm25 ${s.lexical.raw.toFixed(2)}`,
+      s.recency.raw === null ? null : `${Math.round(s.recency.raw)} days old`,
+    ].filter(Boolean);
+    return `relevance ${total.toFixed(1)} = vector ${pts(s.vector.contribution)} + lexical ${pts(s.lexical.contribution)} + recency ${pts(s.recency.contribution)} (${raw.join(', ')}${rerank})`;
+  }
+  const part = (name: string, d: { rank: number | null; contribution: number }) => (d.rank === null ? `${name} -` : `${name} #${d.rank} +${d.contribution.toFixed(4)}`);
   return `${r.score.toFixed(4)} (${part('vector', s.vector)}, ${part('lexical', s.lexical)}, ${part('recency', s.recency)}${rerank})`;
+}
+
+/** "likely replaces 01H…: "Deploys go out on Thursdays"" lines after a save, with the way to act on them. */
+function likelyLines(r: SaveResult): string[] {
+  const lines = (r.likelyReplaces ?? []).map((l) => `likely replaces ${l.id}: ${JSON.stringify(l.text.length > 100 ? `${l.text.slice(0, 99)}…` : l.text)}`);
+  return lines.length ? [...lines, `(to replace it: cairn supersede <id> <text>, or save with --supersedes <id>)`] : [];
 }
 
 async function readJson(path: string): Promise<unknown> {
@@ -191,8 +209,11 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
         ...(o['anchor'] ? { anchors: (o['anchor'] as string[]).map(parseAnchorSpec) } : {}),
         ...(o['scope'] ? { scope: o['scope'] as MemoryScope } : {}),
       });
-      if (g.json) json({ id: result.id, duplicate: result.duplicate, memory: result.memory });
-      else out(result.duplicate ? `duplicate of ${result.id} (nothing new saved)` : `saved ${result.id} (${result.memory.kind}) in ${result.memory.namespace}`);
+      if (g.json) json({ id: result.id, duplicate: result.duplicate, memory: result.memory, likelyReplaces: result.likelyReplaces ?? [] });
+      else {
+        out(result.duplicate ? `duplicate of ${result.id} (nothing new saved)` : `saved ${result.id} (${result.memory.kind}) in ${result.memory.namespace}${result.memory.supersedes ? `, replacing ${result.memory.supersedes}` : ''}`);
+        for (const line of likelyLines(result)) out(line);
+      }
     });
   });
 

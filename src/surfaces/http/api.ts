@@ -44,7 +44,14 @@ export function memoryView(m: Memory): Record<string, unknown> {
 }
 
 function resultView(r: SearchResult): Record<string, unknown> {
-  return { ...memoryView(r.memory), score: r.score, scoreDetails: r.scoreDetails, ...(r.stale ? { stale: r.stale } : {}) };
+  const relevance = r.scoreDetails.relevance;
+  return {
+    ...memoryView(r.memory),
+    score: r.score,
+    ...(relevance === undefined ? {} : { relevance: Math.round(relevance * 10) / 10 }),
+    scoreDetails: r.scoreDetails,
+    ...(r.stale ? { stale: r.stale } : {}),
+  };
 }
 
 function principalView(p: Principal, auth: boolean, erase: boolean): Record<string, unknown> {
@@ -226,7 +233,7 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
       const namespace = nsFor(c, 'write', b['namespace']);
       const supersedes = str(b['supersedes'], 'supersedes');
       const r = supersedes ? await engine.supersede(supersedes, input(b, namespace)) : await engine.save(input(b, namespace));
-      return c.json({ id: r.id, duplicate: r.duplicate, memory: memoryView(r.memory) }, r.duplicate ? 200 : 201);
+      return c.json({ id: r.id, duplicate: r.duplicate, memory: memoryView(r.memory), likelyReplaces: r.likelyReplaces ?? [] }, r.duplicate ? 200 : 201);
     }),
   );
 

@@ -33,6 +33,7 @@ const metadata = z
 
 export const SaveMemoryInput = z.strictObject({
   text: V.Text.describe('What to remember, self-contained (it will be read later without this conversation)'),
+  supersedes: memoryId('Id of an older memory this one replaces (it leaves recall)').optional(),
   namespace,
   metadata,
 });
@@ -162,13 +163,25 @@ const StaleOut = z.object({
   reason: z.string(),
 });
 
-export const ScoredOut = MemoryOut.extend({ score: z.number(), stale: z.array(StaleOut).optional() });
+export const ScoredOut = MemoryOut.extend({
+  score: z.number(),
+  relevance: z.number().optional().describe('0–100: how well the memory matches the query (score fusion)'),
+  stale: z.array(StaleOut).optional(),
+});
 
 export const FeedbackOut = z.object({ id: z.string(), verdict: z.string(), feedback: FeedbackCountsOut });
 
 export const FollowMovesOut = z.object({ id: z.string(), supersedes: z.string().nullable(), moved: z.array(StaleOut), memory: MemoryOut });
 
-export const SavedOut = z.object({ id: z.string(), duplicate: z.boolean(), memory: MemoryOut });
+export const SavedOut = z.object({
+  id: z.string(),
+  duplicate: z.boolean(),
+  memory: MemoryOut,
+  likelyReplaces: z
+    .array(z.object({ id: z.string(), text: z.string(), similarity: z.number() }))
+    .optional()
+    .describe('Live older memories this one probably updates; pass one as supersedes to replace it'),
+});
 
 export const SearchOut = z.object({ namespace: z.string(), results: z.array(ScoredOut) });
 

@@ -6,7 +6,7 @@ import type { Engine } from '../../core/engine.js';
 import { renderHeader, renderMemoryLine } from '../../core/render.js';
 import type { Logger } from '../../interfaces/embedder.js';
 import { isCairnError } from '../../interfaces/errors.js';
-import type { Memory, Provenance, SearchResult } from '../../interfaces/memory.js';
+import type { Memory, Provenance, SaveResult, SearchResult } from '../../interfaces/memory.js';
 import * as S from './mcp-schemas.js';
 
 /**
@@ -106,7 +106,17 @@ export function memoryJson(m: Memory): Record<string, unknown> {
 }
 
 function scoredJson(r: SearchResult): Record<string, unknown> {
-  return { ...memoryJson(r.memory), score: r.score, ...(r.stale ? { stale: r.stale } : {}) };
+  const relevance = r.scoreDetails.relevance;
+  return { ...memoryJson(r.memory), score: r.score, ...(relevance === undefined ? {} : { relevance: Math.round(relevance) }), ...(r.stale ? { stale: r.stale } : {}) };
+}
+
+/** The caller's cue to replace: `; likely replaces 01H…: "Deploys go out on Thursdays"` per likely replaced note. */
+function likelyText(r: SaveResult): string {
+  return (r.likelyReplaces ?? []).map((l) => `; likely replaces ${l.id}: ${quote(l.text)}`).join('') + (r.likelyReplaces?.length ? ' (pass supersedes to replace)' : '');
+}
+
+function savedJson(r: SaveResult): Record<string, unknown> {
+  return { id: r.id, duplicate: r.duplicate, memory: memoryJson(r.memory), ...(r.likelyReplaces?.length ? { likelyReplaces: r.likelyReplaces } : {}) };
 }
 
 function ok(text: string, structured: Record<string, unknown>): CallToolResult {
@@ -183,14 +193,14 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
     'save_memory',
     {
       title: 'Save memory',
-      description: 'Save a free-text note to project memory. An identical live note is not stored twice (its id comes back). Prefer memory_store to give a category and importance.',
+      description: 'Save a free-text note to project memory. An identical live note is not stored twice (its id comes back). The reply names older notes this one likely replaces; pass one as supersedes to replace it in the same call. Prefer memory_store to give a category and importance.',
       inputSchema: S.SaveMemoryInput,
       outputSchema: S.SavedOut,
     },
-    async ({ text, namespace, metadata }) => {
-      const r = await engine.save({ text, namespace, metadata: provenance(metadata) });
-      const what = r.duplicate ? `already known as ${r.id}; nothing new stored` : `saved ${r.id}`;
-      return ok(`${what} in ${JSON.stringify(r.memory.namespace)}`, { id: r.id, duplicate: r.duplicate, memory: memoryJson(r.memory) });
+    async ({ text, supersedes, namespace, metadata }) => {
+      const r = await engine.save({ text, supersedes, namespace, metadata: provenance(metadata) });
+      const what = r.duplicate ? `already known as ${r.id}; nothing new stored` : `saved ${r.id}${r.memory.supersedes ? `, replacing ${r.memory.supersedes}` : ''}`;
+      return ok(`${what} in ${JSON.stringify(r.memory.namespace)}${likelyText(r)}`, savedJson(r));
     },
   );
 
@@ -205,7 +215,7 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
     async ({ query, limit, namespace }) => {
       const results = await engine.search(query, { namespace, limit });
       const ns = nsOf(namespace);
-      return ok(rendered(ns, 'Search results', results, 'no memories match'), { namespace: ns, results: results.map(scoredJson) });
+      return ok(rendered(ns, 'Search results', results, 'nothing relevant recalled (no memory matches well enough)'), { namespace: ns, results: results.map(scoredJson) });
     },
   );
 
@@ -234,7 +244,7 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
       const what = r.duplicate
         ? `already known as ${r.id}; nothing new stored`
         : `stored ${r.id} (${r.memory.kind}, importance ${r.memory.importance})${r.memory.supersedes ? `, replacing ${r.memory.supersedes}` : ''}`;
-      return ok(`${what} in ${JSON.stringify(r.memory.namespace)}`, { id: r.id, duplicate: r.duplicate, memory: memoryJson(r.memory) });
+      return ok(`${what} in ${JSON.stringify(r.memory.namespace)}${likelyText(r)}`, savedJson(r));
     },
   );
 
@@ -251,7 +261,7 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
       const pack = await engine.context(query, { namespace, limit, tokenBudget: token_budget });
       const ns = nsOf(namespace);
       const found = pack.memories.length + pack.routes.length;
-      const text = found ? pack.text : `[cairn] nothing recalled for this in ${JSON.stringify(ns)}.`;
+      const text = found || pack.text ? pack.text : `[cairn] nothing recalled for this in ${JSON.stringify(ns)}.`;
       return ok(text, {
         namespace: ns,
         text: pack.text,
