@@ -88,15 +88,11 @@
   const fmtNum = (n, digits = 4) => (typeof n === 'number' && Number.isFinite(n) ? n.toFixed(digits) : '—');
   const truncate = (s, n) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
-  /** The lifecycle state of a memory, as words. */
+  /** The lifecycle state of a memory, as words: the server's (one definition, in core); "superseded" reads "replaced". */
   function states(m) {
-    const out = [];
-    if (m.forgottenAt) out.push('forgotten');
-    if (m.supersededBy) out.push('replaced');
-    if (m.expiresAt && Date.parse(m.expiresAt) <= Date.now()) out.push('expired');
-    return out;
+    return (m.states || []).map((s) => (s === 'superseded' ? 'replaced' : s));
   }
-  const isActive = (m) => states(m).length === 0;
+  const isActive = (m) => m.active === true;
 
   function badge(text, cls, testid) {
     return h('span', { class: `badge ${cls ?? ''}`, 'data-testid': testid }, text);

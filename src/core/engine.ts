@@ -20,6 +20,7 @@ import type {
   SignalWeights,
   StoreStats,
 } from '../interfaces/memory.js';
+import { isActive } from '../interfaces/memory.js';
 import type { CandidateFilter, EmbedderInfo, RecallStats, Store, StoreTx } from '../interfaces/store.js';
 import {
   clearsFloor,
@@ -253,12 +254,8 @@ export interface BriefPack {
 export const DEFAULT_CANDIDATE_FACTOR = 5;
 export const DEFAULT_MIN_CANDIDATES = 300;
 
-/** A memory is active when it is not forgotten, not superseded and not expired at `now`. */
-export function isActive(memory: Memory, now: string): boolean {
-  return (
-    memory.forgottenAt === null && memory.supersededBy === null && (memory.expiresAt === null || memory.expiresAt > now)
-  );
-}
+/** Active: not forgotten, not superseded, not expired at `now` (one definition, in interfaces/memory.ts). */
+export { isActive };
 
 /**
  * The cairn engine: the write path (validate, dedupe, embed, commit with its event), recall (three signals

@@ -60,6 +60,30 @@ export interface Memory {
   feedback?: FeedbackCounts;
 }
 
+/**
+ * The one definition of a memory's lifecycle, for the store, the core and the page. A memory is *current*
+ * while it is neither forgotten nor superseded (a fact about the memory alone: the store's vector index
+ * keeps it as a flag); it is *active* at `now` when it is current and not expired (what recall, lists and
+ * the live counts mean). `lifecycleStates` names what makes it inactive; none means active.
+ */
+export type LifecycleState = 'forgotten' | 'superseded' | 'expired';
+
+export function isCurrent(m: Pick<Memory, 'forgottenAt' | 'supersededBy'>): boolean {
+  return m.forgottenAt === null && m.supersededBy === null;
+}
+
+export function lifecycleStates(m: Pick<Memory, 'forgottenAt' | 'supersededBy' | 'expiresAt'>, now: string): LifecycleState[] {
+  const out: LifecycleState[] = [];
+  if (m.forgottenAt !== null) out.push('forgotten');
+  if (m.supersededBy !== null) out.push('superseded');
+  if (m.expiresAt !== null && m.expiresAt <= now) out.push('expired');
+  return out;
+}
+
+export function isActive(m: Pick<Memory, 'forgottenAt' | 'supersededBy' | 'expiresAt'>, now: string): boolean {
+  return isCurrent(m) && (m.expiresAt === null || m.expiresAt > now);
+}
+
 export const FEEDBACK_VERDICTS = ['useful', 'wrong', 'stale'] as const;
 export type FeedbackVerdict = (typeof FEEDBACK_VERDICTS)[number];
 

@@ -129,4 +129,20 @@ describe('cairn serve --auth: the HTTP boundary', { concurrency: false }, () => 
     assert.deepEqual([counts.imported, counts.rejected, counts.errors[0]?.line], [2, 1, 2]);
     assert.match(counts.errors[0]?.message ?? '', /nested more than/u);
   });
+
+  it('one definition of active: an expired memory is inactive in its view, the live count and recall', async () => {
+    const auth = { authorization: `Bearer ${admin}` };
+    const text = 'The staging certificate is valid until the end of this very test';
+    const saved = await raw(base, { method: 'POST', path: '/api/memories', headers: auth, body: JSON.stringify({ text, namespace: 'life', expiresAt: new Date(Date.now() + 1500).toISOString() }) });
+    assert.equal(saved.status, 201, saved.body);
+    const id = (JSON.parse(saved.body) as { id: string }).id;
+    const view = async () => (JSON.parse((await raw(base, { method: 'GET', path: `/api/memories/${id}?namespace=life`, headers: auth })).body) as { memory: { active: boolean; states: string[] } }).memory;
+    assert.deepEqual([(await view()).active, (await view()).states], [true, []]);
+    await new Promise((r) => setTimeout(r, 1700));
+    assert.deepEqual([(await view()).active, (await view()).states], [false, ['expired']]);
+    const stats = JSON.parse((await raw(base, { method: 'GET', path: '/api/stats?namespace=life', headers: auth })).body) as { counts: { live: number; expired: number }; live?: number };
+    assert.deepEqual([stats.counts.live, stats.counts.expired], [0, 1]);
+    const found = JSON.parse((await raw(base, { method: 'GET', path: `/api/search?namespace=life&q=${encodeURIComponent('staging certificate valid')}`, headers: auth })).body) as { results: { id: string }[] };
+    assert.ok(!found.results.some((r) => r.id === id), 'recall leaves it out');
+  });
 });

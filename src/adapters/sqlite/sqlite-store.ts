@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { CairnError } from '../../interfaces/errors.js';
-import type { Memory, MemoryKind, StoreStats } from '../../interfaces/memory.js';
+import { isCurrent, type Memory, type MemoryKind, type StoreStats } from '../../interfaces/memory.js';
 import type { QuarantineEntry, QuarantineListOptions } from '../../interfaces/quarantine.js';
 import { vectorBytes, vectorFromBytes, vectorHash } from '../../core/checksum.js';
 import type {
@@ -210,7 +210,9 @@ function rowToSnapshot(r: Row): SnapshotRecord {
   };
 }
 
-const ACTIVE_SQL = `m.forgotten_at IS NULL AND m.superseded_by IS NULL AND (m.expires_at IS NULL OR m.expires_at > @now)`;
+/** isCurrent and isActive (interfaces/memory.ts) in SQL, over the alias `m`; `@now` is the time. */
+const CURRENT_SQL = `m.forgotten_at IS NULL AND m.superseded_by IS NULL`;
+const ACTIVE_SQL = `${CURRENT_SQL} AND (m.expires_at IS NULL OR m.expires_at > @now)`;
 
 /** Counts the needles (JSON on stdin) found in the raw bytes of the files named in argv. */
 const RAW_SCAN_SCRIPT = `
@@ -234,9 +236,6 @@ function rowToToken(r: Row): AccessTokenRecord {
   };
 }
 
-function isLive(m: Memory): boolean {
-  return m.forgottenAt === null && m.supersededBy === null;
-}
 
 /** WHERE fragments for kinds/tags/activity; parameters go into `params`. */
 function filterSql(filter: { kinds?: MemoryKind[] | undefined; tags?: string[] | undefined; includeInactive?: boolean | undefined }, params: Row): string {
@@ -461,7 +460,7 @@ export class SqliteStore implements Store {
     return {
       getMemory: async (id) => this.getMemorySync(id),
       findLiveByDedupeKey: async (namespace, key) => {
-        const r = this.stmt('SELECT * FROM memories WHERE namespace = ? AND dedupe_key = ? AND forgotten_at IS NULL AND superseded_by IS NULL')
+        const r = this.stmt(`SELECT * FROM memories m WHERE m.namespace = ? AND m.dedupe_key = ? AND ${CURRENT_SQL}`)
           .get(namespace, key) as Row | undefined;
         return r ? rowToMemory(r) : null;
       },
@@ -498,7 +497,7 @@ export class SqliteStore implements Store {
           this.stmt('UPDATE memories SET vector_hash = NULL WHERE rowid = ?').run(rowid);
           if (index.vector) this.writeVector(rowid, memory, index.vector);
         } else if (this.vectorDims !== null) {
-          this.stmt('UPDATE memories_vec SET active = ?, kind = ? WHERE rowid = ?').run(isLive(memory) ? 1n : 0n, memory.kind, rowid);
+          this.stmt('UPDATE memories_vec SET active = ?, kind = ? WHERE rowid = ?').run(isCurrent(memory) ? 1n : 0n, memory.kind, rowid);
         }
       },
       deleteMemory: async (id) => {
@@ -745,7 +744,7 @@ export class SqliteStore implements Store {
       throw new CairnError('EMBEDDER_MISMATCH', `vector has ${vector.length} dimensions; the store holds ${this.vectorDims}`, { hint: 'run `cairn reindex`' });
     }
     this.stmt('INSERT INTO memories_vec (rowid, namespace, active, kind, embedding) VALUES (?, ?, ?, ?, ?)')
-      .run(rowid, memory.namespace, isLive(memory) ? 1n : 0n, memory.kind, vector);
+      .run(rowid, memory.namespace, isCurrent(memory) ? 1n : 0n, memory.kind, vector);
     this.stmt('UPDATE memories SET vector_hash = ? WHERE rowid = ?').run(vectorHash(vector), rowid);
   }
 
@@ -978,12 +977,12 @@ export class SqliteStore implements Store {
   async stats(now: string): Promise<StoreStats> {
     return this.read('counting', () => {
       const rows = this.stmt(
-          `SELECT namespace,
-             SUM(CASE WHEN forgotten_at IS NULL AND superseded_by IS NULL AND (expires_at IS NULL OR expires_at > @now) THEN 1 ELSE 0 END) AS live,
-             SUM(CASE WHEN forgotten_at IS NOT NULL THEN 1 ELSE 0 END) AS forgotten,
-             SUM(CASE WHEN forgotten_at IS NULL AND superseded_by IS NOT NULL THEN 1 ELSE 0 END) AS superseded,
-             SUM(CASE WHEN forgotten_at IS NULL AND superseded_by IS NULL AND expires_at IS NOT NULL AND expires_at <= @now THEN 1 ELSE 0 END) AS expired
-           FROM memories GROUP BY namespace ORDER BY namespace`,
+          `SELECT m.namespace AS namespace,
+             SUM(CASE WHEN ${ACTIVE_SQL} THEN 1 ELSE 0 END) AS live,
+             SUM(CASE WHEN m.forgotten_at IS NOT NULL THEN 1 ELSE 0 END) AS forgotten,
+             SUM(CASE WHEN m.forgotten_at IS NULL AND m.superseded_by IS NOT NULL THEN 1 ELSE 0 END) AS superseded,
+             SUM(CASE WHEN ${CURRENT_SQL} AND NOT (${ACTIVE_SQL}) THEN 1 ELSE 0 END) AS expired
+           FROM memories m GROUP BY m.namespace ORDER BY m.namespace`,
         )
         .all({ now }) as StoreStats['namespaces'];
       const total = rows.reduce((s, r) => s + r.live + r.forgotten + r.superseded + r.expired, 0);
@@ -1066,7 +1065,7 @@ export class SqliteStore implements Store {
 
   async recallStats(namespace: string, now: string, top: number): Promise<RecallStats> {
     return this.read('counting recalls', () => {
-      const live = `m.namespace = @namespace AND m.forgotten_at IS NULL AND m.superseded_by IS NULL AND (m.expires_at IS NULL OR m.expires_at > @now)`;
+      const live = `m.namespace = @namespace AND ${ACTIVE_SQL}`;
       const rows = this.stmt(
         `SELECT CASE WHEN r.count IS NULL THEN '0' WHEN r.count = 1 THEN '1' WHEN r.count < 5 THEN '2-4' WHEN r.count < 10 THEN '5-9' ELSE '10+' END AS bucket,
                 COUNT(*) AS memories
@@ -1157,7 +1156,7 @@ export class SqliteStore implements Store {
             this.db.exec(vectorTableSql(this.vectorDims));
             const ins = this.stmt('INSERT INTO memories_vec (rowid, namespace, active, kind, embedding) VALUES (?, ?, ?, ?, ?)');
             for (const r of rows) {
-              const current = r['forgotten_at'] === null && r['superseded_by'] === null;
+              const current = isCurrent({ forgottenAt: r['forgotten_at'] as string | null, supersededBy: r['superseded_by'] as string | null });
               ins.run(BigInt(r['rowid'] as number), r['namespace'], current ? 1n : 0n, r['kind'], r['data']);
             }
           }

@@ -4,7 +4,7 @@ import { ALL_NAMESPACES, authorize, namespaceAllowed, type AccessControl } from 
 import type { Engine } from '../../core/engine.js';
 import { jsonTooDeep } from '../../core/text.js';
 import { CairnError } from '../../interfaces/errors.js';
-import type { FeedbackVerdict, Memory, MemoryInput, MemoryKind, SearchResult } from '../../interfaces/memory.js';
+import { lifecycleStates, type FeedbackVerdict, type Memory, type MemoryInput, type MemoryKind, type SearchResult } from '../../interfaces/memory.js';
 import type { AccessScope } from '../../interfaces/store.js';
 import { memoryJson } from '../mcp/mcp-server.js';
 import { clientAddress, CSRF_HEADER, SESSION_COOKIE, SESSION_TTL_MS, type Auth, type AuthEnv, type Principal } from './auth.js';
@@ -31,10 +31,16 @@ export interface ApiConfig {
 
 type C = Context<AuthEnv>;
 
-/** Everything a reviewer needs about a memory: the MCP shape plus its lifecycle. */
+/**
+ * Everything a reviewer needs about a memory: the MCP shape plus its lifecycle, with `states` and `active`
+ * from the one definition (interfaces/memory.ts) at the time of the answer, so the page decides nothing.
+ */
 export function memoryView(m: Memory): Record<string, unknown> {
+  const states = lifecycleStates(m, new Date().toISOString());
   return {
     ...memoryJson(m),
+    active: states.length === 0,
+    states,
     updatedAt: m.updatedAt,
     expiresAt: m.expiresAt,
     supersededBy: m.supersededBy,
