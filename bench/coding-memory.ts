@@ -24,6 +24,7 @@ import type { Store } from '../src/interfaces/store.js';
 import type { SearchOptions } from '../src/interfaces/memory.js';
 import { CODING_NAMESPACES, QUERY_TYPES, type QueryType } from './coding-memory-data.js';
 import { CachingEmbedder, loadVectorCache, prefetchEmbeddings, saveVectorCache } from './locomo-data.js';
+import { staleRouteCases } from './coding-stale-routes.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..');
@@ -255,6 +256,12 @@ async function main(): Promise<void> {
       .filter((o) => o.query.split !== 'test' && ((o.query.expect && o.rank !== 1) || (o.query.type === 'off-topic' && o.returned > 0) || o.leaked))
       .map((o) => ({ split: o.query.split, type: o.query.type, namespace: o.query.namespace, query: o.query.query, rank: o.rank, returned: o.returned, top: o.top }));
     // The context block for an off-topic question, to show what an agent is given when nothing matches.
+    // Stale routes (bench/coding-stale-routes.ts): moved files in real git repositories.
+    const staleRoutes = await staleRouteCases(embedder);
+    lines.push(
+      `stale routes: ${staleRoutes.moved} of ${staleRoutes.routes} routes moved; marked with the new path ${pct(staleRoutes.markedWithNewPath)} %, ` +
+        `false marks ${staleRoutes.falseMarks}, after one followMoves call R@1 with the new path ${pct(staleRoutes.followedR1)} %`,
+    );
     const offTopic = fixture.queries.find((q) => q.type === 'off-topic') as CodingQuery;
     const pack = await fixture.engine.context(offTopic.query, { namespace: offTopic.namespace });
     const result = {
@@ -273,6 +280,7 @@ async function main(): Promise<void> {
       method:
         'engine.search(query, { namespace, limit: 10 }) with the product defaults; R@k and MRR over queries with an answer; update-correct: newest version returned and ranked above every older version returned; rejection: no result at all; leaks: queries whose results hold a forgotten/expired note or another namespace\'s note',
       results,
+      staleRoutes,
       offTopicContext: { query: offTopic.query, tokens: pack.tokens, text: pack.text },
       devMisses: misses,
       durationMs: Math.round(performance.now() - started),

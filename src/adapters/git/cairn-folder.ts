@@ -23,6 +23,7 @@ export async function openCairnFolder(repo: GitRepository, namespace: string): P
     await writeFile(tmp, text);
     await rename(tmp, path);
   };
+  let made: Promise<void> | undefined;
   return {
     location: dir,
     async read() {
@@ -43,7 +44,8 @@ export async function openCairnFolder(repo: GitRepository, namespace: string): P
       return files;
     },
     async write(name, text) {
-      await mkdir(dir, { recursive: true });
+      made ??= mkdir(dir, { recursive: true }).then(() => undefined);
+      await made;
       await atomicWrite(join(dir, name), text);
     },
     async remove(name) {

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize, relative, resolve } from 'node:path';
 import type { CodeRepository, PathChange, RepoState } from '../../interfaces/code.js';
@@ -79,9 +80,12 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
     return layout;
   };
 
+  // Reads of .git's small files and stats of anchored paths are synchronous on purpose: each takes
+  // microseconds, while an async call waits for a thread-pool slot, which on a busy machine cost several
+  // milliseconds a search (measured by bench/staleness.ts).
   const readText = async (path: string): Promise<string | null> => {
     try {
-      return await readFile(path, 'utf8');
+      return readFileSync(path, 'utf8');
     } catch {
       return null;
     }
@@ -89,7 +93,7 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
 
   const mtime = async (path: string): Promise<number> => {
     try {
-      return (await stat(path)).mtimeMs;
+      return statSync(path).mtimeMs;
     } catch {
       return 0;
     }
@@ -208,7 +212,7 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
           const full = inside(l, p);
           if (!full) return;
           try {
-            const s = await stat(full);
+            const s = statSync(full);
             if (s.isFile() || s.isDirectory()) found.add(p);
           } catch {
             // missing: not found
@@ -304,8 +308,8 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
       const full = l && inside(l, path);
       if (!full) return null;
       try {
-        const s = await stat(full);
-        return s.isFile() ? await readFile(full, 'utf8') : null;
+        const s = statSync(full);
+        return s.isFile() && s.size <= 4 * 1024 * 1024 ? readFileSync(full, 'utf8') : null;
       } catch {
         return null;
       }
