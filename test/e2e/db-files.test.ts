@@ -8,9 +8,9 @@ import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { BIN, createSandbox, type Sandbox } from './mcp-scenario.js';
+import { BIN, NO_MODEL, useSandbox, type Sandbox } from './mcp-scenario.js';
 import { spawnSync } from 'node:child_process';
 
 function run(sandbox: Sandbox, args: string[]): { code: number | null; stdout: string; stderr: string } {
@@ -28,12 +28,7 @@ function seedLines(n: number, ns: string): string {
 const digest = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 
 describe('the database file', () => {
-  let sandbox: Sandbox;
-  before(() => {
-    sandbox = createSandbox('db-files');
-    sandbox.env['CAIRN_EMBEDDER'] = 'none';
-  });
-  after(() => sandbox.remove());
+  const sandbox = useSandbox('db-files', NO_MODEL);
 
   it("refuses another program's SQLite file without writing a byte", () => {
     const cases: [string, string][] = [

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { it } from 'node:test';
+import { after, before, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 
@@ -47,6 +47,24 @@ export function createSandbox(label: string): Sandbox {
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
+
+/**
+ * A sandbox for the suite it is called in: filled in before its first test (with `env` added to its
+ * environment, e.g. CAIRN_EMBEDDER=none where the model is beside the point), removed after the last.
+ */
+export function useSandbox(label: string, env: Record<string, string> = {}): Sandbox {
+  const box = {} as Sandbox;
+  before(() => {
+    const made = createSandbox(label);
+    Object.assign(made.env, env);
+    Object.assign(box, made);
+  });
+  after(() => box.remove?.());
+  return box;
+}
+
+/** The environment of a sandbox whose test does not need the embedding model. */
+export const NO_MODEL = { CAIRN_EMBEDDER: 'none' };
 
 export interface Run {
   code: number | null;

@@ -4,8 +4,8 @@
  */
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { after, before, describe, it } from 'node:test';
-import { BIN, createSandbox, type Sandbox } from './mcp-scenario.js';
+import { describe, it } from 'node:test';
+import { BIN, NO_MODEL, useSandbox } from './mcp-scenario.js';
 
 interface Reply {
   id: number | string | null;
@@ -14,12 +14,7 @@ interface Reply {
 }
 
 describe('cairn mcp (stdio): bad input', () => {
-  let sandbox: Sandbox;
-  before(() => {
-    sandbox = createSandbox('mcp-stdio-input');
-    sandbox.env['CAIRN_EMBEDDER'] = 'none';
-  });
-  after(() => sandbox.remove());
+  const sandbox = useSandbox('mcp-stdio-input', NO_MODEL);
 
   it('answers malformed and oversized lines with JSON-RPC errors and keeps serving', async (t) => {
     const child = spawn(process.execPath, [BIN, 'mcp', '--db', sandbox.db], { cwd: sandbox.cwd, env: sandbox.env, stdio: ['pipe', 'pipe', 'pipe'] });

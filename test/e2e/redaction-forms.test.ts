@@ -6,8 +6,8 @@
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
-import { BIN, createSandbox, type Sandbox } from './mcp-scenario.js';
+import { describe, it } from 'node:test';
+import { BIN, NO_MODEL, useSandbox } from './mcp-scenario.js';
 
 const SAID = [
   ['The CI key is AKIA\u200bIOSFODNN7EXAMPLE for staging', 'IOSFODNN7EXAMPLE'],
@@ -18,12 +18,7 @@ const SAID = [
 ] as const;
 
 describe('disguised secrets through cairn save', () => {
-  let sandbox: Sandbox;
-  before(() => {
-    sandbox = createSandbox('redaction-forms');
-    sandbox.env['CAIRN_EMBEDDER'] = 'none';
-  });
-  after(() => sandbox.remove());
+  const sandbox = useSandbox('redaction-forms', NO_MODEL);
 
   it('are redacted before they reach the file', () => {
     for (const [text] of SAID) {

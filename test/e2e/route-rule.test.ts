@@ -3,18 +3,13 @@
  * memory, because its text comes from one definition in core.
  */
 import * as assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { BIN, callOk, cliJson, createSandbox, type Sandbox } from './mcp-scenario.js';
+import { BIN, callOk, cliJson, NO_MODEL, useSandbox } from './mcp-scenario.js';
 
 describe('routes from the CLI and from MCP', () => {
-  let sandbox: Sandbox;
-  before(() => {
-    sandbox = createSandbox('route-rule');
-    sandbox.env['CAIRN_EMBEDDER'] = 'none';
-  });
-  after(() => sandbox.remove());
+  const sandbox = useSandbox('route-rule', NO_MODEL);
 
   it('are one memory', async () => {
     const route = { title: 'checkout tax', description: 'VAT rules and rounding', paths: ['shop/checkout/tax.py', 'shop/checkout/rates.json'] };
