@@ -338,6 +338,32 @@ export function describeStoreContract(name: string, makeStore: MakeStore, option
       });
     });
 
+    describe('erasures in progress', () => {
+      test('a pending erasure is recorded in a transaction, replaced by id, listed oldest first, and finished', async (store) => {
+        assert.deepEqual(await store.pendingErasures(), []);
+        const a = { id: ulid(Date.parse(NOW)), scope: { namespace: 'acme/shop' }, plan: null, startedAt: NOW };
+        const b = { id: ulid(Date.parse(NOW) + 1000), scope: { subject: 'user-42' }, plan: null, startedAt: '2026-07-01T00:00:00.000Z' };
+        await store.transaction(async (tx) => {
+          await tx.putPendingErasure(b);
+          await tx.putPendingErasure(a);
+          assert.equal((await tx.pendingErasures()).length, 2, 'visible inside the transaction');
+        });
+        assert.deepEqual((await store.pendingErasures()).map((e) => e.id), [a.id, b.id]);
+        const plan = { ids: ['x'], texts: ['dGV4dA=='] };
+        await store.transaction((tx) => tx.putPendingErasure({ ...a, plan }));
+        assert.deepEqual((await store.pendingErasures())[0], { ...a, plan });
+        await store.finishErasure(a.id);
+        assert.deepEqual((await store.pendingErasures()).map((e) => e.id), [b.id]);
+        await assert.rejects(
+          store.transaction(async (tx) => {
+            await tx.putPendingErasure({ ...b, id: ulid() });
+            throw new CairnError('CONFLICT', 'rolled back');
+          }),
+        );
+        assert.equal((await store.pendingErasures()).length, 1, 'a rolled-back transaction records nothing');
+      });
+    });
+
     describe('transactions and events', () => {
       test('a throw inside a transaction rolls back every write, events included', async (store) => {
         const before = makeMemory('acme/shop', 'Committed before the failure');
