@@ -1372,8 +1372,10 @@ export class Engine {
       method === 'score'
         ? fuseScores({ memories, vector: vectorRanked, lexical: lexicalRanked, lexicalScale: scale, ageDays, weights, calibration: this.calibration })
         : fuse({ memories, vector: vectorRanked, lexical: lexicalRanked, ageDays, weights, k: RRF_K });
-    results = demoteDoubted(await this.code.visible(results, (r) => r.memory));
+    results = await this.code.visible(results, (r) => r.memory);
     if (method === 'score' && this.relevanceFloor && !clearsFloor(results, this.relevanceFloor, vec[0]?.similarity ?? null, await this.backgroundCosine(queryVector))) results = [];
+    // After the floor: a doubted memory sinks among the relevant ones, it does not make a query irrelevant.
+    results = demoteDoubted(results);
     if (weights.recency > 0 && results.length > 1) {
       const window = Math.min(results.length, Math.max(limit * 2, 20));
       const vectors = await this.store.getVectors(results.slice(0, window).map((r) => r.memory.id));
