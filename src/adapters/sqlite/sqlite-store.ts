@@ -1054,11 +1054,13 @@ export class SqliteStore implements Store {
     if (ids.length === 0 || this.readOnly) return;
     await this.smallWrite('counting recalls', () => {
       const upsert = this.stmt(
-        `INSERT INTO recall_counts (memory_id, namespace, count, last_at) VALUES (?, ?, 1, ?)
+        // Only for a memory that still exists: a search answered just before an erasure deleted it must not
+        // leave a count behind for an id that is gone.
+        `INSERT INTO recall_counts (memory_id, namespace, count, last_at) SELECT ?, ?, 1, ? WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)
          ON CONFLICT(memory_id) DO UPDATE SET count = count + 1, last_at = excluded.last_at`,
       );
       this.db.transaction(() => {
-        for (const id of ids) upsert.run(id, namespace, at);
+        for (const id of ids) upsert.run(id, namespace, at, id);
       }).immediate();
     });
   }
