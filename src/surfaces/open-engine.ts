@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { createHttpEmbedder } from '../adapters/embed-http/http-embedder.js';
 import { createCachingEmbedder } from '../adapters/embed-cache/caching-embedder.js';
 import { createUseEmbedder } from '../adapters/embed-use/use-embedder.js';
+import { createPoolEmbedder, type PoolEmbedder } from '../adapters/embed-pool/pool-embedder.js';
 import { createOverlapReranker } from '../adapters/rerank-local/overlap-reranker.js';
 import { createSqliteStore } from '../adapters/sqlite/sqlite-store.js';
 import { createGitRepository, type GitRepository } from '../adapters/git/git-repository.js';
@@ -90,7 +91,8 @@ export interface ResolvedConfig {
   dbPath: string;
   namespace: string;
   namespaceSource: 'flag' | 'env' | 'config' | 'git-origin' | 'git-toplevel' | 'cwd';
-  embedder: { provider: 'use' | 'openai' | 'none'; baseUrl?: string | undefined; model?: string | undefined; dimensions?: number | undefined; apiKey?: string | undefined };
+  /** `workers`: threads of the embedding pool in long-lived processes (CAIRN_EMBED_WORKERS; 0 embeds on the main thread). */
+  embedder: { provider: 'use' | 'openai' | 'none'; workers: number; baseUrl?: string | undefined; model?: string | undefined; dimensions?: number | undefined; apiKey?: string | undefined };
   reranker: 'none' | 'overlap';
   weights: CairnConfigFile['weights'];
   logLevel: ReturnType<typeof parseLogLevel>;
@@ -175,6 +177,7 @@ export function resolveConfig(flags: CliFlags, environment: Environment = { env:
     namespaceSource,
     embedder: {
       provider,
+      workers: embedWorkers(env),
       baseUrl: env['CAIRN_EMBED_BASE_URL'] || file.embedder?.baseUrl,
       model: env['CAIRN_EMBED_MODEL'] || file.embedder?.model,
       dimensions,
@@ -260,7 +263,30 @@ export function resolveSecurity(env: NodeJS.ProcessEnv, file: CairnConfigFile['s
   };
 }
 
-export function buildEmbedder(config: ResolvedConfig['embedder']): Embedder | null {
+/** CAIRN_EMBED_WORKERS: a whole number of threads, `0` for the main thread, default (or `auto`) one per core. */
+function embedWorkers(env: NodeJS.ProcessEnv): number {
+  const raw = env['CAIRN_EMBED_WORKERS']?.trim();
+  if (!raw || raw === 'auto') return availableParallelism();
+  if (!/^\d+$/u.test(raw) || Number(raw) > 64) {
+    throw new CairnError('INVALID_INPUT', `CAIRN_EMBED_WORKERS must be auto or a whole number from 0 to 64 (got ${JSON.stringify(raw)})`, { field: 'CAIRN_EMBED_WORKERS' });
+  }
+  return Number(raw);
+}
+
+/**
+ * `pool` (long-lived processes: serve, mcp) runs the local model on worker threads, batching concurrent
+ * requests, unless CAIRN_EMBED_WORKERS=0; every other command embeds on its own thread. The pool is
+ * returned too, so that close() stops its threads.
+ */
+export function buildEmbedder(config: ResolvedConfig['embedder'], options: { pool?: boolean } = {}): { embedder: Embedder | null; pool: PoolEmbedder | null } {
+  if (config.provider === 'use' && options.pool && config.workers > 0) {
+    const pool = createPoolEmbedder({ workers: config.workers });
+    return { embedder: createCachingEmbedder(pool, 2000), pool };
+  }
+  return { embedder: buildSingleEmbedder(config), pool: null };
+}
+
+function buildSingleEmbedder(config: ResolvedConfig['embedder']): Embedder | null {
   switch (config.provider) {
     case 'none':
       return null;
@@ -278,6 +304,8 @@ export function buildEmbedder(config: ResolvedConfig['embedder']): Embedder | nu
 export interface OpenEngineOptions {
   /** Skip the embedder (commands that must not load a model, e.g. hooks' gate). */
   withoutEmbedder?: boolean;
+  /** A long-lived process (serve, mcp): embed on a pool of worker threads (see buildEmbedder). */
+  embedInWorkers?: boolean;
   logger?: Logger;
 }
 
@@ -303,9 +331,10 @@ export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, env
   // Code awareness (anchors, staleness, branch scope) for the repository the process runs in; detected
   // lazily on first use, so commands that never touch memory pay nothing.
   const repository = createGitRepository({ cwd: environment?.cwd ?? process.cwd() });
+  const { embedder, pool } = options.withoutEmbedder ? { embedder: null, pool: null } : buildEmbedder(config.embedder, { pool: options.embedInWorkers });
   const engine = new Engine({
     store,
-    embedder: options.withoutEmbedder ? null : buildEmbedder(config.embedder),
+    embedder,
     reranker,
     tokenCounter: createGptTokenCounter(),
     defaultNamespace: config.namespace,
@@ -322,7 +351,10 @@ export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, env
     config,
     logger,
     scratchStore: () => createSqliteStore({ path: ':memory:' }),
-    close: () => store.close(),
+    close: async () => {
+      await pool?.close();
+      await store.close();
+    },
   };
 }
 

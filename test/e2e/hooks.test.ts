@@ -292,7 +292,7 @@ describe('cairn hook stop (the memory gate)', () => {
     assert.equal(r.code, 2);
     const loaded = r.stderr.split('\n').filter((l) => l.startsWith('LOADED '));
     assert.ok(loaded.some((l) => l.includes('stop-gate.js')), 'the trace works');
-    for (const heavy of ['@energetic-ai', 'gpt-tokenizer', '@tensorflow']) {
+    for (const heavy of ['@energetic-ai', 'gpt-tokenizer', '@tensorflow', 'embed-pool']) {
       assert.equal(loaded.filter((l) => l.includes(heavy)).length, 0, `${heavy} must not load`);
     }
     assert.equal(existsSync(db), false, 'no database opened');

@@ -156,7 +156,7 @@ async function readLines(path: string): Promise<AsyncIterable<string>> {
  * Builds the `cairn` command. Each action parses its input, calls the engine, formats the answer: no rule
  * lives here. The engine is opened lazily so `--help` loads neither the database nor the model.
  */
-export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { withoutEmbedder?: boolean }) => Promise<OpenedEngine>): Command {
+export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { withoutEmbedder?: boolean; embedInWorkers?: boolean }) => Promise<OpenedEngine>): Command {
   const out = (s: string): void => {
     io.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
   };
@@ -676,7 +676,7 @@ function oneLine(message: string): string {
 
 /** Runs the CLI; resolves to the exit code. Errors become one line on stderr. */
 export async function main(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
-  const open = async (flags: GlobalOpts, opts: { withoutEmbedder?: boolean } = {}) => {
+  const open = async (flags: GlobalOpts, opts: { withoutEmbedder?: boolean; embedInWorkers?: boolean } = {}) => {
     const { openEngine } = await import('../open-engine.js');
     return openEngine({ db: flags.db, namespace: flags.namespace }, opts);
   };
