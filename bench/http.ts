@@ -3,12 +3,14 @@
  * memories, driven by autocannon on 127.0.0.1 with 1, 8 and 32 concurrent clients: search (GET /api/search,
  * query embedded by the server) and save (POST /api/memories, every text new, so each one is embedded and
  * screened). Throughput, p50/p95/p99 latency per run from every response time, and the server's resident
- * memory (sampled from /proc) at rest and under load.
+ * memory (sampled from /proc) at rest and under load. Each embedding path runs against its own copy of the
+ * same store, one after the other: `pool` (the default: worker threads, one per core) and `thread`
+ * (CAIRN_EMBED_WORKERS=0: the model on the server's main thread, as before the pool).
  *
- *   node dist/bench/http.js [--quick] [--memories 10000] [--duration 10] [--out bench/results/http.json]
+ *   node dist/bench/http.js [--quick] [--memories 10000] [--duration 10] [--embedders pool,thread] [--out bench/results/http.json]
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,8 +30,13 @@ interface Options {
   memories: number;
   durationS: number;
   connections: number[];
+  embedders: Embedding[];
   out: string;
 }
+
+type Embedding = 'pool' | 'thread';
+/** The server's environment for each embedding path. */
+const EMBEDDING_ENV: Record<Embedding, Record<string, string>> = { pool: {}, thread: { CAIRN_EMBED_WORKERS: '0' } };
 
 function parseArgs(argv: string[]): Options {
   const quick = argv.includes('--quick');
@@ -38,6 +45,7 @@ function parseArgs(argv: string[]): Options {
     memories: quick ? 1000 : 10_000,
     durationS: quick ? 3 : 10,
     connections: [1, 8, 32],
+    embedders: ['pool', 'thread'],
     out: join(ROOT, 'bench', 'results', 'http.json'),
   };
   for (let i = 0; i < argv.length; i++) {
@@ -45,8 +53,12 @@ function parseArgs(argv: string[]): Options {
     const v = argv[i + 1];
     if (a === '--memories' && v) opts.memories = Number(argv[++i]);
     else if (a === '--duration' && v) opts.durationS = Number(argv[++i]);
+    else if (a === '--embedders' && v) opts.embedders = (argv[++i] as string).split(',').map((e) => {
+      if (e !== 'pool' && e !== 'thread') throw new Error(`--embedders takes pool and/or thread (got ${e})`);
+      return e;
+    });
     else if (a === '--out' && v) opts.out = resolve(argv[++i] as string);
-    else if (a !== '--quick') throw new Error(`unknown argument ${a}; usage: node dist/bench/http.js [--quick] [--memories N] [--duration S] [--out F]`);
+    else if (a !== '--quick') throw new Error(`unknown argument ${a}; usage: node dist/bench/http.js [--quick] [--memories N] [--duration S] [--embedders pool,thread] [--out F]`);
   }
   return opts;
 }
@@ -103,9 +115,10 @@ interface Served {
   stderr: () => string;
 }
 
-async function startServer(dbPath: string, cwd: string): Promise<Served> {
+async function startServer(dbPath: string, cwd: string, env: Record<string, string>): Promise<Served> {
   const child = spawn(process.execPath, [BIN, 'serve', '--auth', '--rate-limit', '0', '--quiet', '--port', '0', '--db', dbPath, '--namespace', NAMESPACE], {
     cwd,
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -125,6 +138,7 @@ async function startServer(dbPath: string, cwd: string): Promise<Served> {
 }
 
 interface RunResult {
+  embedding: Embedding;
   operation: 'search' | 'save';
   connections: number;
   durationS: number;
@@ -138,7 +152,7 @@ interface RunResult {
   loadAverage1m: number;
 }
 
-async function run(served: Served, token: string, operation: 'search' | 'save', connections: number, durationS: number, seed: number): Promise<RunResult> {
+async function run(served: Served, embedding: Embedding, token: string, operation: 'search' | 'save', connections: number, durationS: number, seed: number): Promise<RunResult> {
   const r = rng(seed);
   const queries = Array.from({ length: 500 }, () => query(r));
   let serial = 0;
@@ -180,6 +194,7 @@ async function run(served: Served, token: string, operation: 'search' | 'save', 
   latencies.sort((a, b) => a - b);
   const ok = result['2xx'];
   return {
+    embedding,
     operation,
     connections,
     durationS: round(result.duration, 2),
@@ -215,28 +230,48 @@ async function main(): Promise<void> {
     if (created.status !== 0) throw new Error(`token create failed: ${created.stderr}`);
     const token = (JSON.parse(created.stdout) as { token: string }).token;
 
-    served = await startServer(dbPath, dir);
-    const pid = served.child.pid as number;
-    const rssAtStart = rssMiB(pid);
-    // Warm-up: the model loads on the first search; these requests are not measured.
-    for (let i = 0; i < 5; i++) {
-      const res = await fetch(`${served.base}/api/search?q=warm+up+${i}`, { headers: { authorization: `Bearer ${token}` } });
-      if (!res.ok) throw new Error(`warm-up search failed: ${res.status} ${await res.text()}`);
-    }
-    const rssWarm = rssMiB(pid);
     const runs: RunResult[] = [];
-    let seed = 1;
-    for (const operation of ['search', 'save'] as const) {
-      for (const connections of opts.connections) {
-        log(`${operation} with ${connections} connection(s) for ${opts.durationS} s…`);
-        const r = await run(served, token, operation, connections, opts.durationS, seed++);
-        runs.push(r);
-        log(
-          `${operation} ×${connections}: ${r.throughputPerS}/s, p50 ${r.latencyMs.p50} ms, p95 ${r.latencyMs.p95} ms, non-2xx ${r.non2xx}, errors ${r.errors}, rss max ${r.serverRssMiB.max} MiB`,
-        );
+    const rssByEmbedding: Record<string, unknown> = {};
+    for (const embedding of opts.embedders) {
+      // Each path gets its own copy of the filled store, so the saves of one do not grow the other's.
+      const copy = join(dir, `bench-${embedding}.db`);
+      copyFileSync(dbPath, copy);
+      if (existsSync(`${dbPath}-wal`)) copyFileSync(`${dbPath}-wal`, `${copy}-wal`);
+      served = await startServer(copy, dir, EMBEDDING_ENV[embedding]);
+      const pid = served.child.pid as number;
+      const rssAtStart = rssMiB(pid);
+      // Warm-up: the model loads on the first search; these requests are not measured.
+      for (let i = 0; i < 5; i++) {
+        const res = await fetch(`${served.base}/api/search?q=warm+up+${i}`, { headers: { authorization: `Bearer ${token}` } });
+        if (!res.ok) throw new Error(`warm-up search failed: ${res.status} ${await res.text()}`);
       }
+      const rssWarm = rssMiB(pid);
+      let seed = 1;
+      const own: RunResult[] = [];
+      for (const operation of ['search', 'save'] as const) {
+        for (const connections of opts.connections) {
+          log(`${embedding}: ${operation} with ${connections} connection(s) for ${opts.durationS} s…`);
+          const r = await run(served, embedding, token, operation, connections, opts.durationS, seed++);
+          own.push(r);
+          log(
+            `${embedding}: ${operation} ×${connections}: ${r.throughputPerS}/s, p50 ${r.latencyMs.p50} ms, p95 ${r.latencyMs.p95} ms, non-2xx ${r.non2xx}, errors ${r.errors}, rss max ${r.serverRssMiB.max} MiB, load ${r.loadAverage1m}`,
+          );
+        }
+      }
+      runs.push(...own);
+      rssByEmbedding[embedding] = { afterStart: rssAtStart, afterWarmUp: rssWarm, atEnd: rssMiB(pid), maxUnderLoad: Math.max(...own.map((r) => r.serverRssMiB.max ?? 0)) };
+      const stopping = served;
+      served = null;
+      stopping.child.kill('SIGTERM');
+      await new Promise((r) => stopping.child.once('exit', r));
     }
-    const rssAtEnd = rssMiB(pid);
+    // Pool over thread, same operation and clients, from this run.
+    const ratios = runs
+      .filter((r) => r.embedding === 'pool')
+      .flatMap((p) => {
+        const t = runs.find((r) => r.embedding === 'thread' && r.operation === p.operation && r.connections === p.connections);
+        return t ? [{ operation: p.operation, connections: p.connections, throughput: round(p.throughputPerS / t.throughputPerS, 2), p95: round(p.latencyMs.p95 / t.latencyMs.p95, 2) }] : [];
+      });
     const result = {
       benchmark: 'http',
       command: `node dist/bench/http.js ${process.argv.slice(2).join(' ')}`.trim(),
@@ -252,8 +287,10 @@ async function main(): Promise<void> {
         latency: 'every response time of the run, percentiles computed here (nearest rank)',
         memory: 'server VmRSS from /proc/<pid>/status, sampled every 250 ms',
         durationS: opts.durationS,
+        embedding: 'pool: CAIRN_EMBED_WORKERS unset (worker threads, one per core); thread: CAIRN_EMBED_WORKERS=0 (main thread); each on its own copy of the filled store, run one after the other',
       },
-      server: { rssMiB: { afterStart: rssAtStart, afterWarmUp: rssWarm, atEnd: rssAtEnd, maxUnderLoad: Math.max(...runs.map((r) => r.serverRssMiB.max ?? 0)) } },
+      server: { rssMiB: rssByEmbedding },
+      ratiosPoolOverThread: ratios,
       runs,
     };
     mkdirSync(dirname(opts.out), { recursive: true });
