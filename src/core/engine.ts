@@ -643,7 +643,10 @@ export class Engine {
         const givenId = options.given?.[index]?.id;
         if (givenId && (await tx.getMemory(givenId))) throw new CairnError('CONFLICT', `a memory with id ${givenId} already exists`, { field: 'id' });
         const memory: Memory = { ...p, id: givenId ?? ulid(Date.parse(createdAt)), createdAt, updatedAt: now };
-        if (memory.supersedes) {
+        // A memory imported from another store (sync) may name a predecessor this store never had: the
+        // reference is kept as written, with nothing to link.
+        const dangling = givenId !== undefined && memory.supersedes !== null && !(await tx.getMemory(memory.supersedes));
+        if (memory.supersedes && !dangling) {
           const old = await tx.getMemory(memory.supersedes);
           if (!old || old.namespace !== memory.namespace) {
             throw new CairnError('NOT_FOUND', `supersedes: no memory ${memory.supersedes} in namespace ${memory.namespace}`, { field: 'supersedes' });
@@ -1268,8 +1271,8 @@ export class Engine {
               taskId: f.task,
               route: f.route,
               expiresAt: f.expires,
-              // A target imported in the same batch is written first (files are in id order).
-              supersedes: target && !target.supersededBy ? target.id : files.some((o) => o.id === f.supersedes && o.id < f.id) ? f.supersedes : null,
+              // A target already replaced here is not linked again; an unknown one is kept as a reference.
+              supersedes: target?.supersededBy ? null : f.supersedes,
               metadata,
               ...(f.created ? { createdAt: f.created } : {}),
             };
