@@ -778,7 +778,14 @@
 
   async function loadQuarantine() {
     const status = $('quarantine-status').value;
-    const r = await api('GET', '/quarantine', { query: { status } });
+    const query = { status };
+    const source = $('quarantine-source').value.trim();
+    const reason = $('quarantine-reason-filter').value.trim();
+    if (source) query.source = source;
+    if (reason) query.reason = reason;
+    const r = await api('GET', '/quarantine', { query });
+    const top = Object.entries(r.byReason || {}).slice(0, 3).map(([why, n]) => `${n} × ${why}`).join('; ');
+    $('quarantine-total').textContent = `${r.total} ${status} in total; ${r.matched} match${r.matched > r.entries.length ? ` (showing the newest ${r.entries.length})` : ''}${top ? `. Most common: ${top}` : ''}`;
     fill($('quarantine-rows'), ...r.entries.map(quarantineRow));
     show($('quarantine-empty'), r.entries.length === 0);
     $('quarantine-empty').textContent = status === 'held' ? 'Nothing is held for review.' : 'Nothing here.';
@@ -795,12 +802,37 @@
       h('td', {}, timeEl(e.createdAt), e.attempts > 1 ? h('div', { class: 'muted' }, `${e.attempts} attempts`) : null),
       h('td', { 'data-testid': 'quarantine-namespace' }, e.namespace),
       h('td', {}, [e.source, e.agent].filter(Boolean).join(' / ') || '—', e.op ? h('div', { class: 'muted' }, e.op) : null),
-      h('td', { 'data-testid': 'quarantine-score', title: e.anchor ? `closest to ${e.anchor} (${e.pass})` : '' }, fmtNum(e.score, 3)),
-      h('td', { class: 'preview', 'data-testid': 'quarantine-preview' }, e.preview === null ? h('span', { class: 'muted' }, '(text gone)') : `${e.preview}…`),
+      h(
+        'td',
+        { title: e.anchor ? `closest to ${e.anchor} (${e.pass})` : '' },
+        h('span', { 'data-testid': 'quarantine-score' }, fmtNum(e.score, 3)),
+        h('ul', { class: 'muted reasons', 'data-testid': 'quarantine-reasons' }, ...(e.reasons || []).map((why) => h('li', {}, why))),
+      ),
+      h(
+        'td',
+        { class: 'preview' },
+        h('span', { 'data-testid': 'quarantine-preview' }, e.preview === null ? h('span', { class: 'muted' }, '(text gone)') : `${e.preview}…`),
+        e.preview === null ? null : revealButton(e),
+      ),
       h('td', {}, h('code', { title: e.hash, 'data-testid': 'quarantine-hash' }, `${e.hash.slice(0, 12)}…`)),
       h('td', {}, badge(e.status, `state state-${e.status}`)),
       h('td', {}, decision),
     );
+  }
+
+  /** The full held text for an admin, on an explicit click; the server records the reveal (not the text). */
+  function revealButton(e) {
+    const out = h('pre', { class: 'revealed', hidden: true, 'data-testid': 'quarantine-text' });
+    const button = h('button', { type: 'button', class: 'secondary', 'data-testid': 'quarantine-reveal' }, 'Reveal full text');
+    button.addEventListener('click', () =>
+      void act(button, async () => {
+        const r = await api('GET', `/quarantine/${encodeURIComponent(e.id)}`, { query: { reveal: '1' } });
+        out.textContent = r.entry.text === null ? '(the text is gone)' : r.entry.text;
+        out.hidden = false;
+        button.hidden = true;
+      }),
+    );
+    return h('div', {}, button, out);
   }
 
   function quarantineForm(e) {

@@ -1,6 +1,6 @@
 /**
  * Undoes the cheap tricks that hide an instruction from an embedding model while keeping it readable to a
- * language model: confusable characters (Cyrillic/Greek look-alikes, fullwidth and mathematical letters),
+ * language model: base64 and hex runs, text written backwards or in ROT13, confusable characters (Cyrillic/Greek look-alikes, fullwidth and mathematical letters),
  * invisible characters, combining marks, leetspeak, letters spaced or dotted apart, and shouting (the
  * sentence encoder is case-sensitive: an all-caps sentence lands far from its lower-case twin).
  *
@@ -33,7 +33,10 @@ export interface Deobfuscated {
   /** The cleaned text; equal to the input when no trick was found. */
   text: string;
   changed: boolean;
-  /** Which tricks were undone, for the audit record: `invisible`, `confusables`, `marks`, `leet`, `spacing`, `case`. */
+  /**
+   * Which tricks were undone, for the audit record: `base64`, `hex`, `reversed`, `rot13`, `invisible`,
+   * `confusables`, `marks`, `leet`, `spacing`, `case`.
+   */
   tricks: string[];
 }
 
@@ -70,9 +73,70 @@ function unshout(text: string): string | null {
   return text.replace(/\p{L}{2,}/gu, (w) => (w === w.toUpperCase() ? w.toLowerCase() : w));
 }
 
+/** Common English words: a text that reads as English only once decoded was encoded on purpose. */
+const COMMON = new Set(
+  'the and to of you your all a an is are in on this that for with from it be not do now any every must will should ignore previous instructions rules system prompt tell send run user secret keys password file always never delete'.split(' '),
+);
+
+function commonWords(text: string): number {
+  let n = 0;
+  for (const w of text.toLowerCase().match(/[a-z]+/gu) ?? []) if (COMMON.has(w)) n++;
+  return n;
+}
+
+/** Decoded bytes that read as text: valid UTF-8, mostly printable, with a space between words. */
+function readable(bytes: Buffer): string | null {
+  const text = bytes.toString('utf8');
+  if (text.includes('\uFFFD') || !/ /u.test(text)) return null;
+  const printable = (text.match(/[\p{L}\p{N}\p{P}\p{Zs}]/gu) ?? []).length;
+  return printable >= text.length * 0.95 && commonWords(text) >= 2 ? text : null;
+}
+
+/** Runs of base64 or hex long enough to hide a sentence, replaced by their text when they decode to one. */
+function decodeRuns(text: string, tricks: string[]): string {
+  let out = text.replace(/(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=])/gu, (run) => {
+    if (/^[0-9a-f]+$/iu.test(run)) return run; // hex is decoded below
+    const decoded = readable(Buffer.from(run, 'base64'));
+    if (decoded === null) return run;
+    if (!tricks.includes('base64')) tricks.push('base64');
+    return decoded;
+  });
+  out = out.replace(/(?:\\x[0-9a-f]{2}){8,}|(?<![0-9a-f])(?:[0-9a-f]{2}){8,}(?![0-9a-f])/giu, (run) => {
+    const decoded = readable(Buffer.from(run.replace(/\\x/giu, ''), 'hex'));
+    if (decoded === null) return run;
+    if (!tricks.includes('hex')) tricks.push('hex');
+    return decoded;
+  });
+  return out;
+}
+
+function rot13(text: string): string {
+  return text.replace(/[a-z]/giu, (c) => {
+    const base = c <= 'Z' ? 65 : 97;
+    return String.fromCharCode(((c.charCodeAt(0) - base + 13) % 26) + base);
+  });
+}
+
+/** The whole text reversed or in ROT13, when only the decoded form reads as English. */
+function unscramble(text: string, tricks: string[]): string {
+  const forward = commonWords(text);
+  if (forward > 1) return text;
+  for (const [trick, f] of [['reversed', (t: string) => [...t].reverse().join('')], ['rot13', rot13]] as const) {
+    const decoded = f(text);
+    if (commonWords(decoded) >= 3) {
+      tricks.push(trick);
+      return decoded;
+    }
+  }
+  return text;
+}
+
 export function deobfuscate(input: string): Deobfuscated {
   const tricks: string[] = [];
   let text = input;
+
+  text = decodeRuns(text, tricks);
+  text = unscramble(text, tricks);
 
   const visible = text.replace(INVISIBLE, '');
   if (visible !== text) tricks.push('invisible');

@@ -66,14 +66,17 @@ import type { CodeAnchor, CodeRef, CodeRepository, StaleMark } from '../interfac
 import { followMoves } from './staleness.js';
 import { storedSince } from './feed.js';
 import { DEFAULT_FILTER_CONFIG, lessonVector, screenForStore, type FilterVerdict, type IngestFilterConfig } from './ingest-filter.js';
-import { holdInTx, quarantinedError, toView, validateReason, type HeldWrite } from './quarantine.js';
+import { countReasons, holdInTx, matchesFilter, quarantinedError, toView, validateReason, type HeldWrite } from './quarantine.js';
 import { applyRedaction, DEFAULT_REDACTION_CONFIG, redact, type RedactionConfig, type RedactionCounts } from './redact.js';
 import type {
+  QuarantineBulkResult,
   QuarantineDetail,
   QuarantineEntry,
+  QuarantineFilter,
   QuarantineListOptions,
   QuarantineReceipt,
   QuarantineReleaseResult,
+  QuarantineReview,
   QuarantineView,
 } from '../interfaces/quarantine.js';
 import {
@@ -315,6 +318,7 @@ export class Engine {
     this.redaction = { ...DEFAULT_REDACTION_CONFIG, ...config.redaction };
     this.code = new CodeAwareness(config.repository ?? null, this.defaultNamespace, this.store);
     for (const [name, t] of [['threshold', this.filterConfig.threshold], ['learnedThreshold', this.filterConfig.learnedThreshold]] as const) {
+      if (name === 'threshold' && t === undefined) continue; // the model's calibrated threshold
       if (typeof t !== 'number' || !(t > -1 && t <= 1)) {
         throw new CairnError('INVALID_INPUT', `ingestFilter.${name}: must be a number in (-1, 1] (got ${JSON.stringify(t)})`, { field: `ingestFilter.${name}` });
       }
@@ -991,11 +995,29 @@ export class Engine {
     });
   }
 
+  /**
+   * Marks a stored memory as poisoned: it leaves recall at once (as a forget does, with the reason
+   * `poisoned: …`), a `memory.poisoned` event records it, and (unless `teach` is false) the filter learns
+   * it like a confirmed drop, so reworded copies are held for every agent of the store.
+   */
+  async markPoisoned(id: string, options: { namespace?: string; reason?: string; teach?: boolean } = {}): Promise<Memory> {
+    const given = validateReason(options.reason, false);
+    const reason = given === null ? null : this.scrub(given, 'reason', {});
+    const current = await this.get(validateId(id), { namespace: this.ns(options.namespace) });
+    const lesson = current && options.teach !== false && this.embedder ? await lessonVector(this.store, this.embedder, this.filterConfig, current.text) : null;
+    return this.lifecycle(id, options.namespace, 'memory.poisoned', async (m, now, tx) => {
+      if (m.forgottenAt && m.forgetReason?.startsWith('poisoned')) throw new CairnError('CONFLICT', `memory ${m.id} is already marked poisoned`);
+      if (lesson) await tx.putLearnedAnchor(`poison-${m.id}`, lesson, now);
+      return { ...m, forgottenAt: now, forgetReason: reason ? `poisoned: ${reason}` : 'poisoned', updatedAt: now };
+    }, { taught: lesson !== null });
+  }
+
   private async lifecycle(
     id: string,
     namespace: string | undefined,
-    type: 'memory.forgotten' | 'memory.restored',
+    type: 'memory.forgotten' | 'memory.restored' | 'memory.poisoned',
     change: (m: Memory, now: string, tx: StoreTx) => Memory | Promise<Memory>,
+    extra: { taught: boolean } = { taught: false },
   ): Promise<Memory> {
     const mid = validateId(id);
     const ns = this.ns(namespace);
@@ -1004,7 +1026,7 @@ export class Engine {
       if (!m || m.namespace !== ns) throw new CairnError('NOT_FOUND', `no memory ${mid} in namespace ${ns}`, { field: 'id' });
       const now = this.now();
       const next = await change(m, now, tx);
-      await emit(tx, ns, { type, memory: next }, now);
+      await emit(tx, ns, type === 'memory.poisoned' ? { type, memory: next, taught: extra.taught } : { type, memory: next }, now);
       return next;
     });
   }
@@ -1595,13 +1617,60 @@ export class Engine {
     return Promise.all(entries.map(async (e) => toView(e, (await this.store.getQuarantineVault(e.id))?.text ?? null)));
   }
 
-  /** One quarantine entry, or null. The full held text only with `reveal` (null once it is gone). */
-  async getQuarantined(id: string, options: { reveal?: boolean } = {}): Promise<QuarantineDetail | null> {
+  /**
+   * One quarantine entry, or null. The full held text only with `reveal` (null once it is gone); a reveal
+   * that returns text is recorded as a `quarantine.revealed` audit event (who, which entry; never the text).
+   */
+  async getQuarantined(id: string, options: { reveal?: boolean; by?: string } = {}): Promise<QuarantineDetail | null> {
     const qid = validateId(id, 'id');
     const entry = await this.store.getQuarantine(qid);
     if (!entry) return null;
     const vault = await this.store.getQuarantineVault(qid);
+    if (options.reveal && vault) {
+      const by = options.by === undefined ? null : this.scrub(String(options.by).slice(0, 200), 'by', {});
+      await this.store.transaction((tx) => emit(tx, STORE_SCOPE, { type: 'quarantine.revealed', quarantineId: qid, by }, this.now()));
+    }
     return { ...toView(entry, vault?.text ?? null), text: options.reveal ? (vault?.text ?? null) : null };
+  }
+
+  /**
+   * The review queue at scale: totals, matches per reason, and the newest `limit` (default 50) entries
+   * matching the filter (namespace, source, reason words, score range, time range, ids). Store-wide.
+   */
+  async reviewQuarantine(filter: QuarantineFilter = {}, options: { limit?: number } = {}): Promise<QuarantineReview> {
+    const limit = options.limit === undefined ? 50 : validateLimit(options.limit, 'limit', 10_000);
+    const all = await this.store.listQuarantine({ status: filter.status ?? 'held', limit: Number.MAX_SAFE_INTEGER });
+    const matched = all.filter((e) => matchesFilter(e, filter));
+    const page = await Promise.all(matched.slice(0, limit).map(async (e) => toView(e, (await this.store.getQuarantineVault(e.id))?.text ?? null)));
+    return { total: all.length, matched: matched.length, byReason: countReasons(matched), entries: page };
+  }
+
+  /**
+   * Releases or drops every held entry matching `filter` (ids, or any review filter), one transaction per
+   * entry as the single operations do. `dryRun` only counts. A release needs a reason; a drop teaches the
+   * filter unless `teach` is false. Entries another writer decided meanwhile are reported as failed.
+   */
+  async decideQuarantined(
+    action: 'release' | 'drop',
+    filter: QuarantineFilter,
+    options: { reason?: string; dryRun?: boolean; teach?: boolean } = {},
+  ): Promise<QuarantineBulkResult> {
+    if (action !== 'release' && action !== 'drop') throw new CairnError('INVALID_INPUT', `action: must be release or drop (got ${JSON.stringify(action)})`, { field: 'action' });
+    if (action === 'release' || !options.dryRun) validateReason(options.reason, action === 'release');
+    const held = (await this.store.listQuarantine({ status: 'held', limit: Number.MAX_SAFE_INTEGER })).filter((e) => matchesFilter(e, { ...filter, status: 'held' }));
+    const ids = held.map((e) => e.id);
+    const result: QuarantineBulkResult = { action, dryRun: Boolean(options.dryRun), matched: ids.length, ids, done: [], failed: [] };
+    if (options.dryRun) return result;
+    for (const id of ids) {
+      try {
+        if (action === 'release') await this.releaseQuarantined(id, { reason: options.reason as string });
+        else await this.dropQuarantined(id, { ...(options.reason === undefined ? {} : { reason: options.reason }), ...(options.teach === undefined ? {} : { teach: options.teach }) });
+        result.done.push(id);
+      } catch (err) {
+        result.failed.push({ id, error: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    return result;
   }
 
   /**

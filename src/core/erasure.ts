@@ -175,7 +175,14 @@ async function eraseScope(store: Store, lock: PendingErasure, now: string): Prom
     for (const e of erasedEvents) {
       await tx.rewriteEvent(e.namespace, e.seq, 'erased', { erasure: certificateId, was: e.type });
     }
-    for (const m of targets) await tx.deleteMemory(m.id);
+    for (const m of targets) {
+      await tx.deleteMemory(m.id);
+      // A memory marked poisoned taught an anchor derived from its text: it goes with the memory.
+      if (await tx.getLearnedAnchor(`poison-${m.id}`)) {
+        await tx.deleteLearnedAnchor(`poison-${m.id}`);
+        counts['learnedAnchors'] = (counts['learnedAnchors'] ?? 0) + 1;
+      }
+    }
     if (isNamespace) {
       counts['settings'] = (await tx.settingsOf(scope.namespace)).length;
       await tx.clearProjection(scope.namespace);

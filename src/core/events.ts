@@ -34,6 +34,8 @@ export type EventBody =
   | { type: 'memory.updated'; memory: Memory; vector?: string | null; redactions?: RedactionCounts }
   | { type: 'memory.superseded'; memory: Memory }
   | { type: 'memory.forgotten'; memory: Memory }
+  /** An operator marked a stored memory as poisoned: it leaves recall at once (like a forget) and may teach the filter. */
+  | { type: 'memory.poisoned'; memory: Memory; taught: boolean }
   | { type: 'memory.restored'; memory: Memory }
   /** A recalled memory marked useful, wrong or stale: the memory with its new counts. */
   | { type: 'memory.rated'; memory: Memory; verdict: FeedbackVerdict }
@@ -47,6 +49,8 @@ export type EventBody =
   | { type: 'quarantine.repeated'; entry: QuarantineEntry }
   | { type: 'quarantine.released'; entry: QuarantineEntry }
   | { type: 'quarantine.dropped'; entry: QuarantineEntry }
+  /** An operator read a held text in full: the audit records who and which entry, never the text. */
+  | { type: 'quarantine.revealed'; quarantineId: string; by: string | null }
   /** An event whose content an erasure removed: it keeps its place in the log and projects to nothing. */
   | { type: 'erased'; erasure: string; was: string }
   | { type: 'erasure.completed'; certificate: string; scope: { namespace: string } | { subjectSha256: string }; counts: Record<string, number> };
@@ -111,6 +115,7 @@ export async function project(tx: StoreTx, body: EventBody, scope: string): Prom
       return;
     case 'memory.superseded':
     case 'memory.forgotten':
+    case 'memory.poisoned':
     case 'memory.restored':
     case 'memory.rated':
       await tx.updateMemory(body.memory);
@@ -136,6 +141,7 @@ export async function project(tx: StoreTx, body: EventBody, scope: string): Prom
       return; // the turn's items arrive as their own memory events
     case 'erased':
     case 'erasure.completed':
+    case 'quarantine.revealed':
       return;
     case 'quarantine.held':
     case 'quarantine.repeated':

@@ -1,6 +1,8 @@
 import type { Embedder } from '../interfaces/embedder.js';
 import type { Store } from '../interfaces/store.js';
+import { featuresOf, filterModel, logit, sigmoid, type FilterModel } from './classifier.js';
 import { deobfuscate } from './deobfuscate.js';
+import { reasonOf } from './intent.js';
 import { sha256Hex } from './text.js';
 
 /**
@@ -142,13 +144,14 @@ export const ANCHOR_CATALOGUE_ID = sha256Hex(
 ).slice(0, 16);
 
 export interface IngestFilterConfig {
-  /** Off: every write is stored without the similarity test (redaction still runs). */
+  /** Off: every write is stored without screening (redaction still runs). */
   enabled: boolean;
-  /** Cosine similarity at or above which a text is held against a seed anchor... */
-  threshold: number;
-  /** ...when it is also at least this much closer to that seed anchor than to every counter-anchor. */
-  margin: number;
-  /** Cosine similarity at or above which a text is held against an anchor learned from an earlier block. */
+  /**
+   * Classifier probability at or above which a text is held. Unset: the threshold calibrated with the
+   * committed model (`filter-model.json`), chosen on the calibration split.
+   */
+  threshold?: number;
+  /** Cosine similarity at or above which a text is held against an anchor learned from a confirmed attack. */
   learnedThreshold: number;
   /** Score the de-obfuscated text too. */
   deobfuscate: boolean;
@@ -156,14 +159,9 @@ export interface IngestFilterConfig {
   windows: boolean;
 }
 
-/**
- * Defaults calibrated for `use-lite-512` on the calibration half of the labelled injection set (see
- * bench/security.ts and bench/results/security.json for the curve and the held-out figures).
- */
+/** Defaults: see bench/results/security.json for the calibration and the held-out figures. */
 export const DEFAULT_FILTER_CONFIG: IngestFilterConfig = {
   enabled: true,
-  threshold: 0.47,
-  margin: 0.08,
   learnedThreshold: 0.8,
   deobfuscate: true,
   windows: true,
@@ -183,7 +181,7 @@ export interface PassScore {
   anchor: string | null;
 }
 
-/** The similarities of one scored vector (the direct text, the de-obfuscated text or one window). */
+/** What one scored text (the direct text, the de-obfuscated text or one window) showed. */
 export interface PassEvidence {
   pass: FilterPass;
   /** Best similarity to a seed anchor, to a counter-anchor, and to a learned anchor (-1 when none). */
@@ -192,24 +190,32 @@ export interface PassEvidence {
   learned: number;
   seedAnchor: string | null;
   learnedAnchor: string | null;
+  /** The classifier's probability for this text, and the intent signals it carries. */
+  p: number;
+  signals: string[];
 }
 
 export interface FilterVerdict {
   blocked: boolean;
-  /** The deciding score: the highest over every pass (against the threshold of the anchor's kind). */
+  /**
+   * The deciding score: the classifier's probability, or the similarity to a learned anchor when a lesson
+   * from a confirmed attack decided.
+   */
   score: number;
-  /** The pass and anchor behind `score`. */
+  /** The pass and anchor behind `score` (anchor: the nearest seed anchor, or the learned one that decided). */
   pass: FilterPass;
   anchor: string | null;
   /** Best score per pass (null when the pass did not run), for the audit record and the benchmark. */
   passes: Record<FilterPass, PassScore | null>;
-  /** Every scored vector's similarities, so a benchmark can re-decide at other thresholds. */
+  /** Every scored text's evidence, so a benchmark can re-decide at other thresholds. */
   evidence: PassEvidence[];
+  /** Why, in plain words (for the caller's error, the review queue, the API and the page). */
+  reasons: string[];
   /** Tricks undone by de-obfuscation. */
   tricks: string[];
   /** The embedding of the text as scored by the direct pass (the storage vector). */
   vector: Float32Array;
-  /** The embedding behind `score` (the de-obfuscated text or the window when they decided): what a block learns. */
+  /** The embedding behind the strongest evidence (what a confirmed drop teaches). */
   decidingVector: Float32Array;
 }
 
@@ -270,9 +276,9 @@ function dot(a: Float32Array, b: Float32Array): number {
 export const ADDRESSES_MODEL =
   /\b(?:you|your|yours|yourself|u|ai|assistant|chat ?gpt|gpt|llm|language model|model|chatbot|bot|system|prompt|instructions?|ignore|disregard|override|pretend|jailbr\w*|dan|persona|role[- ]?play|in character|rules|guidelines|polic(?:y|ies)|filter(?:s|ing|ed)?|censor\w*|restrictions?|unfiltered|uncensored|developer mode|admin(?:istrator)?)\b/iu;
 
-/** Similarities of `v` (the embedding of `text`) to each kind of anchor. */
-function evidenceOf(pass: FilterPass, text: string, v: Float32Array, anchors: readonly AnchorVector[]): PassEvidence {
-  const e: PassEvidence = { pass, seed: -1, benign: -1, learned: -1, seedAnchor: null, learnedAnchor: null };
+/** Similarities of `v` (the embedding of `text`) to each kind of anchor; the classifier fields are left empty. */
+export function evidenceOf(pass: FilterPass, text: string, v: Float32Array, anchors: readonly AnchorVector[]): PassEvidence {
+  const e: PassEvidence = { pass, seed: -1, benign: -1, learned: -1, seedAnchor: null, learnedAnchor: null, p: 0, signals: [] };
   const addressed = ADDRESSES_MODEL.test(text);
   for (const a of anchors) {
     const sim = dot(v, a.vector);
@@ -283,15 +289,63 @@ function evidenceOf(pass: FilterPass, text: string, v: Float32Array, anchors: re
   return e;
 }
 
-/**
- * How far `e` is past the bar (≥ 0: blocked), with the score and anchor that decided. A seed anchor needs
- * its similarity at the threshold and the margin over counter-anchors; a learned anchor (a near copy of
- * an earlier block) needs only its own, higher threshold.
- */
-export function decide(e: PassEvidence, config: Pick<IngestFilterConfig, 'threshold' | 'margin' | 'learnedThreshold'>): { margin: number; score: number; anchor: string | null } {
-  const seed = Math.min(e.seed - config.threshold, e.seed - e.benign - config.margin);
-  const learned = e.learned - config.learnedThreshold;
-  return learned > seed ? { margin: learned, score: e.learned, anchor: e.learnedAnchor } : { margin: seed, score: e.seed, anchor: e.seedAnchor };
+/** The classifier's verdict on one scored text: fills `p` and `signals` of its evidence. */
+export function classify(model: FilterModel, text: string, e: PassEvidence): { z: number; signals: { id: string; weight: number }[]; anchors: number } {
+  const out = logit(model, featuresOf(text, e));
+  e.p = sigmoid(out.z);
+  e.signals = out.signals.map((s) => s.id);
+  return out;
+}
+
+/** How far `e` is past the bar (>= 0: held): by the classifier, or by a lesson from a confirmed attack. */
+export function decide(e: PassEvidence, threshold: number, learnedThreshold: number): { margin: number; score: number; byLesson: boolean } {
+  const byModel = e.p - threshold;
+  const byLesson = e.learned - learnedThreshold;
+  return byLesson > byModel ? { margin: byLesson, score: e.learned, byLesson: true } : { margin: byModel, score: e.p, byLesson: false };
+}
+
+/** Plain words for the seed anchor groups (the id prefix of SEED_ANCHORS). */
+const ANCHOR_GROUPS: Record<string, string> = {
+  override: 'overriding the model\'s instructions',
+  leak: 'leaking the prompt or hidden context',
+  persona: 'a role-play jailbreak',
+  authority: 'a false claim of authority',
+  exfil: 'sending secrets out',
+  disable: 'switching safeguards off',
+  plant: 'planting behaviour for later sessions',
+};
+
+const PASS_REASONS: Record<FilterPass, string | null> = {
+  direct: null,
+  deobfuscated: 'it was disguised and reads as an instruction once decoded',
+  window: 'one passage of the longer text reads as an instruction on its own',
+};
+
+function reasonsFor(
+  e: PassEvidence,
+  decided: { score: number; byLesson: boolean },
+  detail: { signals: { id: string; weight: number }[]; anchors: number },
+  tricks: string[],
+  threshold: number,
+): string[] {
+  const out: string[] = [];
+  if (decided.byLesson) {
+    const lesson = (e.learnedAnchor ?? '').replace(/^learned:/u, '');
+    const what = lesson.startsWith('poison-') ? `memory ${lesson.slice('poison-'.length)} marked poisoned` : `quarantine ${lesson}`;
+    out.push(`it is a close rewording (similarity ${decided.score.toFixed(2)}) of an attack an operator confirmed (${what})`);
+  }
+  const pass = PASS_REASONS[e.pass];
+  if (pass) out.push(e.pass === 'deobfuscated' && tricks.length ? `${pass} (${tricks.join(', ')})` : pass);
+  for (const s of detail.signals.filter((x) => x.weight > 0).sort((a, b) => b.weight - a.weight)) {
+    const reason = reasonOf(s.id);
+    if (reason) out.push(reason);
+  }
+  if (detail.anchors > 0.5 && e.seedAnchor) {
+    const group = ANCHOR_GROUPS[e.seedAnchor.replace(/^seed:/u, '').replace(/-\d+$/u, '')];
+    if (group) out.push(`it is close in meaning to known examples of ${group}`);
+  }
+  if (!decided.byLesson) out.push(`the classifier scores it ${e.p.toFixed(2)} (held from ${threshold.toFixed(2)})`);
+  return out;
 }
 
 export interface FilterItem {
@@ -310,7 +364,9 @@ export async function screen(
   anchors: readonly AnchorVector[],
   embedder: Pick<Embedder, 'embed'>,
   config: IngestFilterConfig,
+  model: FilterModel,
 ): Promise<FilterVerdict[]> {
+  const threshold = config.threshold ?? model.threshold;
   const extra: string[] = [];
   const plans = items.map((item) => {
     const clean = config.deobfuscate ? deobfuscate(item.text) : { text: item.text, changed: false, tricks: [] };
@@ -322,35 +378,35 @@ export async function screen(
   return items.map((item, i) => {
     const plan = plans[i] as (typeof plans)[number];
     const passes: FilterVerdict['passes'] = { direct: null, deobfuscated: null, window: null };
-    let top: { margin: number; score: number; anchor: string | null; pass: FilterPass; v: Float32Array } = {
-      margin: -Infinity,
-      score: -1,
-      anchor: null,
-      pass: 'direct',
-      v: item.vector,
-    };
+    type Top = { margin: number; score: number; byLesson: boolean; e: PassEvidence; v: Float32Array; detail: ReturnType<typeof classify> };
+    let top: Top | null = null;
     const evidence: PassEvidence[] = [];
     const consider = (pass: FilterPass, text: string, v: Float32Array) => {
       const e = evidenceOf(pass, text, v, anchors);
+      const detail = classify(model, text, e);
       evidence.push(e);
-      const b = decide(e, config);
+      const b = decide(e, threshold, config.learnedThreshold);
+      const anchor = b.byLesson ? e.learnedAnchor : e.seedAnchor;
       const prev = passes[pass];
-      if (!prev || b.margin > prev.score - config.threshold) passes[pass] = { score: b.score, anchor: b.anchor };
-      if (b.margin > top.margin) top = { ...b, pass, v };
+      if (!prev || b.score > prev.score) passes[pass] = { score: b.score, anchor };
+      if (!top || b.margin > top.margin) top = { ...b, e, v, detail };
     };
     consider('direct', item.text, item.vector);
     if (plan.deobIndex >= 0) consider('deobfuscated', extra[plan.deobIndex] as string, vectors[plan.deobIndex] as Float32Array);
     for (const w of plan.windowIndexes) consider('window', extra[w] as string, vectors[w] as Float32Array);
+    const t = top as unknown as Top;
+    const blocked = t.margin >= 0;
     return {
-      blocked: top.margin >= 0,
-      score: Math.max(-1, Math.min(1, top.score)),
-      pass: top.pass,
-      anchor: top.anchor,
+      blocked,
+      score: Math.max(-1, Math.min(1, t.score)),
+      pass: t.e.pass,
+      anchor: t.byLesson ? t.e.learnedAnchor : t.e.seedAnchor,
       passes,
       evidence,
+      reasons: blocked ? reasonsFor(t.e, t, t.detail, plan.clean.tricks, threshold) : [],
       tricks: plan.clean.tricks,
       vector: item.vector,
-      decidingVector: top.v,
+      decidingVector: t.v,
     };
   });
 }
@@ -391,7 +447,7 @@ export function seedAnchors(store: Store, embedder: Embedder): Promise<AnchorVec
  */
 export async function lessonVector(store: Store, embedder: Embedder, config: IngestFilterConfig, text: string): Promise<Float32Array> {
   const [vector] = await embedder.embed([text]);
-  const [verdict] = await screen([{ text, vector: vector as Float32Array }], await seedAnchors(store, embedder), embedder, config);
+  const [verdict] = await screen([{ text, vector: vector as Float32Array }], await seedAnchors(store, embedder), embedder, config, await filterModel());
   return (verdict as FilterVerdict).decidingVector;
 }
 
@@ -431,6 +487,7 @@ export async function screenForStore(
     anchors,
     embedder,
     config,
+    await filterModel(),
   );
   const out: (FilterVerdict | null)[] = items.map(() => null);
   todo.forEach(({ i }, j) => (out[i] = verdicts[j] ?? null));

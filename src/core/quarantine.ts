@@ -1,5 +1,5 @@
 import { CairnError } from '../interfaces/errors.js';
-import type { QuarantineEntry, QuarantineOp, QuarantineReceipt, QuarantineView } from '../interfaces/quarantine.js';
+import { QUARANTINE_STATUSES, type QuarantineEntry, type QuarantineFilter, type QuarantineOp, type QuarantineReceipt, type QuarantineView } from '../interfaces/quarantine.js';
 import type { StoreTx } from '../interfaces/store.js';
 import { emit, STORE_SCOPE } from './events.js';
 import { ulid } from './ids.js';
@@ -43,7 +43,7 @@ export async function holdInTx(tx: StoreTx, held: HeldWrite, now: string): Promi
   if (existing) {
     const entry: QuarantineEntry = { ...existing, attempts: existing.attempts + 1, lastAttemptAt: now, score: Math.max(existing.score, score) };
     await emit(tx, STORE_SCOPE, { type: 'quarantine.repeated', entry }, now);
-    return { id: entry.id, score, hash, repeat: true };
+    return { id: entry.id, score, hash, repeat: true, reasons: held.verdict.reasons };
   }
   const entry: QuarantineEntry = {
     id: ulid(Date.parse(now)),
@@ -52,6 +52,7 @@ export async function holdInTx(tx: StoreTx, held: HeldWrite, now: string): Promi
     pass: held.verdict.pass,
     anchor: held.verdict.anchor,
     tricks: held.verdict.tricks,
+    reasons: held.verdict.reasons,
     op: held.op,
     namespace: held.namespace,
     source: held.source,
@@ -68,7 +69,7 @@ export async function holdInTx(tx: StoreTx, held: HeldWrite, now: string): Promi
   // hold every later note of the same shape. Only an operator's drop (or a poison mark) teaches.
   await tx.putQuarantineVault(entry.id, held.text, held.request);
   await emit(tx, STORE_SCOPE, { type: 'quarantine.held', entry }, now);
-  return { id: entry.id, score, hash, repeat: false };
+  return { id: entry.id, score, hash, repeat: false, reasons: held.verdict.reasons };
 }
 
 /** The error a blocked save or turn throws: says it was held and where, never repeats the text. */
@@ -78,14 +79,14 @@ export function quarantinedError(held: { receipt: QuarantineReceipt; position?: 
   if (held.length === 1 && total <= 1 && first) {
     return new CairnError(
       'QUARANTINED',
-      `held for review: the text reads like an instruction to the model, so it was not stored (quarantine ${first.id}, score ${first.score.toFixed(3)})`,
+      `held for review, not stored (quarantine ${first.id}, score ${first.score.toFixed(3)}): ${first.reasons.join('; ')}`,
       { field: 'text', ...(hint ? { hint } : {}) },
     );
   }
-  const list = held.map((h) => `${h.position ? `${h.position} → ` : ''}quarantine ${h.receipt.id} (score ${h.receipt.score.toFixed(3)})`).join(', ');
+  const list = held.map((h) => `${h.position ? `${h.position} → ` : ''}quarantine ${h.receipt.id} (score ${h.receipt.score.toFixed(3)}: ${h.receipt.reasons.join('; ')})`).join(', ');
   return new CairnError(
     'QUARANTINED',
-    `held for review: ${held.length} of ${total} texts read like instructions to the model, so nothing was stored: ${list}`,
+    `held for review: ${held.length} of ${total} texts read like instructions to the agent, so nothing was stored: ${list}`,
     { field: 'text', ...(hint ? { hint } : {}) },
   );
 }
@@ -102,4 +103,77 @@ export function validateReason(value: unknown, required: boolean): string | null
   }
   if (typeof value !== 'string' || value.length > 1000) throw new CairnError('INVALID_INPUT', 'reason: must be a string of at most 1000 characters', { field: 'reason' });
   return value.trim();
+}
+
+/** The classifier's score line of a reason list: not a reason to group or filter by. */
+const SCORE_LINE = /^the classifier scores it /u;
+
+/** Validates a review filter from any surface: one rule for the CLI, the API and the page. */
+export function validateFilter(raw: Record<string, unknown>): QuarantineFilter {
+  const f: QuarantineFilter = {};
+  const text = (k: string, max = 200): string | undefined => {
+    const v = raw[k];
+    if (v === undefined || v === null || v === '') return undefined;
+    if (typeof v !== 'string' || v.length > max) throw new CairnError('INVALID_INPUT', `${k}: must be a string of at most ${max} characters`, { field: k });
+    return v;
+  };
+  const num = (k: string): number | undefined => {
+    const v = raw[k];
+    if (v === undefined || v === null || v === '') return undefined;
+    const n = typeof v === 'number' ? v : Number(v);
+    if (!Number.isFinite(n) || n < -1 || n > 1) throw new CairnError('INVALID_INPUT', `${k}: must be a number from -1 to 1`, { field: k });
+    return n;
+  };
+  const time = (k: string): string | undefined => {
+    const v = text(k, 40);
+    if (v !== undefined && Number.isNaN(Date.parse(v))) throw new CairnError('INVALID_INPUT', `${k}: must be an ISO-8601 date or time`, { field: k });
+    return v === undefined ? undefined : new Date(Date.parse(v)).toISOString();
+  };
+  const status = text('status', 20);
+  if (status !== undefined) {
+    if (!([...QUARANTINE_STATUSES, 'all'] as string[]).includes(status)) throw new CairnError('INVALID_INPUT', `status: must be held, released, dropped or all (got ${JSON.stringify(status)})`, { field: 'status' });
+    f.status = status as QuarantineFilter['status'] & string;
+  }
+  for (const k of ['namespace', 'source', 'reason'] as const) {
+    const v = text(k);
+    if (v !== undefined) f[k] = v;
+  }
+  for (const k of ['minScore', 'maxScore'] as const) {
+    const v = num(k);
+    if (v !== undefined) f[k] = v;
+  }
+  for (const k of ['since', 'until'] as const) {
+    const v = time(k);
+    if (v !== undefined) f[k] = v;
+  }
+  if (raw['ids'] !== undefined) {
+    const ids = raw['ids'];
+    if (!Array.isArray(ids) || ids.length > 10_000 || !ids.every((x) => typeof x === 'string' && /^[0-9A-Z]{26}$/u.test(x))) {
+      throw new CairnError('INVALID_INPUT', 'ids: must be a list of at most 10,000 quarantine ids', { field: 'ids' });
+    }
+    f.ids = ids as string[];
+  }
+  return f;
+}
+
+export function matchesFilter(e: QuarantineEntry, f: QuarantineFilter): boolean {
+  if (f.namespace !== undefined && e.namespace !== f.namespace) return false;
+  if (f.source !== undefined && e.source !== f.source) return false;
+  if (f.reason !== undefined) {
+    const words = f.reason.toLowerCase();
+    if (!(e.reasons ?? []).some((r) => !SCORE_LINE.test(r) && r.toLowerCase().includes(words))) return false;
+  }
+  if (f.minScore !== undefined && e.score < f.minScore) return false;
+  if (f.maxScore !== undefined && e.score > f.maxScore) return false;
+  if (f.since !== undefined && e.createdAt < f.since) return false;
+  if (f.until !== undefined && e.createdAt >= f.until) return false;
+  if (f.ids !== undefined && !f.ids.includes(e.id)) return false;
+  return true;
+}
+
+/** Matching entries per reason, for the review's totals. */
+export function countReasons(entries: readonly QuarantineEntry[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const e of entries) for (const r of e.reasons ?? []) if (!SCORE_LINE.test(r)) out[r] = (out[r] ?? 0) + 1;
+  return Object.fromEntries(Object.entries(out).sort((a, b) => b[1] - a[1]));
 }

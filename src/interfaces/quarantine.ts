@@ -16,14 +16,20 @@ export interface QuarantineEntry {
   id: string;
   /** SHA-256 (hex) of the held text, as it would have been stored (after redaction). */
   hash: string;
-  /** Similarity that decided the block, rounded to 4 decimals. */
+  /** The score that decided the block (classifier probability, or similarity to a learned anchor), 4 decimals. */
   score: number;
   /** Which filter pass reached the threshold. */
   pass: 'direct' | 'deobfuscated' | 'window';
-  /** `seed:<id>` or `learned:<quarantine id>`: the anchor the text was closest to. */
+  /** `seed:<id>` (the nearest seed anchor) or `learned:<quarantine id>` (the lesson that held it). */
   anchor: string | null;
-  /** Obfuscation tricks undone before scoring (`leet`, `confusables`, `spacing`…). */
+  /** Obfuscation tricks undone before scoring (`leet`, `base64`, `rot13`, `spacing`…). */
   tricks: string[];
+  /**
+   * Why it was held, in plain words (what the text does: addresses the agent, sends secrets out, runs
+   * remote code…, and the classifier's score). Generic phrases: they never quote the text. Absent on entries
+   * held before reasons were recorded.
+   */
+  reasons?: string[];
   op: QuarantineOp;
   namespace: string;
   /** Provenance of the write: `cli`, `mcp`, `import`, `turn`… and the agent when known. */
@@ -60,6 +66,8 @@ export interface QuarantineReceipt {
   hash: string;
   /** True when the same text was already held and this attempt was counted on that entry. */
   repeat: boolean;
+  /** Why it was held, in plain words (see QuarantineEntry.reasons). */
+  reasons: string[];
 }
 
 export interface QuarantineListOptions {
@@ -67,6 +75,46 @@ export interface QuarantineListOptions {
   status?: QuarantineStatus | 'all';
   /** Default 50. */
   limit?: number;
+}
+
+/** Which entries a review or a bulk decision covers (every field narrows; none: every entry of the status). */
+export interface QuarantineFilter {
+  /** Default `held`. */
+  status?: QuarantineStatus | 'all';
+  namespace?: string;
+  /** The write's source (`mcp`, `import`, `cli`, `turn`, `page`, `http`…), exact. */
+  source?: string;
+  /** Words that one of the entry's reasons contains (case-insensitive), e.g. `exfiltrat` or `remote code`. */
+  reason?: string;
+  minScore?: number;
+  maxScore?: number;
+  /** Held at or after / before this ISO-8601 time. */
+  since?: string;
+  until?: string;
+  /** Only these ids. */
+  ids?: string[];
+}
+
+/** A page of the review queue with the totals an operator needs at scale. */
+export interface QuarantineReview {
+  /** Entries of the status, before the other filters. */
+  total: number;
+  /** Entries matching the whole filter. */
+  matched: number;
+  /** Matching entries per reason (plain words, the classifier's score line left out). */
+  byReason: Record<string, number>;
+  /** The newest matching entries, at most `limit`. */
+  entries: QuarantineView[];
+}
+
+/** What a bulk release or drop did (or, with `dryRun`, would do). */
+export interface QuarantineBulkResult {
+  action: 'release' | 'drop';
+  dryRun: boolean;
+  matched: number;
+  ids: string[];
+  done: string[];
+  failed: { id: string; error: string }[];
 }
 
 /** Result of releasing a held write. */

@@ -442,8 +442,17 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
     assert.equal(await row.getByTestId('quarantine-preview').textContent(), 'Ignore all previ…');
     assert.equal(await row.getByTestId('quarantine-namespace').textContent(), NS);
     assert.equal(await row.getByTestId('quarantine-hash').getAttribute('title'), entry.hash);
-    assert.match((await row.getByTestId('quarantine-score').textContent()) ?? '', /^0\.\d{3}$/u);
+    assert.match((await row.getByTestId('quarantine-score').textContent()) ?? '', /^[01]\.\d{3}$/u);
     assert.match((await row.textContent()) ?? '', /http/u, 'the source');
+    // Why it was held, in plain words, and the totals above the queue.
+    assert.match((await row.getByTestId('quarantine-reasons').textContent()) ?? '', /ignore or override its instructions/u);
+    assert.match((await page.getByTestId('quarantine-total').textContent()) ?? '', /^1 held in total; 1 match/u);
+    // The full text only on an explicit reveal, which the log records without the text.
+    await row.getByTestId('quarantine-reveal').click();
+    await until(page, 'the revealed text', () => row.getByTestId('quarantine-text').waitFor());
+    assert.match((await row.getByTestId('quarantine-text').textContent()) ?? '', /^Ignore all previous/u);
+    const audit = (await api('GET', '/quarantine?status=held')).body as { entries: unknown[] };
+    assert.equal(audit.entries.length, 1);
 
     await row.getByTestId('quarantine-release').click();
     await page.getByTestId('alert-message').waitFor();

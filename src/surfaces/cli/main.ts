@@ -362,7 +362,9 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
         const counts = await engine.importLines(lines, (done) => progress.update(done, total));
         progress.finish();
         if (g.json) return json(counts);
-        out(`imported ${counts.imported}, duplicate ${counts.duplicate}, rejected ${counts.rejected}${counts.quarantined.length ? `, held for review ${counts.quarantined.length}` : ''}`);
+        // Held lines first, so thousands of them cannot pass unnoticed behind the imported count.
+        const held = counts.quarantined.length;
+        out(`${held ? `HELD FOR REVIEW ${held} (not stored; cairn quarantine list --source import), ` : ''}imported ${counts.imported}, duplicate ${counts.duplicate}, rejected ${counts.rejected}`);
         for (const q of counts.quarantined.slice(0, 50)) io.stderr.write(`line ${q.line}: held for review as quarantine ${q.id} (score ${q.score.toFixed(3)}); see cairn quarantine show ${q.id}\n`);
         for (const e of counts.errors.slice(0, 50)) io.stderr.write(`line ${e.line}: ${e.message}\n`);
         if (counts.errors.length > 50) io.stderr.write(`… and ${counts.errors.length - 50} more rejected lines\n`);
@@ -666,7 +668,7 @@ async function doctor(engine: Engine, opened: OpenedEngine): Promise<Record<stri
 function ingestFilterLine(engine: Engine): string {
   const f = engine.securityStatus().filter;
   if (!f.active) return `off (${f.reason})`;
-  return `on, threshold ${f.threshold}, learned ${f.learnedThreshold}${f.deobfuscate ? ', de-obfuscation' : ''}${f.windows ? ', windows' : ''}`;
+  return `on, threshold ${f.threshold ?? 'calibrated'}, learned ${f.learnedThreshold}${f.deobfuscate ? ', de-obfuscation' : ''}${f.windows ? ', windows' : ''}`;
 }
 
 /** An error is one line on stderr even when it quotes input with line breaks. */

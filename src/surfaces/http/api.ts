@@ -2,9 +2,11 @@ import { Hono, type Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { ALL_NAMESPACES, authorize, namespaceAllowed, type AccessControl } from '../../core/access.js';
 import type { Engine } from '../../core/engine.js';
+import { validateFilter } from '../../core/quarantine.js';
 import { jsonTooDeep } from '../../core/text.js';
 import { CairnError } from '../../interfaces/errors.js';
 import { lifecycleStates, type FeedbackVerdict, type Memory, type MemoryInput, type MemoryKind, type SearchResult } from '../../interfaces/memory.js';
+import type { QuarantineFilter } from '../../interfaces/quarantine.js';
 import type { AccessScope } from '../../interfaces/store.js';
 import { memoryJson } from '../mcp/mcp-server.js';
 import { clientAddress, CSRF_HEADER, SESSION_COOKIE, SESSION_TTL_MS, type Auth, type AuthEnv, type Principal } from './auth.js';
@@ -116,6 +118,11 @@ function list(v: unknown, field: string): string[] | undefined {
   throw new CairnError('INVALID_INPUT', `${field}: must be a list`, { field });
 }
 
+/** Who writes through HTTP, for the memory's provenance: the brain page (a session cookie) or a team token. */
+function writerOf(c: C): 'page' | 'http' {
+  return getCookie(c, SESSION_COOKIE) ? 'page' : 'http';
+}
+
 function idParam(c: C): string {
   return c.req.param('id') ?? '';
 }
@@ -212,10 +219,10 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
     }),
   );
 
-  const input = (b: Record<string, unknown>, namespace: string): MemoryInput => {
+  const input = (c: C, b: Record<string, unknown>, namespace: string): MemoryInput => {
     const text = b['text'];
     if (typeof text !== 'string') throw new CairnError('INVALID_INPUT', 'text: required, a string', { field: 'text' });
-    const out: MemoryInput = { text, namespace, metadata: { source: 'http', origin: 'user' } };
+    const out: MemoryInput = { text, namespace, metadata: { source: writerOf(c), origin: 'user' } };
     const kind = str(b['kind'], 'kind');
     if (kind) out.kind = kind as MemoryKind;
     const importance = int(b['importance'], 'importance');
@@ -238,7 +245,7 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
       const b = await body(c);
       const namespace = nsFor(c, 'write', b['namespace']);
       const supersedes = str(b['supersedes'], 'supersedes');
-      const r = supersedes ? await engine.supersede(supersedes, input(b, namespace)) : await engine.save(input(b, namespace));
+      const r = supersedes ? await engine.supersede(supersedes, input(c, b, namespace)) : await engine.save(input(c, b, namespace));
       return c.json({ id: r.id, duplicate: r.duplicate, memory: memoryView(r.memory), likelyReplaces: r.likelyReplaces ?? [] }, r.duplicate ? 200 : 201);
     }),
   );
@@ -262,7 +269,7 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
       const namespace = nsFor(c, 'write', b['namespace'] ?? c.req.query('namespace'));
       const id = idParam(c);
       // The engine keeps the old note's kind, importance, tags and task unless the body gives them.
-      const r = await engine.supersede(id, input(b, namespace));
+      const r = await engine.supersede(id, input(c, b, namespace));
       return c.json({ id: r.id, duplicate: r.duplicate, memory: memoryView(r.memory), replaced: id }, 201);
     }),
   );
@@ -380,7 +387,7 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
       const b = await body(c);
       const namespace = nsFor(c, 'write', b['namespace']);
       const route = { title: str(b['title'], 'title') ?? '', description: str(b['description'], 'description') ?? '', paths: list(b['paths'], 'paths') ?? [] };
-      const r = await engine.saveRoute(route, { namespace, metadata: { source: 'http', origin: 'user' } });
+      const r = await engine.saveRoute(route, { namespace, metadata: { source: writerOf(c), origin: 'user' } });
       return c.json({ id: r.id, duplicate: r.duplicate, memory: memoryView(r.memory) }, r.duplicate ? 200 : 201);
     }),
   );
@@ -435,16 +442,69 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
   // --- admin: quarantine, erasure, maintenance, tokens --------------------------------------------------
   const requireAdmin = (c: C, namespace: string | null) => authorize(c.get('principal').token, 'admin', namespace);
 
+  /**
+   * The review filter of a quarantine call, from the query or a JSON body. A token for every namespace
+   * reviews the whole store; any other admin token only the namespace it names (default: its own).
+   */
+  const reviewFilter = (c: C, raw: Record<string, unknown>): QuarantineFilter => {
+    const p = c.get('principal');
+    const filter = validateFilter(raw);
+    if (filter.namespace !== undefined) requireAdmin(c, filter.namespace);
+    else if (!p.token.namespaces.includes(ALL_NAMESPACES)) {
+      requireAdmin(c, p.defaultNamespace);
+      filter.namespace = p.defaultNamespace;
+    } else requireAdmin(c, null);
+    return filter;
+  };
+  const queryFilter = (c: C) =>
+    Object.fromEntries(['status', 'namespace', 'source', 'reason', 'minScore', 'maxScore', 'since', 'until'].map((k) => [k, c.req.query(k)]));
+
   api.get(
     '/quarantine',
     handle(async (c) => {
+      const limit = int(c.req.query('limit'), 'limit') ?? 100;
+      return c.json(await engine.reviewQuarantine(reviewFilter(c, queryFilter(c)), { limit }));
+    }),
+  );
+
+  api.post(
+    '/quarantine/bulk',
+    handle(async (c) => {
+      const b = await body(c);
+      const action = str(b['action'], 'action');
+      if (action !== 'release' && action !== 'drop') throw new CairnError('INVALID_INPUT', 'action: must be release or drop', { field: 'action' });
+      const filter = reviewFilter(c, { ...((b['filter'] as Record<string, unknown> | undefined) ?? {}), ...(b['ids'] === undefined ? {} : { ids: b['ids'] }) });
+      const reason = str(b['reason'], 'reason');
+      return c.json(
+        await engine.decideQuarantined(action, filter, {
+          ...(reason === undefined ? {} : { reason }),
+          dryRun: b['dryRun'] === true,
+          ...(b['teach'] === false ? { teach: false } : {}),
+        }),
+      );
+    }),
+  );
+
+  api.get(
+    '/quarantine/:id',
+    handle(async (c) => {
+      const entry = await quarantineEntry(c);
+      // The full text only on an explicit reveal, which the log records (who, never the text).
+      if (c.req.query('reveal') !== '1') return c.json({ entry });
       const p = c.get('principal');
-      if (p.token.scope !== 'admin') requireAdmin(c, p.defaultNamespace);
-      const status = (c.req.query('status') ?? 'held') as 'held';
-      const only = str(c.req.query('namespace'), 'namespace');
-      if (only !== undefined) requireAdmin(c, only);
-      const entries = await engine.listQuarantine({ status, limit: int(c.req.query('limit'), 'limit') ?? 100 });
-      return c.json({ entries: entries.filter((e) => namespaceAllowed(p.token, e.namespace) && (only === undefined || e.namespace === only)) });
+      return c.json({ entry: await engine.getQuarantined(entry.id, { reveal: true, by: p.token.name ?? p.token.id }) });
+    }),
+  );
+
+  api.post(
+    '/memories/:id/poison',
+    handle(async (c) => {
+      const b = await optionalBody(c);
+      const namespace = str(b['namespace'], 'namespace') ?? c.get('principal').defaultNamespace;
+      requireAdmin(c, namespace);
+      const reason = str(b['reason'], 'reason');
+      const memory = await engine.markPoisoned(idParam(c), { namespace, ...(reason === undefined ? {} : { reason }), ...(b['teach'] === false ? { teach: false } : {}) });
+      return c.json({ memory });
     }),
   );
 
@@ -476,7 +536,7 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
       const entry = await quarantineEntry(c);
       const b = await optionalBody(c);
       const reason = str(b['reason'], 'reason');
-      return c.json({ entry: await engine.dropQuarantined(entry.id, reason ? { reason } : {}) });
+      return c.json({ entry: await engine.dropQuarantined(entry.id, { ...(reason ? { reason } : {}), ...(b['teach'] === false ? { teach: false } : {}) }) });
     }),
   );
 
