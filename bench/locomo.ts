@@ -5,8 +5,9 @@
  * vector-only and hybrid (the product defaults); plus the size of `engine.context()` against the whole history.
  *
  *   node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>] [--workers <n>] [--vector-cache <file>]
- *                             [--modes lexical,vector,hybrid] [--hybrid-weights <vector,lexical,recency>]
+ *                             [--modes lexical,vector,hybrid] [--hybrid-weights <vector,lexical,recency>] [--no-floor]
  *
+ * --no-floor runs the engine without its relevance floor (to measure what the floor costs).
  * --quick runs the first conversation of the split only (a smoke run; writes no file unless --out is given).
  * --workers sets the embedding threads (default: 2, or 1 on a single core). --vector-cache keeps turn and
  * question vectors in a file between runs (a development aid; the recorded runs do not use it).
@@ -25,7 +26,7 @@ import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
 import { DEFAULT_CANDIDATE_FACTOR, DEFAULT_MIN_CANDIDATES, Engine } from '../src/core/engine.js';
 import { DEFAULT_WEIGHTS } from '../src/core/fusion.js';
-import type { SignalWeights } from '../src/interfaces/memory.js';
+import type { FusionMethod, SignalWeights } from '../src/interfaces/memory.js';
 import {
   CachingEmbedder,
   CATEGORIES,
@@ -47,9 +48,13 @@ import {
   type Split,
 } from './locomo-data.js';
 
-const MODES: { name: string; weights: Partial<SignalWeights> | undefined }[] = [
-  { name: 'lexical', weights: { vector: 0, lexical: 1, recency: 0 } },
-  { name: 'vector', weights: { vector: 1, lexical: 0, recency: 0 } },
+/**
+ * The single-signal baselines rank by that signal alone (rank fusion of one list is its own order, with no
+ * relevance floor); hybrid is the engine's defaults (score fusion, the floor, the same-topic step).
+ */
+const MODES: { name: string; weights: Partial<SignalWeights> | undefined; fusion?: FusionMethod }[] = [
+  { name: 'lexical', weights: { vector: 0, lexical: 1, recency: 0 }, fusion: 'rrf' },
+  { name: 'vector', weights: { vector: 1, lexical: 0, recency: 0 }, fusion: 'rrf' },
   { name: 'hybrid', weights: undefined }, // the engine's defaults
 ];
 
@@ -64,6 +69,8 @@ interface Args {
   /** Development aid: read/write turn and question vectors from this file (official runs leave it off). */
   vectorCache: string | null;
   workers: number;
+  /** Measurement aid: the engine without its relevance floor (what the floor costs). */
+  noFloor: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -72,9 +79,11 @@ function parseArgs(argv: string[]): Args {
   let out: string | null = null;
   let vectorCache: string | null = null;
   let workers = Math.max(1, Math.min(2, cpus().length));
+  let noFloor = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') quick = true;
+    else if (a === '--no-floor') noFloor = true;
     else if (a === '--split' || a?.startsWith('--split=')) {
       const v = a === '--split' ? argv[++i] : a.slice('--split='.length);
       if (v !== 'dev' && v !== 'test' && v !== 'all') throw new Error(`--split must be dev, test or all (got ${v})`);
@@ -91,9 +100,9 @@ function parseArgs(argv: string[]): Args {
     } else if (a === '--modes') {
       const keep = new Set((argv[++i] ?? '').split(','));
       for (let j = MODES.length - 1; j >= 0; j--) if (!keep.has((MODES[j] as { name: string }).name)) MODES.splice(j, 1);
-    } else throw new Error(`unknown argument ${a}; usage: node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>] [--workers <n>] [--vector-cache <file>]`);
+    } else throw new Error(`unknown argument ${a}; usage: node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>] [--workers <n>] [--vector-cache <file>] [--modes …] [--hybrid-weights v,l,r] [--no-floor]`);
   }
-  return { split, quick, out, vectorCache, workers };
+  return { split, quick, out, vectorCache, workers, noFloor };
 }
 
 function gitCommit(): string | null {
@@ -210,7 +219,7 @@ async function main(): Promise<void> {
   for (const group of groups) {
     const dir = mkdtempSync(join(tmpdir(), 'cairn-locomo-'));
     const store = createSqliteStore({ path: join(dir, 'locomo.db') });
-    const engine = new Engine({ store, embedder, tokenCounter, defaultNamespace: 'locomo', now: () => fixedNow });
+    const engine = new Engine({ store, embedder, tokenCounter, defaultNamespace: 'locomo', now: () => fixedNow, ...(args.noFloor ? { relevanceFloor: null } : {}) });
     try {
       // Ingest through the engine: one memory per turn, saveMany in batches.
       t = performance.now();
@@ -246,7 +255,7 @@ async function main(): Promise<void> {
             const run = groupRuns[i++] as QuestionRun;
             const perK: Record<number, number> = {};
             for (const k of KS) {
-              const found = await engine.search(q.question, { namespace: conv.namespace, limit: k, weights: mode.weights });
+              const found = await engine.search(q.question, { namespace: conv.namespace, limit: k, weights: mode.weights, ...(mode.fusion ? { fusion: mode.fusion } : {}) });
               perK[k] = recallOf(q, found.map((r) => r.memory.metadata.externalId));
             }
             run.recall[mode.name] = perK;
@@ -324,6 +333,7 @@ async function main(): Promise<void> {
     split: args.split,
     quick: args.quick,
     vectorCacheUsed: cachedVectors > 0,
+    relevanceFloor: !args.noFloor,
     date: new Date().toISOString(),
     commit: gitCommit(),
     environment: {
