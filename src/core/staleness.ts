@@ -86,8 +86,9 @@ export async function staleMarks(repo: CodeRepository, memories: readonly Memory
   const anchored = memories.filter((m) => m.code && m.code.commit && m.code.anchors.length > 0);
   if (anchored.length === 0) return marks;
   const commits = [...new Set(anchored.map((m) => m.code?.commit as string))];
+  const pathsOf = (c: string) => [...new Set(anchored.filter((m) => m.code?.commit === c).flatMap((m) => m.code?.anchors.map((a) => a.path) ?? []))];
   const [changesOf, present] = await Promise.all([
-    Promise.all(commits.map(async (c) => [c, await repo.changesSince(c).catch(() => null)] as const)).then((e) => new Map(e)),
+    Promise.all(commits.map(async (c) => [c, await repo.changesSince(c, pathsOf(c)).catch(() => null)] as const)).then((e) => new Map(e)),
     repo.existing([...new Set(anchored.flatMap((m) => m.code?.anchors.map((a) => a.path) ?? []))]).catch(() => new Set<string>()),
   ]);
   // Line counts only for the anchored files git sees modified (few: most anchors are untouched), one
@@ -96,8 +97,7 @@ export async function staleMarks(repo: CodeRepository, memories: readonly Memory
     await Promise.all(
       commits.map(async (c) => {
         const changes = changesOf.get(c);
-        const paths = [...new Set(anchored.filter((m) => m.code?.commit === c).flatMap((m) => m.code?.anchors.map((a) => a.path) ?? []))];
-        const modified = paths.filter((p) => changes?.get(p)?.status === 'modified');
+        const modified = pathsOf(c).filter((p) => changes?.get(p)?.status === 'modified');
         return [c, await repo.lineChanges(c, modified).catch(() => new Map() as LineCounts)] as const;
       }),
     ),

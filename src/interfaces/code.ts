@@ -71,8 +71,12 @@ export interface CodeRepository {
   state(): Promise<RepoState | null>;
   /** Which of these top-level-relative paths are tracked files or folders of the working tree now. */
   existing(paths: readonly string[]): Promise<Set<string>>;
-  /** Files changed between `commit` and HEAD, keyed by their path at `commit`; null when unknown. */
-  changesSince(commit: string): Promise<Map<string, PathChange> | null>;
+  /**
+   * Files changed between `commit` and HEAD, keyed by their path at `commit`; null when unknown. `count`:
+   * files whose line counts may be asked next (lineChanges); when nothing is cached yet they are counted
+   * alongside, so a fresh process waits for one git round instead of two.
+   */
+  changesSince(commit: string, count?: readonly string[]): Promise<Map<string, PathChange> | null>;
   /** Lines added and deleted in each of these files between `commit` and HEAD (0 and 0 for binary files). */
   lineChanges(commit: string, paths: readonly string[]): Promise<Map<string, { added: number; deleted: number }>>;
   /** The first commit after `since` (up to HEAD) that removed `path`; null when none is found. */

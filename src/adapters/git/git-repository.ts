@@ -222,7 +222,7 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
       return found;
     },
 
-    async changesSince(commit) {
+    async changesSince(commit, count = []) {
       const l = await getLayout();
       if (!l || !SHA.test(commit)) return null;
       const head = (await this.state())?.head;
@@ -237,8 +237,12 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
         if (between) result = between.reduce<Map<string, PathChange> | null>((acc, step) => compose(acc, step), known.changes);
       }
       if (result === undefined) {
-        // Names and statuses only: line counts are asked for the few files that need them (lineChanges).
-        const out = commit === head ? '' : await run(['diff', '-M', '--raw', '-z', '--no-color', commit, head]);
+        // Names and statuses only: line counts are asked for the few files that need them (lineChanges),
+        // here alongside when nothing is known yet (the first search of a process).
+        const [out] = await Promise.all([
+          commit === head ? '' : run(['diff', '-M', '--raw', '-z', '--no-color', commit, head]),
+          commit === head || count.length === 0 ? null : this.lineChanges(commit, count),
+        ]);
         result = out === null ? null : parseRaw(out);
       }
       latest.set(commit, { head, changes: result });
