@@ -84,7 +84,7 @@ describe('score fusion', () => {
 
   it(
     'a paraphrase sharing no word with its note comes through the floor',
-    { todo: 'USE-lite puts "what type should prices have in the database" at cosine 0.40 to the money note, below the 0.45 that off-topic questions reach' },
+    { todo: 'USE-lite puts "what type should prices have in the database" at cosine 0.40 to the money note, nearer a background sentence than that' },
     async () => {
       const results = await engine.search('what type should prices have in the database');
       assert.equal(results[0]?.memory.id, id['money'], explain(results));

@@ -81,13 +81,16 @@ export const DEFAULT_FLOOR: RelevanceFloor = { relevance: 40, margin: -0.14 };
 
 /**
  * Whether anything in `results` is worth returning. `storeCosine`: the best candidate's cosine to the query;
- * `backgroundCosine`: the best background sentence's (null when there is no query vector: then only the
- * relevance counts).
+ * `backgroundCosine`: the best background sentence's. Without a query vector (lexical-only recall, e.g. the
+ * prompt hook, which never loads the model) there is nothing to judge by: whatever matched a word is kept. In
+ * a three-note store, "Fix the VAT rounding bug in the invoice export" finds the VAT note at relevance 22 only,
+ * since half its words occur nowhere; a lexical-only floor would drop it.
  */
 export function clearsFloor(results: readonly SearchResult[], floor: RelevanceFloor, storeCosine: number | null, backgroundCosine: number | null): boolean {
   if (results.length === 0) return false;
+  if (storeCosine === null || backgroundCosine === null) return true;
   if ((results[0]?.score ?? 0) * 100 >= floor.relevance) return true;
-  return storeCosine !== null && backgroundCosine !== null && storeCosine - backgroundCosine >= floor.margin;
+  return storeCosine - backgroundCosine >= floor.margin;
 }
 
 export interface RankedHit {
