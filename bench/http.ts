@@ -80,6 +80,16 @@ function rssMiB(pid: number): number | null {
   }
 }
 
+/** CPU time (user + system, every thread) a process has used, in ms, from /proc (Linux). */
+function cpuMs(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks; USER_HZ is 100 on Linux
+  } catch {
+    return null;
+  }
+}
+
 /** Fills the store through the engine: a pool of real embeddings, each reused with a distinct trailing detail. */
 async function fill(dbPath: string, count: number): Promise<number> {
   const t = performance.now();
@@ -149,6 +159,8 @@ interface RunResult {
   throughputPerS: number;
   latencyMs: { p50: number; p95: number; p99: number; max: number; mean: number };
   serverRssMiB: { start: number | null; max: number | null; end: number | null };
+  /** Server CPU time per answered request: what a request costs whatever the machine's load. */
+  serverCpuMsPerRequest: number | null;
   loadAverage1m: number;
 }
 
@@ -160,6 +172,7 @@ async function run(served: Served, embedding: Embedding, token: string, operatio
   const pid = served.child.pid as number;
   const rss: number[] = [];
   const startRss = rssMiB(pid);
+  const startCpu = cpuMs(pid);
   const sampler = setInterval(() => {
     const v = rssMiB(pid);
     if (v !== null) rss.push(v);
@@ -191,6 +204,7 @@ async function run(served: Served, embedding: Embedding, token: string, operatio
     },
   });
   clearInterval(sampler);
+  const endCpu = cpuMs(pid);
   latencies.sort((a, b) => a - b);
   const ok = result['2xx'];
   return {
@@ -211,6 +225,7 @@ async function run(served: Served, embedding: Embedding, token: string, operatio
       mean: round(latencies.reduce((s, x) => s + x, 0) / Math.max(1, latencies.length)),
     },
     serverRssMiB: { start: startRss, max: rss.length ? Math.max(...rss) : null, end: rssMiB(pid) },
+    serverCpuMsPerRequest: startCpu !== null && endCpu !== null && ok > 0 ? round((endCpu - startCpu) / ok) : null,
     loadAverage1m: round(loadavg()[0] ?? 0, 2),
   };
 }
@@ -254,7 +269,7 @@ async function main(): Promise<void> {
           const r = await run(served, embedding, token, operation, connections, opts.durationS, seed++);
           own.push(r);
           log(
-            `${embedding}: ${operation} ×${connections}: ${r.throughputPerS}/s, p50 ${r.latencyMs.p50} ms, p95 ${r.latencyMs.p95} ms, non-2xx ${r.non2xx}, errors ${r.errors}, rss max ${r.serverRssMiB.max} MiB, load ${r.loadAverage1m}`,
+            `${embedding}: ${operation} ×${connections}: ${r.throughputPerS}/s, p50 ${r.latencyMs.p50} ms, p95 ${r.latencyMs.p95} ms, non-2xx ${r.non2xx}, errors ${r.errors}, rss max ${r.serverRssMiB.max} MiB, cpu ${r.serverCpuMsPerRequest} ms/request, load ${r.loadAverage1m}`,
           );
         }
       }
@@ -286,6 +301,7 @@ async function main(): Promise<void> {
         save: 'POST /api/memories with a new generated note each time: embedded, screened by the ingest filter, redacted, stored with its event',
         latency: 'every response time of the run, percentiles computed here (nearest rank)',
         memory: 'server VmRSS from /proc/<pid>/status, sampled every 250 ms',
+        cpu: 'server user + system time of all its threads from /proc/<pid>/stat over the run, divided by the answered requests',
         durationS: opts.durationS,
         embedding: 'pool: CAIRN_EMBED_WORKERS unset (worker threads, one per core); thread: CAIRN_EMBED_WORKERS=0 (main thread); each on its own copy of the filled store, run one after the other',
       },

@@ -331,6 +331,7 @@ function renderHttpSummary(data: { [k: string]: Json }): string {
   const lat = (r: { [k: string]: Json }) => (isRecord(r['latencyMs'] ?? null) ? (r['latencyMs'] as { [k: string]: number }) : {});
   const rss = (r: { [k: string]: Json }) => (isRecord(r['serverRssMiB'] ?? null) ? (r['serverRssMiB'] as { [k: string]: number }) : {});
   const rows = runs.map((r) => [
+    String(r['embedding'] ?? 'thread'),
     String(r['operation']),
     num(r['connections'] as number),
     num(r['throughputPerS'] as number),
@@ -339,16 +340,29 @@ function renderHttpSummary(data: { [k: string]: Json }): string {
     num(lat(r)['p99']),
     `${num(r['non2xx'] as number)} / ${num(r['errors'] as number)}`,
     num(rss(r)['max']),
+    num(r['serverCpuMsPerRequest'] as number),
+    num(r['loadAverage1m'] as number),
   ]);
+  const ratios = Array.isArray(data['ratiosPoolOverThread']) ? (data['ratiosPoolOverThread'] as { [k: string]: Json }[]) : [];
   const server = isRecord(data['server'] ?? null) ? (data['server'] as { [k: string]: Json }) : {};
-  const mem = isRecord(server['rssMiB'] ?? null) ? (server['rssMiB'] as { [k: string]: number }) : {};
+  const byEmbedding = isRecord(server['rssMiB'] ?? null) ? (server['rssMiB'] as { [k: string]: Json }) : {};
+  // Older results hold one server's memory directly; newer ones one entry per embedding path.
+  const memories = 'afterStart' in byEmbedding ? { thread: byEmbedding } : byEmbedding;
+  const memoryLines = Object.entries(memories).map(([name, m]) => {
+    const mem = (isRecord(m) ? m : {}) as { [k: string]: number };
+    return `Server memory (RSS), ${name}: ${num(mem['afterStart'])} MiB after start, ${num(mem['afterWarmUp'])} MiB with the model loaded, at most ${num(mem['maxUnderLoad'])} MiB under load, ${num(mem['atEnd'])} MiB at the end.`;
+  });
   return [
     '### Summary',
     '',
-    table(['Operation', 'Clients', 'Throughput (req/s)', 'p50 ms', 'p95 ms', 'p99 ms', 'non-2xx / errors', 'server RSS max (MiB)'], rows),
+    'Embedding `pool`: worker threads, one per core (the default of `cairn serve`); `thread`: `CAIRN_EMBED_WORKERS=0`, the model on the main thread.',
     '',
-    `Server memory (RSS): ${num(mem['afterStart'])} MiB after start, ${num(mem['afterWarmUp'])} MiB with the model loaded, at most ${num(mem['maxUnderLoad'])} MiB under load, ${num(mem['atEnd'])} MiB at the end.`,
+    table(['Embedding', 'Operation', 'Clients', 'Throughput (req/s)', 'p50 ms', 'p95 ms', 'p99 ms', 'non-2xx / errors', 'server RSS max (MiB)', 'server CPU ms/request', 'load avg (1 min)'], rows),
     '',
+    ...(ratios.length
+      ? ['Pool over thread, same run:', '', table(['Operation', 'Clients', 'Throughput ×', 'p95 ×'], ratios.map((r) => [String(r['operation']), num(r['connections'] as number), num(r['throughput'] as number), num(r['p95'] as number)])), '']
+      : []),
+    ...memoryLines.flatMap((l) => [l, '']),
     '### Full record',
     '',
   ].join('\n');
