@@ -1,0 +1,32 @@
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { PoolEmbedder } from '../adapters/embed-pool/pool-embedder.js';
+import { isCairnError } from '../interfaces/errors.js';
+import { buildEmbedder, resolveConfig } from './open-engine.js';
+
+describe('composition root: where the local model runs', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-open-engine-'));
+  const config = (env: Record<string, string>) => resolveConfig({ db: join(dir, 'c.db'), namespace: 'ns' }, { env: { HOME: dir, XDG_CONFIG_HOME: dir, ...env }, cwd: dir }).embedder;
+
+  it('long-lived processes get a pool of one thread per core; CAIRN_EMBED_WORKERS=0 and every other command keep the main thread', async () => {
+    assert.equal(config({}).workers, availableParallelism());
+    assert.equal(config({ CAIRN_EMBED_WORKERS: 'auto' }).workers, availableParallelism());
+    const pooled = buildEmbedder(config({ CAIRN_EMBED_WORKERS: '3' }), { pool: true });
+    assert.ok(pooled.pool instanceof PoolEmbedder);
+    assert.equal(pooled.embedder?.id, 'use-lite-512');
+    await pooled.pool.close();
+    assert.equal(buildEmbedder(config({ CAIRN_EMBED_WORKERS: '0' }), { pool: true }).pool, null);
+    assert.equal(buildEmbedder(config({}), {}).pool, null, 'short commands never start threads');
+    assert.equal(buildEmbedder(config({ CAIRN_EMBEDDER: 'none' }), { pool: true }).embedder, null);
+  });
+
+  it('refuses a CAIRN_EMBED_WORKERS that is not auto or a whole number up to 64', () => {
+    for (const bad of ['-1', 'two', '1.5', '65']) {
+      assert.throws(() => config({ CAIRN_EMBED_WORKERS: bad }), (err: unknown) => isCairnError(err, 'INVALID_INPUT') && err.field === 'CAIRN_EMBED_WORKERS', bad);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
