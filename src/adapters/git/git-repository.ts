@@ -3,6 +3,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize, relative, resolve } from 'node:path';
 import type { CodeRepository, PathChange, RepoState } from '../../interfaces/code.js';
+import { readHistoryCache, writeHistoryCache, type HistoryCacheData } from './history-cache-file.js';
 
 /**
  * The git working tree cairn runs in, read through the `git` command. Reading HEAD, branches and the
@@ -44,6 +45,9 @@ class Lru<V> {
     this.map.set(key, value);
     if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string);
   }
+  entries(): IterableIterator<[string, V]> {
+    return this.map.entries();
+  }
 }
 
 const SHA = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/u;
@@ -63,7 +67,7 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
   /** Per memory commit: its changes up to the HEAD they were computed at. */
   const latest = new Lru<{ head: string; changes: Map<string, PathChange> | null }>(256);
   const steps = new Lru<Promise<Step[] | null>>(64);
-  const removals = new Lru<string | null>(1024);
+  const removals = new Lru<{ sha: string | null; head: string }>(1024);
   const counted = new Lru<{ added: number; deleted: number }>(4096);
   const deletionWalks = new Lru<Promise<Map<string, string>>>(64);
   const ancestry = new Lru<boolean>(1024);
@@ -78,6 +82,43 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
   const getLayout = (): Promise<Layout | null> => {
     layout ??= findLayout(config.cwd);
     return layout;
+  };
+
+  // The history answers of earlier processes (history-cache-file.ts), read once before the first history
+  // question, and written back soon after a question added something to them.
+  let loaded: Promise<void> | null = null;
+  let saveQueued = false;
+  const loadSaved = (): Promise<void> => {
+    loaded ??= (async () => {
+      const l = await getLayout();
+      const saved = l && readHistoryCache(l.gitDir);
+      if (!saved) return;
+      const head = (await readState())?.head;
+      for (const [commit, at, changes] of saved.latest) latest.set(commit, { head: at, changes: new Map(changes.map((c) => [c.path, c])) });
+      for (const [key, added, deleted] of saved.counted) counted.set(key, { added, deleted });
+      // A removal is only known to be the first along since..HEAD for the HEAD it was found at.
+      for (const [since, at, path, sha] of saved.removals) if (at === head) removals.set(`${since}:${path}`, { sha, head: at });
+    })();
+    return loaded;
+  };
+  const queueSave = (): void => {
+    if (saveQueued) return;
+    saveQueued = true;
+    // After the other checks of this search have had their turn, so one search writes the file once or twice.
+    setImmediate(() => {
+      saveQueued = false;
+      void getLayout().then((l) => {
+        if (!l) return;
+        const data: HistoryCacheData = { latest: [], counted: [], removals: [] };
+        for (const [commit, v] of latest.entries()) if (v.changes) data.latest.push([commit, v.head, [...v.changes.values()]]);
+        for (const [key, c] of counted.entries()) data.counted.push([key, c.added, c.deleted]);
+        for (const [key, v] of removals.entries()) {
+          const cut = key.indexOf(':');
+          if (v.sha) data.removals.push([key.slice(0, cut), v.head, key.slice(cut + 1), v.sha]);
+        }
+        writeHistoryCache(l.gitDir, data);
+      });
+    });
   };
 
   // Reads of .git's small files and stats of anchored paths are synchronous on purpose: each takes
@@ -227,6 +268,7 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
       if (!l || !SHA.test(commit)) return null;
       const head = (await this.state())?.head;
       if (!head) return null;
+      await loadSaved();
       const known = latest.get(commit);
       if (known?.head === head) return known.changes;
       let result: Map<string, PathChange> | null | undefined;
@@ -246,6 +288,7 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
         result = out === null ? null : parseRaw(out);
       }
       latest.set(commit, { head, changes: result });
+      if (result) queueSave();
       return result;
     },
 
@@ -254,6 +297,7 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
       const found = new Map<string, { added: number; deleted: number }>();
       if (!head || !SHA.test(commit) || paths.length === 0) return found;
       if (commit === head) return new Map(paths.map((p) => [p, { added: 0, deleted: 0 }]));
+      await loadSaved();
       const missing = paths.filter((p) => {
         const hit = counted.get(`${commit}..${head}:${p}`);
         if (hit) found.set(p, hit);
@@ -264,9 +308,11 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
         const counts = parseNumstat(out ?? '');
         for (const p of missing) {
           const c = counts.get(p) ?? { added: 0, deleted: 0 };
-          counted.set(`${commit}..${head}:${p}`, c);
+          // A failed git (timeout) answers zeros this once; only real counts are kept.
+          if (out !== null) counted.set(`${commit}..${head}:${p}`, c);
           found.set(p, c);
         }
+        if (out !== null) queueSave();
       }
       return found;
     },
@@ -277,8 +323,9 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
       if (!l || !head || !SHA.test(since)) return null;
       // One walk lists every deletion since `since` (the memories of one search share it); the first
       // commit after `since` that removed a path stays that commit as HEAD moves on.
+      await loadSaved();
       const key = `${since}:${path}`;
-      const cached = removals.get(key);
+      const cached = removals.get(key)?.sha;
       if (cached) return cached;
       const walkKey = `${since}..${head}`;
       let walk = deletionWalks.get(walkKey);
@@ -286,7 +333,8 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
       const deletions = await walk;
       // A folder's removal is the first removal of a file under it.
       const sha = deletions.get(path) ?? [...deletions].find(([p]) => p.startsWith(`${path}/`))?.[1] ?? null;
-      removals.set(key, sha);
+      removals.set(key, { sha, head });
+      if (sha) queueSave();
       return sha;
     },
 
