@@ -14,11 +14,11 @@
  * "added" is the difference of the medians. Goal: ≤ 20 ms added at 10,000 files.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createGitRepository } from '../src/adapters/git/git-repository.js';
+import { createGitRepository, flushHistoryCaches } from '../src/adapters/git/git-repository.js';
 import { HISTORY_CACHE_FILE } from '../src/adapters/git/history-cache-file.js';
 import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
@@ -55,8 +55,9 @@ interface SizeResult {
   memories: number;
   distinctCommits: number;
   changed: { renamed: number; deleted: number; rewritten: number };
-  searchMs: { baseline: Stats; warm: Stats; cold: Stats; freshProcess: Stats; freshProcessNoCacheFile: Stats };
-  addedMs: { warmP50: number; coldP50: number; freshProcessP50: number; freshProcessNoCacheFileP50: number; warmP95: number; coldP95: number; freshProcessP95: number };
+  searchMs: { baseline: Stats; warm: Stats; cold: Stats; freshProcess: Stats; freshProcessNoCacheFile: Stats; freshProcessAfterCommit: Stats };
+  cacheFileBytes: number;
+  addedMs: { warmP50: number; coldP50: number; freshProcessP50: number; freshProcessNoCacheFileP50: number; freshProcessAfterCommitP50: number; warmP95: number; coldP95: number; freshProcessP95: number };
   markedPerSearch: number;
   goalMet: boolean;
 }
@@ -140,14 +141,13 @@ async function runSize(files: number, base: string): Promise<SizeResult> {
   }
   // Fresh process: a new adapter (nothing in memory, git's layout not yet read), as a hook or CLI call
   // starts; with the history cache file an earlier process left (HEAD unchanged), and without it.
-  const settle = () => new Promise((r) => setImmediate(() => setImmediate(r)));
   const freshSearch = async (i: number, withoutFile: boolean): Promise<number> => {
     if (withoutFile) rmSync(join(dir, '.git', HISTORY_CACHE_FILE), { force: true });
     const engine = new Engine({ ...common, repository: createGitRepository({ cwd: dir }) });
     const t = performance.now();
     await engine.search(queries[i % queries.length] as string, { limit: 10, countRecall: false });
     const ms = performance.now() - t;
-    await settle(); // the adapter's deferred write of the file, outside the timing
+    flushHistoryCaches(); // the write a process makes at exit, outside the timing
     return ms;
   };
   const fresh: number[] = [];
@@ -165,23 +165,35 @@ async function runSize(files: number, base: string): Promise<SizeResult> {
     await withRepo.search(queries[i % queries.length] as string, { limit: 10, countRecall: false });
     cold.push(performance.now() - t);
   }
+  // Fresh process after a commit: the file an earlier process left is one commit behind HEAD, so only the
+  // new commit is walked (a hook after each commit).
+  const freshAfterCommit: number[] = [];
+  for (let i = 0; i < COLD_SAMPLES; i++) {
+    writeFileSync(join(dir, 'CHANGELOG.md'), `later entry ${i}\n`);
+    git('commit', '-q', '-am', `later entry ${i}`);
+    freshAfterCommit.push(await freshSearch(i, false));
+  }
+  const cacheFileBytes = statSync(join(dir, '.git', HISTORY_CACHE_FILE)).size;
   await store.close();
   const b = stats(baseline);
   const w = stats(warm);
   const c = stats(cold);
   const f = stats(fresh);
   const fn = stats(freshNoFile);
+  const fc = stats(freshAfterCommit);
   const result: SizeResult = {
     files,
     memories: MEMORIES,
     distinctCommits: 2,
     changed: { renamed: renamed.length, deleted: deleted.length, rewritten: rewritten.length },
-    searchMs: { baseline: b, warm: w, cold: c, freshProcess: f, freshProcessNoCacheFile: fn },
+    searchMs: { baseline: b, warm: w, cold: c, freshProcess: f, freshProcessNoCacheFile: fn, freshProcessAfterCommit: fc },
+    cacheFileBytes,
     addedMs: {
       warmP50: round(w.p50 - b.p50),
       coldP50: round(c.p50 - b.p50),
       freshProcessP50: round(f.p50 - b.p50),
       freshProcessNoCacheFileP50: round(fn.p50 - b.p50),
+      freshProcessAfterCommitP50: round(fc.p50 - b.p50),
       warmP95: round(w.p95 - b.p95),
       coldP95: round(c.p95 - b.p95),
       freshProcessP95: round(f.p95 - b.p95),
@@ -189,7 +201,7 @@ async function runSize(files: number, base: string): Promise<SizeResult> {
     markedPerSearch: round(marked / warm.length),
     goalMet: w.p50 - b.p50 <= GOAL_ADDED_MS && c.p50 - b.p50 <= GOAL_ADDED_MS,
   };
-  process.stderr.write(`${files} files: baseline p50 ${b.p50} ms, warm p50 ${w.p50} ms (+${result.addedMs.warmP50}), cold p50 ${c.p50} ms (+${result.addedMs.coldP50}), fresh process p50 ${f.p50} ms (+${result.addedMs.freshProcessP50}), without the cache file ${fn.p50} ms (+${result.addedMs.freshProcessNoCacheFileP50}); ${result.markedPerSearch} marked a search\n`);
+  process.stderr.write(`${files} files: baseline p50 ${b.p50} ms, warm p50 ${w.p50} ms (+${result.addedMs.warmP50}), cold p50 ${c.p50} ms (+${result.addedMs.coldP50}), fresh process p50 ${f.p50} ms (+${result.addedMs.freshProcessP50}), without the cache file ${fn.p50} ms (+${result.addedMs.freshProcessNoCacheFileP50}), after a commit ${fc.p50} ms (+${result.addedMs.freshProcessAfterCommitP50}); cache file ${cacheFileBytes} bytes; ${result.markedPerSearch} marked a search\n`);
   return result;
 }
 
@@ -204,6 +216,8 @@ export function summaryOf(sizes: SizeResult[]): Record<string, Record<string, nu
         addedColdP50: s.addedMs.coldP50,
         addedFreshProcessP50: s.addedMs.freshProcessP50,
         addedFreshProcessNoCacheFileP50: s.addedMs.freshProcessNoCacheFileP50,
+        addedFreshProcessAfterCommitP50: s.addedMs.freshProcessAfterCommitP50,
+        cacheFileKiB: round(s.cacheFileBytes / 1024, 1),
         addedWarmP95: s.addedMs.warmP95,
         addedColdP95: s.addedMs.coldP95,
         goalMetWarm: s.addedMs.warmP50 <= GOAL_ADDED_MS,
@@ -232,7 +246,7 @@ async function main(): Promise<void> {
       notes: [
         'lexical-only search (no embedding model) on one SQLite store, with and without the repository; added = difference of medians, one run',
         'cold: a commit before each search, so HEAD moved and the history since is walked again (first search after a commit); warm: HEAD unchanged',
-        'fresh process: a new repository adapter for each search (nothing in memory, git layout read again), as a hook or CLI process pays, HEAD unchanged since the process before it, which left .git/cairn/history-cache.json; without the cache file: the file removed first (the first process ever, or one after the file was lost: one git diff per distinct memory commit)',
+        'fresh process: a new repository adapter for each search (nothing in memory, git layout read again), as a hook or CLI process pays, HEAD unchanged since the process before it, which left .git/cairn/history-cache.json; without the cache file: the file removed first (the first process ever, or one after the file was lost: one git diff per distinct memory commit); after a commit: the file one commit behind HEAD',
         `${MEMORIES} memories anchored to random files, written at 2 commits; then 1 % of files renamed, 0.5 % deleted, 2 % rewritten`,
       ],
       durationSeconds: round((performance.now() - started) / 1000, 1),

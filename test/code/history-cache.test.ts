@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { HISTORY_CACHE_FILE, readHistoryCache } from '../../src/adapters/git/history-cache-file.js';
-import { createGitRepository } from '../../src/adapters/git/git-repository.js';
+import { createGitRepository, flushHistoryCaches } from '../../src/adapters/git/git-repository.js';
 import { createSqliteStore } from '../../src/adapters/sqlite/sqlite-store.js';
 import { createGptTokenCounter } from '../../src/adapters/tokenizer/gpt-token-counter.js';
 import { Engine } from '../../src/core/engine.js';
@@ -36,13 +36,16 @@ const adapterModule = fileURLToPath(new URL('../../src/adapters/git/git-reposito
 const reasons = (marks: Map<string, StaleMark[]>) => Object.fromEntries([...marks].sort(([a], [b]) => a.localeCompare(b)).map(([id, m]) => [id, m.map((x) => x.reason)]));
 const freshMarks = async () => reasons(await staleMarks(createGitRepository({ cwd: repo.dir }), memories));
 
-/** The marks computed by another node process whose git executable does not exist: only the file can answer. */
-function marksInAnotherProcessWithoutGit(): Record<string, string[]> {
+/**
+ * The marks computed by another node process, by default one whose git executable does not exist (only the
+ * file can answer); it exits on its own, without flushing.
+ */
+function marksInAnotherProcessWithoutGit(gitPath = join(root, 'no-such-git')): Record<string, string[]> {
   const script = `
     const { staleMarks } = await import(${JSON.stringify(stalenessModule)});
     const { createGitRepository } = await import(${JSON.stringify(adapterModule)});
     const memories = JSON.parse(process.argv[1]);
-    const marks = await staleMarks(createGitRepository({ cwd: ${JSON.stringify(repo.dir)}, gitPath: ${JSON.stringify(join(root, 'no-such-git'))} }), memories);
+    const marks = await staleMarks(createGitRepository({ cwd: ${JSON.stringify(repo.dir)}, gitPath: ${JSON.stringify(gitPath)} }), memories);
     process.stdout.write(JSON.stringify(Object.fromEntries([...marks].sort(([a], [b]) => a.localeCompare(b)).map(([id, m]) => [id, m.map((x) => x.reason)]))));
   `;
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(memories)], { env: gitEnv(root), encoding: 'utf8' });
@@ -80,8 +83,8 @@ after(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-/** Lets the adapter's deferred write run. */
-const settle = () => new Promise((r) => setImmediate(() => setImmediate(r)));
+/** The adapter writes a second after new answers or at exit; the test does not wait for either. */
+const settle = async () => flushHistoryCaches();
 
 describe('history answers kept across processes', () => {
   let expected: Record<string, string[]>;
@@ -91,6 +94,12 @@ describe('history answers kept across processes', () => {
     await settle();
     assert.equal(Object.keys(expected).length, 3, JSON.stringify(expected)); // moved, removed, changed; stock untouched
     assert.ok(readHistoryCache(join(repo.dir, '.git')), 'the file is written and valid');
+    assert.deepEqual(marksInAnotherProcessWithoutGit(), expected);
+  });
+
+  it('a process with git writes the file as it exits, for the next one', () => {
+    rmSync(cacheFile);
+    assert.deepEqual(marksInAnotherProcessWithoutGit('git'), expected);
     assert.deepEqual(marksInAnotherProcessWithoutGit(), expected);
   });
 

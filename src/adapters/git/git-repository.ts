@@ -60,6 +60,26 @@ export interface GitRepository extends CodeRepository {
   gitDir(): Promise<string | null>;
 }
 
+/** Adapters with history answers not yet written to their cache file. */
+const pendingSaves = new Set<() => void>();
+let flushTimer: NodeJS.Timeout | null = null;
+
+/** Writes every pending history cache file now (the process does it a second after new answers, and at exit). */
+export function flushHistoryCaches(): void {
+  if (flushTimer) clearTimeout(flushTimer);
+  flushTimer = null;
+  const saves = [...pendingSaves];
+  pendingSaves.clear();
+  for (const save of saves) save();
+}
+
+const schedule = (): void => {
+  flushTimer ??= setTimeout(flushHistoryCaches, 1000).unref();
+};
+process.on('beforeExit', () => {
+  if (pendingSaves.size > 0) flushHistoryCaches();
+});
+
 export function createGitRepository(config: GitRepositoryConfig): GitRepository {
   const gitPath = config.gitPath ?? 'git';
   const timeout = config.timeoutMs ?? 5000;
@@ -85,13 +105,16 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
   };
 
   // The history answers of earlier processes (history-cache-file.ts), read once before the first history
-  // question, and written back soon after a question added something to them.
+  // question. New answers are written back a second after they were found, or when the process is about to
+  // exit (a hook or CLI call), never in the middle of a search.
   let loaded: Promise<void> | null = null;
-  let saveQueued = false;
+  let savedIn: string | null = null;
   const loadSaved = (): Promise<void> => {
     loaded ??= (async () => {
       const l = await getLayout();
-      const saved = l && readHistoryCache(l.gitDir);
+      if (!l) return;
+      savedIn = l.gitDir;
+      const saved = readHistoryCache(l.gitDir);
       if (!saved) return;
       const head = (await readState())?.head;
       for (const [commit, at, changes] of saved.latest) latest.set(commit, { head: at, changes: new Map(changes.map((c) => [c.path, c])) });
@@ -101,24 +124,20 @@ export function createGitRepository(config: GitRepositoryConfig): GitRepository 
     })();
     return loaded;
   };
+  const save = (): void => {
+    if (!savedIn) return;
+    const data: HistoryCacheData = { latest: [], counted: [], removals: [] };
+    for (const [commit, v] of latest.entries()) if (v.changes) data.latest.push([commit, v.head, [...v.changes.values()]]);
+    for (const [key, c] of counted.entries()) data.counted.push([key, c.added, c.deleted]);
+    for (const [key, v] of removals.entries()) {
+      const cut = key.indexOf(':');
+      if (v.sha) data.removals.push([key.slice(0, cut), v.head, key.slice(cut + 1), v.sha]);
+    }
+    writeHistoryCache(savedIn, data);
+  };
   const queueSave = (): void => {
-    if (saveQueued) return;
-    saveQueued = true;
-    // After the other checks of this search have had their turn, so one search writes the file once or twice.
-    setImmediate(() => {
-      saveQueued = false;
-      void getLayout().then((l) => {
-        if (!l) return;
-        const data: HistoryCacheData = { latest: [], counted: [], removals: [] };
-        for (const [commit, v] of latest.entries()) if (v.changes) data.latest.push([commit, v.head, [...v.changes.values()]]);
-        for (const [key, c] of counted.entries()) data.counted.push([key, c.added, c.deleted]);
-        for (const [key, v] of removals.entries()) {
-          const cut = key.indexOf(':');
-          if (v.sha) data.removals.push([key.slice(0, cut), v.head, key.slice(cut + 1), v.sha]);
-        }
-        writeHistoryCache(l.gitDir, data);
-      });
-    });
+    pendingSaves.add(save);
+    schedule();
   };
 
   // Reads of .git's small files and stats of anchored paths are synchronous on purpose: each takes
