@@ -76,6 +76,10 @@ describe('the CLI for people', () => {
     assert.match(context.stdout, /^nothing to put in a context: no memory or route matches in namespace \S+\nmemories are held in 2 other namespaces/u);
     const found = await cli(box, ['search', 'rounding', '--namespace', 'acme/shop']);
     assert.match(found.stdout, /^ 1\. \S+ .*VAT is rounded per invoice line/u, 'the control: the namespace named does hold it');
+    // Memories there, but none clears the relevance floor: "nothing relevant", not "nothing stored".
+    const offTopic = await cli(box, ['search', 'recipe for sourdough bread', '--namespace', 'acme/shop']);
+    assert.equal(offTopic.code, 0, offTopic.stderr);
+    assert.match(offTopic.stdout, /^nothing relevant recalled in namespace acme\/shop: it holds 1 memory, none matching well enough\n/u);
   });
 
   it('import on a terminal shows the bar with the total from its first line', async () => {

@@ -596,8 +596,11 @@ async function countLines(path: string): Promise<number> {
 /** "Nothing found" naming the namespace searched, and the other namespaces that hold memories. */
 async function nothingIn(engine: Engine, g: GlobalOpts, what: string): Promise<string> {
   const namespace = g.namespace ?? engine.defaultNamespace;
-  const others = (await engine.stats()).namespaces.filter((n) => n.namespace !== namespace && n.live > 0);
-  const line = `${what} in namespace ${namespace}`;
+  const namespaces = (await engine.stats()).namespaces;
+  const held = namespaces.find((n) => n.namespace === namespace)?.live ?? 0;
+  const others = namespaces.filter((n) => n.namespace !== namespace && n.live > 0);
+  // Memories here but none cleared the relevance floor: that is "nothing relevant", not "nothing stored".
+  const line = held > 0 ? `nothing relevant recalled in namespace ${namespace}: it holds ${held} ${held === 1 ? 'memory' : 'memories'}, none matching well enough` : `${what} in namespace ${namespace}`;
   if (others.length === 0) return line;
   const shown = others.slice(0, 5).map((n) => `${n.namespace} (${n.live})`).join(', ');
   return `${line}\nmemories are held in ${others.length === 1 ? 'another namespace' : `${others.length} other namespaces`}: ${shown}${others.length > 5 ? ', …' : ''}; search one with --namespace <ns>`;
