@@ -18,7 +18,7 @@ import type { Embedder } from '../src/index.js';
 import { queryTerms } from '../src/core/lexical.js';
 import type { MemoryInput } from '../src/interfaces/memory.js';
 import { stats, timeEach as timeSeries, type Stats } from './measure.js';
-import { coreNote, detail, query, rng } from './synthetic-notes.js';
+import { coreNote, detail, PrecomputedEmbedder, query, rng } from './synthetic-notes.js';
 
 /** Wall-time budget of one timed series (see timeEach). */
 let SERIES_BUDGET_MS = 15_000;
@@ -114,30 +114,6 @@ class TimedEmbedder implements Embedder {
   }
   loadTimeMs(): number | null {
     return this.real.loadTimeMs();
-  }
-}
-
-/**
- * Serves vectors computed beforehand by the real model (same id and dimensions), so the engine's whole write
- * and read paths run while the model's cost for those texts is left out. Any other text the engine asks for
- * goes to the real model through `model`, whose time is measured and subtracted by the caller.
- */
-class PrecomputedEmbedder implements Embedder {
-  readonly id: string;
-  readonly dimensions: number;
-  readonly vectors = new Map<string, Float32Array>();
-  constructor(readonly model: TimedEmbedder) {
-    this.id = model.id;
-    this.dimensions = model.dimensions;
-  }
-  async embed(texts: string[]): Promise<Float32Array[]> {
-    const missing = [...new Set(texts.filter((t) => !this.vectors.has(t)))];
-    const computed = missing.length ? await this.model.embed(missing) : [];
-    const extra = new Map(missing.map((t, i) => [t, computed[i] as Float32Array]));
-    return texts.map((t) => (this.vectors.get(t) ?? extra.get(t)) as Float32Array);
-  }
-  loadTimeMs(): number | null {
-    return this.model.loadTimeMs();
   }
 }
 
@@ -371,7 +347,8 @@ async function main(): Promise<void> {
 
     const store = createSqliteStore({ path: dbPath });
     const timed = new TimedEmbedder(real);
-    const pre = new PrecomputedEmbedder(new TimedEmbedder(real));
+    // Not remembering what the model embeds: every such call is timed and subtracted.
+    const pre = new PrecomputedEmbedder(new TimedEmbedder(real), { remember: false });
     queries.forEach((q, i) => pre.vectors.set(q, queryVectors[i] as Float32Array));
     const tokenCounter = createGptTokenCounter();
     const target = 'github.com/acme/shop';

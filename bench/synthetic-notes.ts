@@ -181,24 +181,28 @@ export function query(r: Rand): string {
 
 /**
  * Returns vectors set in advance (a fill's texts reuse a pool's real vectors) and falls back to the real model
- * for anything else. Same id and dimensions as the real embedder, so the store it fills is one the real
- * server accepts.
+ * (`model`) for anything else. Same id and dimensions as the real embedder, so the store it fills is one the
+ * real server accepts. With `remember: false` a text the model embedded is asked again next time, so a
+ * benchmark that times `model` sees every call.
  */
-export class PrecomputedEmbedder implements Embedder {
+export class PrecomputedEmbedder<E extends Embedder = Embedder> implements Embedder {
   readonly id: string;
   readonly dimensions: number;
   readonly vectors = new Map<string, Float32Array>();
-  constructor(private readonly real: Embedder) {
-    this.id = real.id;
-    this.dimensions = real.dimensions;
+  private readonly remember: boolean;
+  constructor(readonly model: E, options: { remember?: boolean } = {}) {
+    this.id = model.id;
+    this.dimensions = model.dimensions;
+    this.remember = options.remember ?? true;
   }
   async embed(texts: string[]): Promise<Float32Array[]> {
-    const missing = texts.filter((t) => !this.vectors.has(t));
-    const fresh = missing.length ? await this.real.embed(missing) : [];
-    missing.forEach((t, i) => this.vectors.set(t, fresh[i] as Float32Array));
-    return texts.map((t) => this.vectors.get(t) as Float32Array);
+    const missing = [...new Set(texts.filter((t) => !this.vectors.has(t)))];
+    const fresh = missing.length ? await this.model.embed(missing) : [];
+    const computed = new Map(missing.map((t, i) => [t, fresh[i] as Float32Array]));
+    if (this.remember) for (const [t, v] of computed) this.vectors.set(t, v);
+    return texts.map((t) => (this.vectors.get(t) ?? computed.get(t)) as Float32Array);
   }
   loadTimeMs(): number | null {
-    return this.real.loadTimeMs();
+    return this.model.loadTimeMs();
   }
 }
