@@ -442,7 +442,9 @@
     const points = details.method === 'score';
     const shown = (d) => (points ? Math.round((d.contribution || 0) * 10) / 10 : d.contribution || 0);
     const parts = SIGNALS.map((name) => details.signals[name] ?? { rank: null, contribution: 0, raw: null });
-    const total = points ? parts.reduce((sum, d) => sum + shown(d), 0) : score;
+    // A feedback demotion (wrong/stale marks) is its own negative line, so the lines still add up to the total.
+    const demotion = details.feedback;
+    const total = points ? parts.reduce((sum, d) => sum + shown(d), 0) + (demotion ? shown(demotion) : 0) : score;
     return h(
       'div',
       { class: 'score', 'data-testid': 'score-details' },
@@ -466,6 +468,15 @@
             h('span', { class: 'signal-contribution', 'data-testid': 'signal-contribution', 'data-share': share.toFixed(4) }, points ? `+${shown(d).toFixed(1)}` : `+${fmtNum(d.contribution, 5)}`),
           );
         }),
+        demotion
+          ? h(
+              'li',
+              { class: 'signal feedback', 'data-testid': 'signal-feedback', title: `${demotion.steps} wrong/stale mark${demotion.steps === 1 ? '' : 's'} beyond the useful ones: score ×1/${2 ** demotion.steps}` },
+              h('span', { class: 'signal-name' }, 'feedback'),
+              h('span', { class: 'signal-rank' }, `×1/${2 ** demotion.steps}`),
+              h('span', { class: 'signal-contribution', 'data-testid': 'signal-contribution' }, points ? `−${(-shown(demotion)).toFixed(1)}` : `−${fmtNum(-demotion.contribution, 5)}`),
+            )
+          : null,
       ),
       details.rerank !== null && details.rerank !== undefined ? h('span', { class: 'muted' }, `rerank ${fmtNum(details.rerank, 3)}`) : null,
       details.newerThan ? h('span', { class: 'muted' }, `newer than ${details.newerThan}`) : null,

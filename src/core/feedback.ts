@@ -6,7 +6,7 @@ import type { FeedbackCounts, FeedbackVerdict, Memory, SearchResult } from '../i
  * whose wrong and stale marks outnumber its useful ones is demoted in recall and listed for review.
  */
 
-/** Each wrong or stale mark beyond the useful ones halves the memory's fused score (at most 3 times: ×⅛). */
+/** Each wrong or stale mark beyond the useful ones halves the memory's fused score (at most 3 times: ×⅛), shown as a negative contribution. */
 export const DEMOTION_FACTOR = 0.5;
 export const MAX_DEMOTION_STEPS = 3;
 
@@ -21,15 +21,35 @@ export function rated(memory: Memory, verdict: FeedbackVerdict, now: string): Me
   return { ...memory, feedback: { ...f, [verdict]: f[verdict] + 1, lastAt: now } };
 }
 
-/** Demotes doubted memories and re-sorts (stable: equal scores keep their order). Returns the same array when nothing is doubted. */
+/**
+ * Demotes doubted memories and re-sorts (stable: equal scores keep their order). The demotion is shown as its
+ * own negative contribution (`scoreDetails.feedback`), so the signals' contributions plus it still add up to
+ * the relevance and score shown. Returns the same array when nothing is doubted.
+ */
 export function demoteDoubted(results: SearchResult[]): SearchResult[] {
   if (!results.some((r) => netDoubt(r.memory.feedback) > 0)) return results;
   const scored = results.map((r, i) => {
     const steps = Math.min(MAX_DEMOTION_STEPS, Math.max(0, netDoubt(r.memory.feedback)));
-    if (steps > 0) r.score *= DEMOTION_FACTOR ** steps;
+    if (steps > 0) demote(r, steps);
     return { r, i };
   });
   return scored.sort((a, b) => b.r.score - a.r.score || a.i - b.i).map((x) => x.r);
+}
+
+function demote(r: SearchResult, steps: number): void {
+  const d = r.scoreDetails;
+  const kept = DEMOTION_FACTOR ** steps;
+  if (d.relevance !== undefined) {
+    const contribution = d.relevance * (kept - 1);
+    d.feedback = { steps, contribution };
+    d.relevance += contribution;
+    d.fused = d.relevance / 100;
+  } else {
+    const contribution = r.score * (kept - 1);
+    d.feedback = { steps, contribution };
+    d.fused = r.score + contribution;
+  }
+  r.score = d.fused;
 }
 
 export interface FeedbackTotals {

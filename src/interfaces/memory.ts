@@ -164,14 +164,26 @@ export interface SignalDetail {
   raw: number | null;
 }
 
+export interface FeedbackDemotion {
+  /** Wrong and stale marks beyond the useful ones, at most 3: the score was halved this many times. */
+  steps: number;
+  /** Negative: points of relevance (score fusion) or fused score (rank fusion) the demotion took off. */
+  contribution: number;
+}
+
 export interface ScoreDetails {
   signals: Record<SignalName, SignalDetail>;
   /** The fused score (= the result's score): relevance / 100 with score fusion, Σ weight / (60 + rank) with rank fusion. */
   fused: number;
   /** How the signals were combined. */
   method: FusionMethod;
-  /** 0–100: how well the memory matches the query (score fusion only; the signals' contributions add up to it). */
+  /**
+   * 0–100: how well the memory matches the query, after any feedback demotion (score fusion only; the signals'
+   * contributions plus `feedback.contribution` add up to it).
+   */
   relevance?: number;
+  /** Set when wrong/stale marks demoted the memory: what the demotion took off, in the signals' units. */
+  feedback?: FeedbackDemotion;
   /** The reranker's score when a reranker reordered the results. */
   rerank: number | null;
   /** Set when this memory was moved above an older memory on the same topic (that memory's id). */

@@ -59,6 +59,27 @@ describe('usefulness feedback', () => {
     assert.ok(after.results.some((r) => r.memory.id === ids['old']), 'demoted, not hidden');
   });
 
+  it('a demoted memory shows the demotion as negative points: its contributions still add up to the relevance shown', async () => {
+    // `old` now carries 3 wrong and 1 stale mark against 1 useful: demoted three times (×1/8).
+    const results = await engine.search('which job runs the deploys');
+    const doubted = results.find((r) => r.memory.id === ids['old']);
+    assert.ok(doubted, 'the doubted memory is still recalled');
+    assert.deepEqual(doubted.scoreDetails.feedback?.steps, 3);
+    const d = doubted.scoreDetails;
+    const signals = d.signals.vector.contribution + d.signals.lexical.contribution + d.signals.recency.contribution;
+    assert.ok(Math.abs((d.feedback?.contribution ?? 0) + (7 / 8) * signals) < 1e-9, `the demotion takes 7/8 of ${signals} points: ${d.feedback?.contribution}`);
+    for (const r of results) {
+      const s = r.scoreDetails;
+      const sum = s.signals.vector.contribution + s.signals.lexical.contribution + s.signals.recency.contribution + (s.feedback?.contribution ?? 0);
+      assert.ok(Math.abs(sum - (s.relevance as number)) < 1e-9, `${r.memory.text}: the points add up to ${sum}, the relevance shown is ${s.relevance}`);
+      assert.ok(Math.abs(r.score * 100 - (s.relevance as number)) < 1e-9, `${r.memory.text}: score ${r.score} is relevance ${s.relevance} / 100`);
+      assert.equal(s.fused, r.score);
+      if (r.memory.id !== ids['old']) assert.equal(s.feedback, undefined, 'undoubted memories carry no feedback term');
+    }
+    // Ranking unchanged by showing it: the demoted memory sits below the one it used to outrank.
+    assert.ok(results.findIndex((r) => r.memory.id === ids['new']) < results.indexOf(doubted));
+  });
+
   it('the review list holds doubted memories only; usage counts every mark', async () => {
     const review = await engine.reviewList();
     assert.deepEqual(review.map((m) => m.id), [ids['old']]);

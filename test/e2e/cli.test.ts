@@ -530,6 +530,35 @@ describe('cairn CLI end to end', { concurrency: 3 }, () => {
       assert.deepEqual(await ok(['weights', '--set', `vector=${defaults['vector']},recency=${defaults['recency']}`, ...g]), defaults);
     });
 
+    it('search --explain: a memory marked wrong shows the demotion as negative points, and the points add up to the relevance shown', async () => {
+      const fb = ['--db', newDb(), '--namespace', 'e2e/feedback'];
+      const [marked] = await Promise.all([
+        ok<SavedJson>(['save', 'Invoices are emailed by the nightly mailer job.', ...fb, '--json']),
+        ok<SavedJson>(['save', 'The mailer job retries bounced invoices twice.', ...fb, '--json']),
+      ]);
+      await ok(['feedback', marked.id, 'wrong', ...fb, '--json']);
+      const r = await cairn(['search', 'invoice mailer job', '--explain', ...fb]);
+      assert.equal(r.code, 0, r.stderr);
+      const lines = r.stdout.split('\n').filter((l) => l.trimStart().startsWith('score relevance'));
+      assert.equal(lines.length, 2, r.stdout);
+      const demoted = lines.filter((l) => l.includes('− feedback'));
+      assert.equal(demoted.length, 1, `exactly the marked memory is demoted:\n${r.stdout}`);
+      assert.match(demoted[0] as string, /1 wrong\/stale mark beyond the useful ones: ×1\/2/u);
+      for (const line of lines) {
+        const m = /relevance (\d+\.\d) = vector (\d+\.\d) \+ lexical (\d+\.\d) \+ recency (\d+\.\d)(?: − feedback (\d+\.\d))? \(/u.exec(line);
+        assert.ok(m, line);
+        const [total = NaN, v = 0, l = 0, rec = 0, minus = 0] = m.slice(1).map((x) => Number(x ?? 0));
+        assert.equal(Math.round((v + l + rec - minus) * 10) / 10, total, `the points add up to the relevance shown: ${line}`);
+      }
+      // The JSON of the same search: the relevance equals the score, and the contributions add up to it.
+      const json = await ok<{ results: ResultJson[] }>(['search', 'invoice mailer job', ...fb, '--json']);
+      for (const x of json.results) {
+        const d = x.scoreDetails as unknown as { relevance: number; feedback?: { contribution: number }; signals: Record<string, { contribution: number }> };
+        const sum = ['vector', 'lexical', 'recency'].reduce((a, k) => a + (d.signals[k]?.contribution ?? 0), 0) + (d.feedback?.contribution ?? 0);
+        assert.ok(Math.abs(sum - d.relevance) < 1e-9 && Math.abs(x.score * 100 - d.relevance) < 1e-9, JSON.stringify(x.scoreDetails));
+      }
+    });
+
     it('route saves where code lives; context packs routes and memories within the token budget', async () => {
       const fillers = join(sandbox, 'fillers.jsonl');
       writeFileSync(fillers, [0, 1, 2, 3, 4, 5].map((i) => JSON.stringify({ text: `Filler note number ${i} about the office coffee machine and its descaling schedule.` })).join('\n'));

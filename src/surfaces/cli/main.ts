@@ -106,20 +106,27 @@ export function resultJson(r: SearchResult): Record<string, unknown> {
 function formatScore(r: SearchResult): string {
   const s = r.scoreDetails.signals;
   const rerank = r.scoreDetails.rerank === null ? '' : `, rerank ${r.scoreDetails.rerank.toFixed(3)}`;
+  const demotion = r.scoreDetails.feedback;
+  const marks = demotion ? `${demotion.steps} wrong/stale mark${demotion.steps === 1 ? '' : 's'} beyond the useful ones: ×1/${2 ** demotion.steps}` : null;
   if (r.scoreDetails.method === 'score') {
-    // Relevance 0–100 and each signal's points, one decimal each; the total shown is their sum.
+    // Relevance 0–100 and each signal's points, one decimal each; the total shown is their sum (a feedback
+    // demotion is its own negative term).
     const tenth = (x: number) => Math.round(x * 10) / 10;
     const pts = (x: number) => tenth(x).toFixed(1);
-    const total = tenth(s.vector.contribution) + tenth(s.lexical.contribution) + tenth(s.recency.contribution);
+    const feedback = demotion ? tenth(demotion.contribution) : 0;
+    const total = tenth(s.vector.contribution) + tenth(s.lexical.contribution) + tenth(s.recency.contribution) + feedback;
     const raw = [
       s.vector.raw === null ? null : `cosine ${s.vector.raw.toFixed(2)}`,
       s.lexical.raw === null ? null : `bm25 ${s.lexical.raw.toFixed(2)}`,
       s.recency.raw === null ? null : `${Math.round(s.recency.raw)} days old`,
+      marks,
     ].filter(Boolean);
-    return `relevance ${total.toFixed(1)} = vector ${pts(s.vector.contribution)} + lexical ${pts(s.lexical.contribution)} + recency ${pts(s.recency.contribution)} (${raw.join(', ')}${rerank})`;
+    const minus = demotion ? ` − feedback ${(-feedback).toFixed(1)}` : '';
+    return `relevance ${total.toFixed(1)} = vector ${pts(s.vector.contribution)} + lexical ${pts(s.lexical.contribution)} + recency ${pts(s.recency.contribution)}${minus} (${raw.join(', ')}${rerank})`;
   }
   const part = (name: string, d: { rank: number | null; contribution: number }) => (d.rank === null ? `${name} -` : `${name} #${d.rank} +${d.contribution.toFixed(4)}`);
-  return `${r.score.toFixed(4)} (${part('vector', s.vector)}, ${part('lexical', s.lexical)}, ${part('recency', s.recency)}${rerank})`;
+  const feedback = demotion ? `, feedback ${demotion.contribution.toFixed(4)} (${marks})` : '';
+  return `${r.score.toFixed(4)} (${part('vector', s.vector)}, ${part('lexical', s.lexical)}, ${part('recency', s.recency)}${feedback}${rerank})`;
 }
 
 /** "likely replaces 01H…: "Deploys go out on Thursdays"" lines after a save, with the way to act on them. */

@@ -165,7 +165,7 @@ const StaleOut = z.object({
 
 export const ScoredOut = MemoryOut.extend({
   score: z.number(),
-  relevance: z.number().optional().describe('0–100: how well the memory matches the query (score fusion)'),
+  relevance: z.number().optional().describe('0–100: how well the memory matches the query (score fusion), after any demotion for wrong/stale marks'),
   stale: z.array(StaleOut).optional(),
 });
 
