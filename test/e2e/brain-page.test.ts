@@ -257,6 +257,30 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
     await shot(page, '03-search');
   });
 
+  it('a memory marked wrong shows a negative feedback line, and the lines still add up to the relevance shown', STEP, async () => {
+    const ci = ids['ci'] as string;
+    const marked = await api('POST', `/memories/${ci}/feedback`, { verdict: 'wrong', namespace: NS });
+    assert.equal(marked.status, 200, JSON.stringify(marked.body));
+    const query = 'clear the CI cache after a Node upgrade';
+    await search(page, query);
+    const reply = await api('GET', `/search?q=${encodeURIComponent(query)}&namespace=${NS}`);
+    type Details = { signals: Record<string, { contribution: number }>; feedback?: { steps: number; contribution: number } };
+    const result = (reply.body.results as { id: string; relevance: number; scoreDetails: Details }[]).find((r) => r.id === ci);
+    assert.ok(result?.scoreDetails.feedback, `the API shows the demotion: ${JSON.stringify(reply.body)}`);
+    const card = cardOf(page, ci);
+    const tenth = (x: number) => Math.round(x * 10) / 10;
+    const feedback = tenth(result.scoreDetails.feedback.contribution);
+    assert.equal(await card.getByTestId('signal-feedback').getByTestId('signal-contribution').textContent(), `−${(-feedback).toFixed(1)}`);
+    const sum = ['vector', 'lexical', 'recency'].reduce((a, name) => a + tenth(result.scoreDetails.signals[name]?.contribution ?? 0), 0) + feedback;
+    const total = (await card.getByTestId('score-total').textContent()) ?? '';
+    assert.equal(total, sum.toFixed(1), 'the total is the sum of the lines shown, the feedback line included');
+    assert.ok(Math.abs(Number(total) - result.relevance) <= 0.2, `and the API relevance ${result.relevance}`);
+    assert.equal(await page.locator('#results [data-testid="signal-feedback"]').count(), 1, 'only the marked memory has a feedback line');
+    await shot(page, '03-search-feedback');
+    // A useful mark evens it out again for the steps below.
+    assert.equal((await api('POST', `/memories/${ci}/feedback`, { verdict: 'useful', namespace: NS })).status, 200);
+  });
+
   it('shows memory text as text: markup and scripts in a memory never run', STEP, async () => {
     await search(page, 'release notes literal text');
     const card = cardOf(page, ids['markup'] as string);
