@@ -800,6 +800,8 @@
     fill($('quarantine-rows'), ...r.entries.map(quarantineRow));
     show($('quarantine-empty'), r.entries.length === 0);
     $('quarantine-empty').textContent = status === 'held' ? 'Nothing is held for review.' : 'Nothing here.';
+    // review.js adds the selection and the bulk decision; it acts on the filter this list was loaded with.
+    document.dispatchEvent(new CustomEvent('cairn:quarantine', { detail: { filter: query, result: r } }));
   }
 
   function quarantineRow(e) {
@@ -1112,7 +1114,7 @@
   // What the page's ES modules (curate.js, feed.js) build on: one set of helpers, one session, one API client.
   window.cairnPage = Object.freeze({
     $, h, fill, show, badge, timeEl, truncate, states, say, act, api, showError, ApiError, ns, memoryPath,
-    state, loadList, openDetail, loadNamespaces, renderCard: card, openMemory: (id) => act(null, () => openDetail(id, null)),
+    state, loadList, openDetail, loadNamespaces, loadQuarantine, renderCard: card, openMemory: (id) => act(null, () => openDetail(id, null)),
   });
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', () => void boot());

@@ -1639,7 +1639,10 @@ export class Engine {
    */
   async reviewQuarantine(filter: QuarantineFilter = {}, options: { limit?: number } = {}): Promise<QuarantineReview> {
     const limit = options.limit === undefined ? 50 : validateLimit(options.limit, 'limit', 10_000);
-    const all = await this.store.listQuarantine({ status: filter.status ?? 'held', limit: Number.MAX_SAFE_INTEGER });
+    // The total stays within the namespace reviewed: a namespace-limited admin learns nothing of the others.
+    const all = (await this.store.listQuarantine({ status: filter.status ?? 'held', limit: Number.MAX_SAFE_INTEGER })).filter(
+      (e) => filter.namespace === undefined || e.namespace === filter.namespace,
+    );
     const matched = all.filter((e) => matchesFilter(e, filter));
     const page = await Promise.all(matched.slice(0, limit).map(async (e) => toView(e, (await this.store.getQuarantineVault(e.id))?.text ?? null)));
     return { total: all.length, matched: matched.length, byReason: countReasons(matched), entries: page };

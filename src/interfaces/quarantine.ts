@@ -97,7 +97,7 @@ export interface QuarantineFilter {
 
 /** A page of the review queue with the totals an operator needs at scale. */
 export interface QuarantineReview {
-  /** Entries of the status, before the other filters. */
+  /** Entries of the status (in the filter's namespace when it names one), before the other filters. */
   total: number;
   /** Entries matching the whole filter. */
   matched: number;

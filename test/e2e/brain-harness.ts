@@ -2,8 +2,11 @@
  * What the brain page's Chromium tests share: a real headless Chromium, a watch for script errors and CSP
  * violations, waits that report what the page's alert said, and the bearer-token API calls a script makes.
  */
+import * as assert from 'node:assert/strict';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import type { Served } from './served.js';
+import { cli, createSandbox, type Sandbox } from './mcp-scenario.js';
+import { serve, type Served } from './served.js';
 
 export const CHROMIUM = process.env['CAIRN_CHROMIUM'] ?? '/usr/bin/chromium';
 export const WAIT = 15_000;
@@ -73,4 +76,33 @@ export async function stopServed(served: Served | undefined): Promise<void> {
   const timer = setTimeout(() => served.child.kill('SIGKILL'), 5_000);
   await served.exited;
   clearTimeout(timer);
+}
+
+/** A brain page test's world: its sandbox, an admin token for every namespace, `cairn serve --auth` and Chromium. */
+export interface Brain {
+  sandbox: Sandbox;
+  served: Served;
+  browser: Browser;
+  base: URL;
+  token: string;
+}
+
+/** Empties `artifacts`, creates a sandbox and an admin token named `tokenName`, starts Chromium and the server. */
+export async function startBrain(name: string, tokenName: string, artifacts: string): Promise<Brain> {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: the brain page tests drive a real Chromium (apt-get install chromium)`);
+  rmSync(artifacts, { recursive: true, force: true });
+  mkdirSync(artifacts, { recursive: true });
+  const sandbox = createSandbox(name);
+  const created = await cli(sandbox, ['token', 'create', '--namespace', '*', '--scope', 'admin', '--name', tokenName, '--json']);
+  assert.equal(created.code, 0, created.stderr);
+  const token = (JSON.parse(created.stdout) as { token: string }).token;
+  const [browser, served] = await Promise.all([launchChromium(), serve(sandbox, ['--auth', '--quiet'])]);
+  return { sandbox, served, browser, base: new URL('/', served.url), token };
+}
+
+/** Closes Chromium, stops the server and removes the sandbox of `startBrain`. */
+export async function stopBrain(brain: Brain | undefined): Promise<void> {
+  await brain?.browser.close().catch(() => {});
+  await stopServed(brain?.served);
+  brain?.sandbox.remove();
 }

@@ -7,13 +7,13 @@
  * to test-artifacts/brain-page-curate/.
  */
 import * as assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { bearerApi, CHROMIUM, launchChromium, login, reloaded, stopServed, until, WAIT, watch } from './brain-harness.js';
-import { cli, createSandbox, ROOT, type Sandbox } from './mcp-scenario.js';
-import { serve, type Served } from './served.js';
+import { bearerApi, login, reloaded, startBrain, stopBrain, until, WAIT, watch } from './brain-harness.js';
+import { cli, ROOT, type Sandbox } from './mcp-scenario.js';
+import type { Served } from './served.js';
 
 const ARTIFACTS = join(ROOT, 'test-artifacts', 'brain-page-curate');
 const STEP = { timeout: 60_000 };
@@ -58,15 +58,7 @@ describe('curating on the brain page in headless Chromium', { concurrency: false
   };
 
   before(async () => {
-    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: the brain page tests drive a real Chromium (apt-get install chromium)`);
-    rmSync(ARTIFACTS, { recursive: true, force: true });
-    mkdirSync(ARTIFACTS, { recursive: true });
-    sandbox = createSandbox('brain-curate');
-    const created = await cli(sandbox, ['token', 'create', '--namespace', '*', '--scope', 'admin', '--name', 'curator', '--json']);
-    assert.equal(created.code, 0, created.stderr);
-    token = (JSON.parse(created.stdout) as { token: string }).token;
-    [browser, served] = await Promise.all([launchChromium(), serve(sandbox, ['--auth', '--quiet'])]);
-    base = new URL('/', served.url);
+    ({ sandbox, served, browser, base, token } = await startBrain('brain-curate', 'curator', ARTIFACTS));
     context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
     context.setDefaultTimeout(WAIT);
     page = watch(await context.newPage(), 'curator', problems);
@@ -74,11 +66,7 @@ describe('curating on the brain page in headless Chromium', { concurrency: false
     await page.getByTestId('namespace').selectOption(NS).catch(() => {});
   });
 
-  after(async () => {
-    await browser?.close().catch(() => {});
-    await stopServed(served);
-    sandbox?.remove();
-  });
+  after(() => stopBrain({ sandbox, served, browser, base, token }));
 
   it('adds a memory with kind, tags, importance and task; it opens with them, and the server has them', STEP, async () => {
     // The namespace does not exist yet: the page works in the token's default until it does, so add there first.

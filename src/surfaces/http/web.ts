@@ -18,6 +18,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/curate.js': { file: 'curate.js', type: 'text/javascript; charset=utf-8' },
   '/feed.js': { file: 'feed.js', type: 'text/javascript; charset=utf-8' },
   '/code.js': { file: 'code.js', type: 'text/javascript; charset=utf-8' },
+  '/review.js': { file: 'review.js', type: 'text/javascript; charset=utf-8' },
 };
 
 const SECURITY_HEADERS = {
