@@ -1,7 +1,10 @@
 /**
  * Trains the ingest filter's classifier and writes src/core/filter-model.json (`npm run train:filter`).
  *
- *   node dist/bench/train-filter.js [--cache <file>] [--out <file>]
+ *   node dist/bench/train-filter.js [--cache <file>] [--out <file>] [--oof <file>] [--verbose]
+ *
+ * `--oof` writes every training text's out-of-fold probability (JSON lines), to compare set-ups on the
+ * calibration data alone.
  *
  * Data: the calibration/train halves only (see bench/filter-data.ts) — the public injection set (BIPIA text
  * attacks left out), LoCoMo turns, this repository's engineering notes and the calibration half of
@@ -72,6 +75,7 @@ interface Weights {
 function zOf(w: Weights, f: Features): number {
   let z = w.bias;
   for (const b of f.ngrams) z += (w.ngrams[b] as number) * f.ngramValue;
+  for (const b of f.chars) z += (w.ngrams[b] as number) * f.charValue;
   for (const s of f.signals) z += w.signals[SIGNAL_IDS.indexOf(s)] as number;
   DENSE_FEATURES.forEach((k, i) => (z += (w.dense[i] as number) * f.dense[k]));
   return z;
@@ -86,13 +90,14 @@ function train(examples: Example[]): Weights {
   const total = examples.reduce((s, e) => s + e.weight, 0);
   const [b1, b2, eps] = [0.9, 0.999, 1e-8];
   const touched = new Uint8Array(HASH_BUCKETS);
-  for (const e of examples) for (const b of e.f.ngrams) touched[b] = 1;
+  for (const e of examples) for (const b of [...e.f.ngrams, ...e.f.chars]) touched[b] = 1;
   for (let epoch = 1; epoch <= EPOCHS; epoch++) {
     g.fill(0);
     for (const e of examples) {
       const err = ((sigmoid(zOf(w, e.f)) - e.item.label) * e.weight) / total;
       g[0] = (g[0] as number) + err;
       for (const b of e.f.ngrams) g[1 + b] = (g[1 + b] as number) + err * e.f.ngramValue;
+      for (const b of e.f.chars) g[1 + b] = (g[1 + b] as number) + err * e.f.charValue;
       for (const s of e.f.signals) {
         const k = 1 + HASH_BUCKETS + SIGNAL_IDS.indexOf(s);
         g[k] = (g[k] as number) + err;
@@ -183,6 +188,8 @@ async function main(): Promise<void> {
     log(`fold ${fold + 1}/${FOLDS} done`);
   }
   const chosen = chooseThreshold(oof);
+  const oofFile = arg('--oof');
+  if (oofFile) writeFileSync(oofFile, oof.map((r) => JSON.stringify({ group: r.item.group, label: r.item.label, p: r.p, text: r.item.text })).join('\n') + '\n');
   if (process.argv.includes('--verbose')) {
     const show = (rows: { item: Item; p: number }[]) => rows.forEach((r) => log(`  ${r.p.toFixed(3)} ${r.item.group}: ${r.item.text.slice(0, 110).replace(/\s+/gu, ' ')}`));
     log('highest benign (out of fold):');

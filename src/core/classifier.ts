@@ -1,7 +1,9 @@
 import { intentFeatures } from './intent.js';
 
 /**
- * The ingest filter's classifier: logistic regression over hashed word unigrams and bigrams, the intent
+ * The ingest filter's classifier: logistic regression over hashed word unigrams and bigrams, hashed character
+ * n-grams (CHAR_GRAM letters, across word boundaries, so a split or respelled word still shares most of its
+ * grams), the intent
  * signals of `intent.ts`, and the text's similarity to the embedding anchors. Weights are learned offline
  * (`npm run train:filter`, bench/train-filter.ts) on the calibration/train splits only and committed as
  * `filter-model.json`; nothing is downloaded or trained at run time.
@@ -28,7 +30,7 @@ export interface FilterModel {
   /** Probability at or above which a text is held, chosen on the calibration split. */
   threshold: number;
   bias: number;
-  /** Sparse n-gram weights: bucket → weight. */
+  /** Sparse n-gram weights (word and character n-grams share the buckets): bucket → weight. */
   ngrams: Record<string, number>;
   /** Weight per intent feature id (`<signal>:<pattern>`). */
   signals: Record<string, number>;
@@ -51,6 +53,9 @@ function hash(s: string): number {
   return h >>> 0;
 }
 
+/** Length of the character n-grams (read from the text with runs of white space made one space). */
+export const CHAR_GRAM = 4;
+
 const TOKEN = /[\p{L}\p{N}]+(?:[._'@/-][\p{L}\p{N}]+)*|\|/gu;
 
 /** The features of one text (already de-obfuscated by the caller; lower-cased here). */
@@ -58,6 +63,9 @@ export interface Features {
   /** Distinct n-gram buckets, each of value `ngramValue`. */
   ngrams: number[];
   ngramValue: number;
+  /** Distinct character n-gram buckets, each of value `charValue` (normalised apart from the word n-grams). */
+  chars: number[];
+  charValue: number;
   /** Feature ids of the intent patterns the text matches (`<signal>:<pattern>`). */
   signals: string[];
   dense: Record<DenseFeature, number>;
@@ -73,9 +81,15 @@ export function featuresOf(text: string, anchors: AnchorFeatures): Features {
     if (i + 1 < tokens.length) buckets.add(hash(`b:${t} ${tokens[i + 1] as string}`) % HASH_BUCKETS);
   }
   const ngrams = [...buckets];
+  const flat = ` ${lower.replace(/\s+/gu, ' ').trim()} `;
+  const charBuckets = new Set<number>();
+  for (let i = 0; i + CHAR_GRAM <= flat.length; i++) charBuckets.add(hash(`c:${flat.slice(i, i + CHAR_GRAM)}`) % HASH_BUCKETS);
+  const chars = [...charBuckets];
   return {
     ngrams,
     ngramValue: ngrams.length ? 1 / Math.sqrt(ngrams.length) : 0,
+    chars,
+    charValue: chars.length ? 1 / Math.sqrt(chars.length) : 0,
     signals: intentFeatures(lower),
     dense: {
       anchorSeed: Math.max(0, anchors.seed),
@@ -89,6 +103,7 @@ export function featuresOf(text: string, anchors: AnchorFeatures): Features {
 export function logit(model: FilterModel, f: Features): { z: number; signals: { id: string; weight: number }[]; anchors: number } {
   let z = model.bias;
   for (const b of f.ngrams) z += (model.ngrams[b] ?? 0) * f.ngramValue;
+  for (const b of f.chars) z += (model.ngrams[b] ?? 0) * f.charValue;
   const signals = f.signals.map((id) => ({ id, weight: model.signals[id] ?? 0 }));
   for (const s of signals) z += s.weight;
   let anchors = 0;
