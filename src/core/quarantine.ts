@@ -108,6 +108,11 @@ export function validateReason(value: unknown, required: boolean): string | null
 /** The classifier's score line of a reason list: not a reason to group or filter by. */
 const SCORE_LINE = /^the classifier scores it /u;
 
+/** Why an entry was held, without the classifier's score line: the reasons to show, group and filter by. */
+export function heldReasons(e: { reasons?: readonly string[] | null }): string[] {
+  return (e.reasons ?? []).filter((r) => !SCORE_LINE.test(r));
+}
+
 /** Validates a review filter from any surface: one rule for the CLI, the API and the page. */
 export function validateFilter(raw: Record<string, unknown>): QuarantineFilter {
   const f: QuarantineFilter = {};
@@ -161,7 +166,7 @@ export function matchesFilter(e: QuarantineEntry, f: QuarantineFilter): boolean 
   if (f.source !== undefined && e.source !== f.source) return false;
   if (f.reason !== undefined) {
     const words = f.reason.toLowerCase();
-    if (!(e.reasons ?? []).some((r) => !SCORE_LINE.test(r) && r.toLowerCase().includes(words))) return false;
+    if (!heldReasons(e).some((r) => r.toLowerCase().includes(words))) return false;
   }
   if (f.minScore !== undefined && e.score < f.minScore) return false;
   if (f.maxScore !== undefined && e.score > f.maxScore) return false;
@@ -174,6 +179,6 @@ export function matchesFilter(e: QuarantineEntry, f: QuarantineFilter): boolean 
 /** Matching entries per reason, for the review's totals. */
 export function countReasons(entries: readonly QuarantineEntry[]): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const e of entries) for (const r of e.reasons ?? []) if (!SCORE_LINE.test(r)) out[r] = (out[r] ?? 0) + 1;
+  for (const e of entries) for (const r of heldReasons(e)) out[r] = (out[r] ?? 0) + 1;
   return Object.fromEntries(Object.entries(out).sort((a, b) => b[1] - a[1]));
 }

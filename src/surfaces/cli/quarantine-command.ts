@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Engine } from '../../core/engine.js';
 import { CairnError } from '../../interfaces/errors.js';
 import type { QuarantineView } from '../../interfaces/quarantine.js';
-import { validateFilter } from '../../core/quarantine.js';
+import { heldReasons, validateFilter } from '../../core/quarantine.js';
 import type { OpenedEngine } from '../open-engine.js';
 
 type OpenFn = (flags: { db?: string; namespace?: string }, opts?: { withoutEmbedder?: boolean }) => Promise<OpenedEngine>;
@@ -14,7 +14,7 @@ interface Io {
 function line(v: QuarantineView): string {
   const preview = v.preview === null ? '(text gone)' : JSON.stringify(v.preview);
   const decided = v.status === 'held' ? '' : ` ${v.status} ${v.decidedAt?.slice(0, 19) ?? ''}`;
-  const why = (v.reasons ?? []).find((r) => !r.startsWith('the classifier scores it'));
+  const why = heldReasons(v)[0];
   return `${v.id}  ${v.createdAt.slice(0, 19)}  ${v.score.toFixed(3)}  ${v.hash.slice(0, 12)}  ${preview.padEnd(20)} ${v.op}/${v.source ?? '-'}${v.attempts > 1 ? ` ×${v.attempts}` : ''}${decided}${why ? `  — ${why}` : ''}`;
 }
 
