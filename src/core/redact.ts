@@ -352,6 +352,19 @@ export function applyRedaction(text: string, config: RedactionConfig, field: str
 }
 
 /**
+ * Texts as they may be kept outside the store (a capture's job file): secrets replaced by placeholders, as
+ * the engine would store them; in reject mode a text holding a secret is left out (the engine would refuse it).
+ */
+export function redactTexts<T extends { text: string }>(items: T[], config: RedactionConfig): T[] {
+  if (config.mode === 'off') return items;
+  return items.flatMap((item) => {
+    const r = redact(item.text, { ...config, mode: 'redact' });
+    if (Object.keys(r.counts).length === 0) return [item];
+    return config.mode === 'reject' ? [] : [{ ...item, text: r.text }];
+  });
+}
+
+/**
  * Parses an allow-list entry from configuration: `/pattern/flags` is a regular expression, anything else an
  * exact string.
  */

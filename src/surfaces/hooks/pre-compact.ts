@@ -1,5 +1,5 @@
 import { extractStatements } from '../../core/capture.js';
-import { redact, type RedactionConfig } from '../../core/redact.js';
+import { redactTexts } from '../../core/redact.js';
 import { entryTimestamp, isToolResultLine, parseTranscriptLine, userAuthoredText } from '../../core/transcript.js';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -123,7 +123,7 @@ export async function handlePreCompact(ctx: HookContext, background = true): Pro
   // only copy of the statements on disk outside the database: secrets are redacted before it is written.
   const spool = capturePath(path, process.pid, Date.now());
   try {
-    writeState(spool, { ...job, inputs: redactForDisk(job.inputs, config.security.redaction) });
+    writeState(spool, { ...job, inputs: redactTexts(job.inputs, config.security.redaction) });
     const child = spawn(process.execPath, [fileURLToPath(new URL('./capture-worker.js', import.meta.url)), spool], {
       cwd: ctx.dataDir,
       env: streams.env,
@@ -144,19 +144,6 @@ export async function handlePreCompact(ctx: HookContext, background = true): Pro
 async function resolvedConfig(job: CaptureJob, env: NodeJS.ProcessEnv) {
   const { resolveConfig } = await import('../open-engine.js');
   return resolveConfig(job.flags, { env, cwd: job.cwd });
-}
-
-/**
- * The statements as the job file may hold them: secrets replaced by placeholders (as the engine would store
- * them); with redaction set to reject, a statement holding a secret is left out (the engine would refuse it).
- */
-function redactForDisk(inputs: MemoryInput[], config: RedactionConfig): MemoryInput[] {
-  if (config.mode === 'off') return inputs;
-  return inputs.flatMap((input) => {
-    const r = redact(input.text, { ...config, mode: 'redact' });
-    if (Object.keys(r.counts).length === 0) return [input];
-    return config.mode === 'reject' ? [] : [{ ...input, text: r.text }];
-  });
 }
 
 /** Everything a capture needs to finish in another process: what to save, and the position to record after. */
