@@ -42,10 +42,10 @@ export function configPath(env: NodeJS.ProcessEnv): string {
   return join(env['XDG_CONFIG_HOME'] || join(env['HOME'] || homedir(), '.config'), 'cairn', 'config.json');
 }
 
-/** The database file: flag > CAIRN_DB > the config file's `db` > `<data home>/cairn/cairn.db`. */
 /**
- * The database file. A value with a URL scheme (`postgres://…`, `mysql://…`) names a backend this build
- * does not have: it is refused rather than taken as a relative path (which would create a folder `postgres:`).
+ * The database file: flag > CAIRN_DB > the config file's `db` > `<data home>/cairn/cairn.db`. A value with a
+ * URL scheme (`postgres://…`, `mysql://…`) names a backend this build does not have: it is refused rather
+ * than taken as a relative path (which would create a folder `postgres:`).
  */
 export function resolveDbPath(flagDb: string | undefined, env: NodeJS.ProcessEnv, cwd: string, fileDb: string | undefined): string {
   const given = flagDb || env['CAIRN_DB'] || fileDb;
