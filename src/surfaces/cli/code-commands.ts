@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { BRANCH_GRACE_DAYS } from '../../core/branches.js';
+import { renderFollowed } from '../../core/render.js';
 import type { Engine } from '../../core/engine.js';
 import type { FeedbackVerdict, MemoryScope } from '../../interfaces/memory.js';
 import type { OpenedEngine } from '../open-engine.js';
@@ -40,8 +41,7 @@ export function registerCodeCommands(program: Command, io: Io, open: OpenFn): vo
       await run(cmd, async (engine, g) => {
         const r = await engine.followMoves(id, { metadata: { source: 'cli', origin: 'user' } });
         if (g.json) return json({ id: r.memory.id, supersedes: r.supersedes, moved: r.moved, memory: r.memory });
-        const moves = r.moved.map((m) => `${m.path} → ${m.newPath}`).join(', ');
-        out(r.supersedes ? `saved route ${r.memory.id}, replacing ${r.supersedes}: ${moves}` : `re-anchored ${r.memory.id}: ${moves}`);
+        out(renderFollowed(r));
       });
     });
 

@@ -3,7 +3,7 @@ import { MCP_INSTRUCTIONS } from '../../core/agent-rules.js';
 import type { ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { Engine } from '../../core/engine.js';
-import { renderHeader, renderMemoryLine } from '../../core/render.js';
+import { renderFollowed, renderHeader, renderMemoryLine } from '../../core/render.js';
 import type { Logger } from '../../interfaces/embedder.js';
 import { isCairnError } from '../../interfaces/errors.js';
 import type { Memory, Provenance, SaveResult, SearchResult } from '../../interfaces/memory.js';
@@ -343,9 +343,7 @@ export function buildMcpServer(options: McpServerOptions): McpServer {
     },
     async ({ id, namespace }) => {
       const r = await engine.followMoves(id, { namespace, metadata: provenance() });
-      const moves = r.moved.map((m) => `${m.path} → ${m.newPath}`).join(', ');
-      const what = r.supersedes ? `saved route ${r.memory.id}, replacing ${r.supersedes}` : `re-anchored ${r.memory.id}`;
-      return ok(`${what}: ${moves}`, { id: r.memory.id, supersedes: r.supersedes, moved: r.moved, memory: memoryJson(r.memory) });
+      return ok(renderFollowed(r), { id: r.memory.id, supersedes: r.supersedes, moved: r.moved, memory: memoryJson(r.memory) });
     },
   );
 
