@@ -649,9 +649,9 @@ export class Engine {
         const memory: Memory = { ...p, id: givenId ?? ulid(Date.parse(createdAt)), createdAt, updatedAt: now };
         // A memory imported from another store (sync) may name a predecessor this store never had: the
         // reference is kept as written, with nothing to link.
-        const dangling = givenId !== undefined && memory.supersedes !== null && !(await tx.getMemory(memory.supersedes));
+        const old = memory.supersedes ? await tx.getMemory(memory.supersedes) : null;
+        const dangling = givenId !== undefined && memory.supersedes !== null && !old;
         if (memory.supersedes && !dangling) {
-          const old = await tx.getMemory(memory.supersedes);
           if (!old || old.namespace !== memory.namespace) {
             throw new CairnError('NOT_FOUND', `supersedes: no memory ${memory.supersedes} in namespace ${memory.namespace}`, { field: 'supersedes' });
           }
