@@ -1078,7 +1078,6 @@ export class Engine {
 
   // ---------------------------------------------------------------------------------- routes, task notes
 
-  /** Saves a route: where something lives. Its text comes from `routeText`, so equal routes dedupe. */
   /**
    * Saves a route; its text is always routeText(route), so the same route from the CLI, MCP or HTTP is one
    * memory (the dedupe key comes from that text). `supersedes` replaces an older memory.
