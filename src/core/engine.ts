@@ -1272,12 +1272,7 @@ export class Engine {
     if (this.code.applies(namespace) && (await this.code.branches())) await this.reconcileBranches({ namespace });
     const metadata: Provenance = { source: 'sync', origin: 'user' };
     const ops: SyncOps = {
-      live: async () => {
-        const now = this.now();
-        const out: Memory[] = [];
-        for await (const page of this.store.iterateMemories(namespace, 1000)) for (const m of page) if (isActive(m, now) && !m.code?.branch) out.push(m);
-        return out;
-      },
+      live: () => this.liveMemories(namespace, (m) => !m.code?.branch),
       get: (id) => this.get(id, { namespace }),
       importFiles: async (files) => {
         const prepared = await Promise.all(
@@ -1467,9 +1462,16 @@ export class Engine {
 
   private async feedbackTotals(namespace: string): Promise<FeedbackTotals> {
     const totals: FeedbackTotals = { useful: 0, wrong: 0, stale: 0, rated: 0, toReview: 0 };
-    const now = this.now();
-    for await (const page of this.store.iterateMemories(namespace, 1000)) for (const m of page) if (isActive(m, now)) addToTotals(totals, m);
+    for (const m of await this.liveMemories(namespace, (x) => Boolean(x.feedback))) addToTotals(totals, m);
     return totals;
+  }
+
+  /** The namespace's active memories that pass `keep`, read page by page. */
+  private async liveMemories(namespace: string, keep: (m: Memory) => boolean): Promise<Memory[]> {
+    const now = this.now();
+    const out: Memory[] = [];
+    for await (const page of this.store.iterateMemories(namespace, 1000)) for (const m of page) if (isActive(m, now) && keep(m)) out.push(m);
+    return out;
   }
 
   /**
@@ -1495,9 +1497,7 @@ export class Engine {
   async reviewList(options: { namespace?: string; limit?: number } = {}): Promise<Memory[]> {
     const namespace = this.ns(options.namespace);
     const limit = options.limit === undefined ? 50 : validateLimit(options.limit, 'limit', 10_000);
-    const now = this.now();
-    const doubted: Memory[] = [];
-    for await (const page of this.store.iterateMemories(namespace, 1000)) for (const m of page) if (isActive(m, now) && netDoubt(m.feedback) > 0) doubted.push(m);
+    const doubted = await this.liveMemories(namespace, (m) => netDoubt(m.feedback) > 0);
     const lastAt = (m: Memory) => m.feedback?.lastAt ?? '';
     return doubted.sort((a, b) => netDoubt(b.feedback) - netDoubt(a.feedback) || (lastAt(a) < lastAt(b) ? 1 : lastAt(a) > lastAt(b) ? -1 : 0)).slice(0, limit);
   }
