@@ -1613,7 +1613,12 @@ export class Engine {
     }
     const limit = options.limit === undefined ? 50 : validateLimit(options.limit, 'limit', 10_000);
     const entries = await this.store.listQuarantine({ status, limit });
-    return Promise.all(entries.map(async (e) => toView(e, (await this.store.getQuarantineVault(e.id))?.text ?? null)));
+    return Promise.all(entries.map((e) => this.quarantineView(e)));
+  }
+
+  /** An entry as listed, with the preview of its held text (none once the vault is emptied). */
+  private async quarantineView(entry: QuarantineEntry): Promise<QuarantineView> {
+    return toView(entry, (await this.store.getQuarantineVault(entry.id))?.text ?? null);
   }
 
   /**
@@ -1643,7 +1648,7 @@ export class Engine {
       (e) => filter.namespace === undefined || e.namespace === filter.namespace,
     );
     const matched = all.filter((e) => matchesFilter(e, filter));
-    const page = await Promise.all(matched.slice(0, limit).map(async (e) => toView(e, (await this.store.getQuarantineVault(e.id))?.text ?? null)));
+    const page = await Promise.all(matched.slice(0, limit).map((e) => this.quarantineView(e)));
     return { total: all.length, matched: matched.length, byReason: countReasons(matched), entries: page };
   }
 
