@@ -45,6 +45,7 @@ import { erase } from './erasure.js';
 import type { ErasureCertificate } from './certificate.js';
 import {
   DEFAULT_STATED_UPDATE,
+  dot,
   inverseDocumentFrequency,
   isLikelyUpdate,
   LIKELY_UPDATE,
@@ -1435,10 +1436,8 @@ export class Engine {
     });
     let best = -1;
     for (const v of await this.background) {
-      if (!v) continue;
-      let dot = 0;
-      for (let i = 0; i < v.length; i++) dot += (v[i] as number) * (queryVector[i] as number);
-      if (dot > best) best = dot;
+      const cosine = v ? dot(v, queryVector) : -1;
+      if (cosine > best) best = cosine;
     }
     return best;
   }

@@ -45,7 +45,8 @@ export interface StatedUpdateRule {
 
 export const DEFAULT_STATED_UPDATE: StatedUpdateRule = { minCosine: 0.5, minOverlap: 0.1, minScoreRatio: 0.5 };
 
-function dot(a: Float32Array, b: Float32Array): number {
+/** Dot product of two unit vectors: their cosine. */
+export function dot(a: Float32Array, b: Float32Array): number {
   let s = 0;
   for (let i = 0; i < a.length; i++) s += (a[i] as number) * (b[i] as number);
   return s;
