@@ -44,13 +44,13 @@ export function errorBody(err: CairnError): ErrorBody {
 export function errorResponse(c: Context, err: unknown, logger?: Logger): Response {
   const e = isCairnError(err) ? err : new CairnError('INTERNAL', 'internal error', { cause: err });
   if (e.code === 'INTERNAL' && logger) {
-    const cause = isCairnError(err) ? err : err instanceof Error ? err : new Error(String(err));
+    const cause = err instanceof Error ? err : new Error(String(err));
     logger.error(`http: ${c.req.method} ${c.req.path}: ${cause.message}`, { stack: cause.stack });
   }
   const headers: Record<string, string> = {};
   if (e.code === 'UNAUTHORIZED') headers['www-authenticate'] = 'Bearer realm="cairn"';
-  const body = e.code === 'INTERNAL' && !isCairnError(err) ? errorBody(new CairnError('INTERNAL', 'internal error')) : errorBody(e);
-  return c.json(body, statusOf(e.code) as 400, headers);
+  // A non-CairnError became a plain 'internal error' above: its cause is never part of the body.
+  return c.json(errorBody(e), statusOf(e.code) as 400, headers);
 }
 
 /** The largest JSON body the HTTP surface reads (MCP messages and API calls): 4 MiB. */
