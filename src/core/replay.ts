@@ -133,8 +133,8 @@ async function applyStored(tx: StoreTx, event: StoredEvent, source: Store | null
   await project(tx, body, event.namespace);
 }
 
-/** Replays every event of `source`, in commit order, into the empty store `target`. */
-export async function replayInto(source: Store, target: Store, batchSize = 5000): Promise<number> {
+/** Replays every event of `source`, in commit order, into the empty store `target`; `onPage` after each commit. */
+export async function replayInto(source: Store, target: Store, batchSize = 5000, onPage?: (events: number) => void): Promise<number> {
   let n = 0;
   for await (const page of source.iterateEvents(0, batchSize)) {
     await target.transaction(async (tx) => {
@@ -144,6 +144,7 @@ export async function replayInto(source: Store, target: Store, batchSize = 5000)
       }
     });
     n += page.length;
+    onPage?.(page.length);
   }
   return n;
 }

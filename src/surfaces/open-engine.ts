@@ -358,6 +358,18 @@ export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, env
   };
 }
 
+/**
+ * A store at `location` outside any engine (`cairn migrate`): a file path (relative to the working directory),
+ * or a URL of a backend this build has. With `mustExist`, a missing file is refused instead of created.
+ */
+export async function openStoreAt(location: string, options: { mustExist: boolean }, environment?: Environment): Promise<Store> {
+  const path = resolveDbPath(location, {}, environment?.cwd ?? process.cwd(), undefined);
+  if (options.mustExist && !existsSync(path)) {
+    throw new CairnError('NOT_FOUND', `no database at ${path}`, { field: 'from', hint: 'give --from an existing cairn database file' });
+  }
+  return createSqliteStore({ path });
+}
+
 /** Where agents keep their user-level configuration (`cairn init` writes Kimi Code's hooks there). */
 export function agentHomes(env: NodeJS.ProcessEnv = process.env): { home: string; kimiHome: string; claudeConfig: string; cursorHome: string; geminiHome: string; codexHome: string; opencodeConfig: string } {
   const home = env['HOME'] || homedir();

@@ -19,6 +19,7 @@ import { registerHookCommand } from '../hooks/hook-command.js';
 import { registerMcpCommands } from '../mcp/mcp-commands.js';
 import { registerEraseCommands } from './erase-command.js';
 import { registerTokenCommands } from './token-command.js';
+import { registerMigrateCommand } from './migrate-command.js';
 
 /** Exit codes of the scriptable contract. */
 export const EXIT_OK = 0;
@@ -548,6 +549,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
   registerEraseCommands(program, open, out);
   registerQuarantineCommands(program, io, open);
   registerTokenCommands(program, io, open);
+  registerMigrateCommand(program, async (location, options) => (await import('../open-engine.js')).openStoreAt(location, options), out);
   registerCodeCommands(program, io, open);
   registerSyncCommand(program, io, open);
   registerInit(program, io);
@@ -562,7 +564,7 @@ const COMMAND_GROUPS: [heading: string, commands: string[]][] = [
   ['Daily use:', ['save', 'search', 'context', 'get', 'list', 'forget', 'restore', 'supersede', 'route', 'follow', 'sync', 'branches', 'scope', 'feedback', 'review', 'import', 'export', 'stats', 'demo']],
   ['Agents and set-up:', ['init', 'mcp', 'hook', 'doctor']],
   ['Team server:', ['serve', 'token', 'quarantine']],
-  ['Maintenance and proofs:', ['verify', 'recover', 'checkpoint', 'reindex', 'weights', 'purge-expired', 'erase', 'verify-certificate', 'turn', 'ingest']],
+  ['Maintenance and proofs:', ['verify', 'recover', 'checkpoint', 'reindex', 'weights', 'purge-expired', 'erase', 'verify-certificate', 'migrate', 'turn', 'ingest']],
 ];
 
 /** Prints a usage error as one line on stderr, pointing at the help of the command it came from. */
