@@ -156,7 +156,7 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
   api.post(
     '/login',
     handle(async (c) => {
-      const wait = auth.limitAddress(clientAddress(c));
+      const wait = await auth.limitAddress(clientAddress(c));
       if (wait > 0) {
         c.header('retry-after', String(wait));
         throw new CairnError('RATE_LIMITED', `too many login attempts; retry in ${wait} s`);
@@ -170,8 +170,8 @@ export function createApi(config: ApiConfig): Hono<AuthEnv> {
     }),
   );
 
-  api.post('/logout', (c) => {
-    auth.logout(getCookie(c, SESSION_COOKIE));
+  api.post('/logout', async (c) => {
+    await auth.logout(getCookie(c, SESSION_COOKIE));
     deleteCookie(c, SESSION_COOKIE, { path: '/' });
     return c.json({ ok: true });
   });

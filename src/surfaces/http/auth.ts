@@ -1,10 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { ALL_NAMESPACES, tokenDefaultNamespace, type AccessControl } from '../../core/access.js';
 import { CairnError } from '../../interfaces/errors.js';
 import { errorResponse } from './http-errors.js';
 import type { AccessScope, AccessTokenRecord } from '../../interfaces/store.js';
+import type { SessionStore } from '../../interfaces/sessions.js';
+import { createMemorySessionStore, SESSION_TTL_MS, SessionBook } from '../../core/sessions.js';
 
 /**
  * Who is calling, for every HTTP request: a bearer token (agents, scripts), a browser session opened by
@@ -25,41 +26,6 @@ export type AuthEnv = { Variables: { principal: Principal; requestId: string } }
 
 export const SESSION_COOKIE = 'cairn_session';
 export const CSRF_HEADER = 'x-csrf-token';
-const SESSION_TTL_MS = 12 * 3_600_000;
-const MAX_SESSIONS = 10_000;
-
-interface BrowserSession {
-  tokenHash: string;
-  tokenId: string;
-  csrf: string;
-  expires: number;
-}
-
-/** A token bucket per key: `perMinute` requests a minute, bursts up to the same number. */
-export class RateLimiter {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
-  constructor(private readonly perMinute: number) {}
-
-  /** Seconds to wait before retrying, or 0 when the request may go. */
-  take(key: string, now = Date.now()): number {
-    if (this.perMinute <= 0) return 0;
-    const perMs = this.perMinute / 60_000;
-    const b = this.buckets.get(key) ?? { tokens: this.perMinute, at: now };
-    b.tokens = Math.min(this.perMinute, b.tokens + (now - b.at) * perMs);
-    b.at = now;
-    this.buckets.set(key, b);
-    if (this.buckets.size > 50_000) this.prune(now);
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
-      return 0;
-    }
-    return Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000));
-  }
-
-  private prune(now: number): void {
-    for (const [k, b] of this.buckets) if (now - b.at > 60_000) this.buckets.delete(k);
-  }
-}
 
 export interface AuthConfig {
   /** Null: authentication off (loopback binds only); every caller is the local operator. */
@@ -67,6 +33,8 @@ export interface AuthConfig {
   defaultNamespace: string;
   /** Requests a minute per token (and per client address before authentication). 0 disables. */
   rateLimitPerMinute: number;
+  /** Where sessions and request budgets live: the store's when every server process shares it, else this process. */
+  sessions?: SessionStore | undefined;
 }
 
 export interface Auth {
@@ -74,9 +42,9 @@ export interface Auth {
   middleware: MiddlewareHandler<AuthEnv>;
   /** Opens a browser session for a token secret; returns the cookie value and the CSRF value. */
   login(secret: string): Promise<{ sessionId: string; principal: Principal }>;
-  logout(sessionId: string | undefined): void;
-  /** Rate limit by client address (login attempts, unauthenticated calls). */
-  limitAddress(address: string): number;
+  logout(sessionId: string | undefined): Promise<void>;
+  /** Rate limit by client address (login attempts, unauthenticated calls): seconds to wait, 0 to go. */
+  limitAddress(address: string): Promise<number>;
   enabled: boolean;
 }
 
@@ -97,8 +65,7 @@ export function clientAddress(c: Context): string {
 
 export function createAuth(config: AuthConfig): Auth {
   const { access } = config;
-  const sessions = new Map<string, BrowserSession>();
-  const limiter = new RateLimiter(config.rateLimitPerMinute);
+  const book = new SessionBook({ store: config.sessions ?? createMemorySessionStore(), rateLimitPerMinute: config.rateLimitPerMinute });
   const local: Principal = {
     token: { id: 'local', scope: 'admin' as AccessScope, namespaces: [ALL_NAMESPACES], name: 'local operator (authentication off)' },
     via: 'local',
@@ -124,9 +91,8 @@ export function createAuth(config: AuthConfig): Auth {
         principal = { token, via: 'bearer', defaultNamespace: tokenDefaultNamespace(token, config.defaultNamespace) };
       } else {
         const sid = getCookie(c, SESSION_COOKIE);
-        const session = sid ? sessions.get(sid) : undefined;
-        if (!session || session.expires < Date.now()) {
-          if (sid) sessions.delete(sid);
+        const session = sid ? await book.find(sid) : null;
+        if (!session) {
           throw new CairnError('UNAUTHORIZED', sid ? 'session expired; log in again' : 'missing access token', {
             hint: 'send Authorization: Bearer <token> (cairn token create)',
           });
@@ -142,11 +108,11 @@ export function createAuth(config: AuthConfig): Auth {
         }
       }
     } catch (err) {
-      const wait = limiter.take(`addr:${clientAddress(c)}`);
+      const wait = await book.take(`addr:${clientAddress(c)}`);
       if (wait > 0) return tooMany(c, wait);
       return errorResponse(c, err);
     }
-    const wait = limiter.take(`token:${principal.token.id}`);
+    const wait = await book.take(`token:${principal.token.id}`);
     if (wait > 0) return tooMany(c, wait);
     c.set('principal', principal);
     return next();
@@ -155,22 +121,15 @@ export function createAuth(config: AuthConfig): Auth {
   return {
     enabled: access !== null,
     middleware,
-    limitAddress: (address) => limiter.take(`addr:${address}`),
+    limitAddress: (address) => book.take(`addr:${address}`),
     async login(secret) {
       if (!access) throw new CairnError('UNSUPPORTED', 'authentication is off on this server; no login needed');
       const token = await access.authenticate(secret);
-      if (sessions.size >= MAX_SESSIONS) {
-        const now = Date.now();
-        for (const [k, s] of sessions) if (s.expires < now) sessions.delete(k);
-        if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value as string);
-      }
-      const sessionId = randomBytes(32).toString('base64url');
-      const csrf = randomBytes(24).toString('base64url');
-      sessions.set(sessionId, { tokenHash: token.hash, tokenId: token.id, csrf, expires: Date.now() + SESSION_TTL_MS });
+      const { sessionId, csrf } = await book.open(token);
       return { sessionId, principal: { token, via: 'session', defaultNamespace: tokenDefaultNamespace(token, config.defaultNamespace), csrf } };
     },
-    logout(sessionId) {
-      if (sessionId) sessions.delete(sessionId);
+    async logout(sessionId) {
+      if (sessionId) await book.close(sessionId);
     },
   };
 }
