@@ -34,6 +34,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'http', script: 'dist/bench/http.js', args: [] },
   { name: 'staleness', script: 'dist/bench/staleness.js', args: [] },
   { name: 'sync', script: 'dist/bench/sync.js', args: [] },
+  { name: 'backends', script: 'dist/bench/backends.js', args: [] },
 ];
 
 const USAGE = `usage: node dist/bench/run.js [--all | --only ${BENCHMARKS.map((b) => b.name).join('|')}[,…]] [--quick]`;
