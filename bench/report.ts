@@ -39,6 +39,7 @@ const KNOWN: { file: string; title: string; command: string }[] = [
   { file: 'locomo.json', title: 'LoCoMo evidence recall', command: 'node dist/bench/locomo.js --split all' },
   { file: 'latency.json', title: 'Latency and size', command: 'node dist/bench/latency.js' },
   { file: 'http.json', title: 'Team server under load (HTTP)', command: 'node dist/bench/http.js' },
+  { file: 'backends.json', title: 'SQLite and PostgreSQL side by side', command: 'node dist/bench/backends.js' },
 ];
 
 // ------------------------------------------------------------------------------------------------ formatting
@@ -368,6 +369,44 @@ function renderHttpSummary(data: { [k: string]: Json }): string {
   ].join('\n');
 }
 
+/** The two backends in one table per part: turn commits, concurrent writers, search by size. */
+function renderBackendsSummary(data: { [k: string]: Json }): string {
+  const results = isRecord(data['results'] ?? null) ? (data['results'] as { [k: string]: { [k: string]: Json } }) : {};
+  const names = Object.keys(results);
+  const part = (b: string, k: string) => (isRecord(results[b]?.[k] ?? null) ? (results[b]?.[k] as { [k: string]: Json }) : null);
+  const st = (x: Json | undefined) => (isRecord(x ?? null) ? (x as unknown as Stats) : undefined);
+  const commitRows = names.map((b) => {
+    const c = part(b, 'commit');
+    return c ? [b, num(c['turns'] as number), num(st(c['all'])?.p50), num(st(c['all'])?.p95), num(st(c['snapshotTurns'])?.p50)] : [b, String(results[b]?.['skipped'] ?? '–'), '–', '–', '–'];
+  });
+  const writerRows = names.flatMap((b) => {
+    const w = part(b, 'writers');
+    return w ? [[b, num(w['writers'] as number), num(w['acknowledged'] as number), num(w['writesPerSecond'] as number), num(w['lost'] as number), num(w['sequenceGaps'] as number), num(w['errors'] as number)]] : [];
+  });
+  const searchRows = names.flatMap((b) => {
+    const levels = Array.isArray(part(b, 'search')?.['levels']) ? (part(b, 'search')?.['levels'] as { [k: string]: Json }[]) : [];
+    return levels.map((l) => [b, num(l['memories'] as number), num(st(l['search'])?.p50), num(st(l['search'])?.p95), num(l['fillSeconds'] as number)]);
+  });
+  return [
+    '### Summary',
+    '',
+    'Turn commit (event + item + vector, every 10th turn a snapshot; texts embedded beforehand):',
+    '',
+    table(['Backend', 'Turns', 'p50 ms', 'p95 ms', 'snapshot turn p50 ms'], commitRows),
+    '',
+    'Concurrent writer processes (each its own connection), saves one by one:',
+    '',
+    table(['Backend', 'Processes', 'Acknowledged', 'Writes/s', 'Lost', 'Sequence gaps', 'Errors'], writerRows),
+    '',
+    'Search, query vector computed beforehand (candidates, fusion, packing):',
+    '',
+    table(['Backend', 'Memories', 'p50 ms', 'p95 ms', 'fill s'], searchRows),
+    '',
+    '### Full record',
+    '',
+  ].join('\n');
+}
+
 // ------------------------------------------------------------------------------------------------------ main
 
 function readJson(path: string): { data: Json } | { error: string } {
@@ -406,6 +445,8 @@ export function buildReport(options: ReportOptions): string {
           ? `${renderLocomoSummary(data)}\n${renderOther(data, path, command)}`
           : file === 'http.json' && isRecord(data)
             ? `${renderHttpSummary(data)}\n${renderOther(data, path, command)}`
+          : file === 'backends.json' && isRecord(data)
+            ? `${renderBackendsSummary(data)}\n${renderOther(data, path, command)}`
             : renderOther(data, path, command);
     sections.push({ title, body });
   };
