@@ -1,4 +1,3 @@
-import { DEFAULT_BRIEF_TOKENS } from '../../core/engine.js';
 import { pruneStates, stringField, type HookContext, type HookOutcome } from './hook-io.js';
 
 /**
@@ -19,7 +18,7 @@ export async function handleSessionStart(ctx: HookContext): Promise<HookOutcome>
     { env: ctx.streams.env, cwd },
   );
   try {
-    const brief = await opened.engine.brief({ tokenBudget: DEFAULT_BRIEF_TOKENS });
+    const brief = await opened.engine.brief();
     if (brief.memories.length === 0) return { code: 0 };
     writeContext(ctx.streams.stdout, 'SessionStart', brief.text);
     ctx.log.debug('session-start: brief injected', { namespace: opened.config.namespace, memories: brief.memories.length, tokens: brief.tokens, omitted: brief.omitted });

@@ -5,13 +5,13 @@ import type { Engine } from '../../core/engine.js';
 import { validateFilter } from '../../core/quarantine.js';
 import { jsonTooDeep } from '../../core/text.js';
 import { CairnError } from '../../interfaces/errors.js';
-import { lifecycleStates, type FeedbackVerdict, type Memory, type MemoryInput, type MemoryKind, type SearchResult } from '../../interfaces/memory.js';
+import { type FeedbackVerdict, type MemoryInput, type MemoryKind, type SearchResult } from '../../interfaces/memory.js';
 import type { QuarantineFilter } from '../../interfaces/quarantine.js';
 import type { AccessScope } from '../../interfaces/store.js';
-import { memoryJson } from '../mcp/mcp-server.js';
 import { clientAddress, CSRF_HEADER, SESSION_COOKIE, SESSION_TTL_MS, type Auth, type AuthEnv, type Principal } from './auth.js';
 import { errorResponse, MAX_BODY_BYTES, readBodyText } from './http-errors.js';
 import { provenanceQuery, registerFeed } from './feed.js';
+import { memoryView } from './views.js';
 
 /**
  * The JSON REST API: what the CLI does, over HTTP, for the brain page and for scripts. Every handler first
@@ -32,24 +32,6 @@ export interface ApiConfig {
 }
 
 type C = Context<AuthEnv>;
-
-/**
- * Everything a reviewer needs about a memory: the MCP shape plus its lifecycle, with `states` and `active`
- * from the one definition (interfaces/memory.ts) at the time of the answer, so the page decides nothing.
- */
-export function memoryView(m: Memory): Record<string, unknown> {
-  const states = lifecycleStates(m, new Date().toISOString());
-  return {
-    ...memoryJson(m),
-    active: states.length === 0,
-    states,
-    updatedAt: m.updatedAt,
-    expiresAt: m.expiresAt,
-    supersededBy: m.supersededBy,
-    forgottenAt: m.forgottenAt,
-    forgetReason: m.forgetReason,
-  };
-}
 
 function resultView(r: SearchResult): Record<string, unknown> {
   const relevance = r.scoreDetails.relevance;

@@ -4,7 +4,7 @@ import type { Engine } from '../../core/engine.js';
 import type { ProvenanceFilter } from '../../interfaces/memory.js';
 import type { AccessScope } from '../../interfaces/store.js';
 import type { AuthEnv } from './auth.js';
-import { memoryView } from './api.js';
+import { memoryView } from './views.js';
 
 /** How often the feed reads the event log, and how often it sends a comment to keep proxies from closing it. */
 const POLL_MS = 1000;
