@@ -1,5 +1,5 @@
 import { CairnError } from '../interfaces/errors.js';
-import type { ScopeInfo, Store, StoredEvent, StoreTx } from '../interfaces/store.js';
+import type { ScopeInfo, Store, StoredEvent, StoreTx, VectorIndexCheck } from '../interfaces/store.js';
 import { createHash } from 'node:crypto';
 import { canonicalJson, StateHasher, vectorHash } from './checksum.js';
 import { bodyOf, insertProjected, project, STORE_SCOPE } from './events.js';
@@ -28,6 +28,11 @@ export interface VerifyReport {
   replayedChecksum: string;
   /** Checksums of the quarantine projection (content-free entries), live and replayed; must be equal too. */
   quarantine: { live: string; replayed: string };
+  /**
+   * The store's derived approximate vector index, checked against the stored vectors (rebuilt when it differed);
+   * null for a backend without one. Not part of `ok`: the index is a cache of the state proven above.
+   */
+  vectorIndex: VectorIndexCheck | null;
   replayMs: number;
   eventsPerSecond: number;
   totalMs: number;
@@ -163,9 +168,11 @@ export async function verify(store: Store, scratch: Store): Promise<VerifyReport
   const live = await stateChecksum(store);
   const replayed = await stateChecksum(scratch);
   const quarantine = { live: await quarantineChecksum(store), replayed: await quarantineChecksum(scratch) };
+  const vectorIndex = store.checkVectorIndex ? await store.checkVectorIndex() : null;
   return {
     ok: gaps.length === 0 && live.checksum === replayed.checksum && quarantine.live === quarantine.replayed,
     quarantine,
+    vectorIndex,
     mode: 'full-replay',
     events,
     scopes: scopes.length,

@@ -203,6 +203,12 @@ export interface StoreTx {
   putAnchorCache(key: string, vectors: Float32Array[]): Promise<void>;
 }
 
+/** What a check of a derived vector index found: consistent, rebuilt (with why), or not in use (exhaustive search). */
+export interface VectorIndexCheck {
+  status: 'consistent' | 'rebuilt' | 'exhaustive';
+  detail: string;
+}
+
 /**
  * A memory store. Implementations: the embedded SQLite store (default), PostgreSQL later.
  * Every read is confined to the namespace it names; a method that finds nothing returns null or [].
@@ -271,6 +277,12 @@ export interface Store {
   rawFilesContain(needles: string[]): Promise<number>;
   /** Backend facts for `cairn doctor`: versions, schema version, sizes. */
   diagnostics(): Promise<Record<string, unknown>>;
+  /**
+   * For a backend with a derived approximate vector index kept outside its transactions (the embedded store's
+   * usearch file): checks it holds exactly the current vectors, rebuilding it when it does not. Absent when
+   * the backend's vector search needs no such check.
+   */
+  checkVectorIndex?(): Promise<VectorIndexCheck>;
 
   // Access tokens of the HTTP server (not memory: outside the event log, stored hashed).
   putToken(token: AccessTokenRecord): Promise<void>;

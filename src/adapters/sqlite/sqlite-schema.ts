@@ -147,6 +147,29 @@ export const MIGRATIONS: readonly string[] = [
     started_at TEXT NOT NULL
   ) WITHOUT ROWID;
   `,
+  // 8: the change counter of the approximate vector index (sqlite-vector-index.ts). Triggers log every change
+  // of a memory's vector, namespace or currency with its row and namespace, so an index saved at change N
+  // catches up by reading the rows changed after N; the log keeps the last 200,000 changes (an index older
+  // than that is rebuilt). \`store_id\` names this database, so an index file of another one is never read.
+  `
+  CREATE TABLE vector_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, memory_rowid INTEGER NOT NULL, namespace TEXT NOT NULL);
+  CREATE TRIGGER vector_changes_insert AFTER INSERT ON memories WHEN NEW.vector_hash IS NOT NULL BEGIN
+    INSERT INTO vector_changes (memory_rowid, namespace) VALUES (NEW.rowid, NEW.namespace);
+  END;
+  CREATE TRIGGER vector_changes_update AFTER UPDATE ON memories
+    WHEN OLD.vector_hash IS NOT NEW.vector_hash OR OLD.forgotten_at IS NOT NEW.forgotten_at
+      OR OLD.superseded_by IS NOT NEW.superseded_by OR OLD.namespace IS NOT NEW.namespace BEGIN
+    INSERT INTO vector_changes (memory_rowid, namespace) VALUES (NEW.rowid, NEW.namespace);
+    INSERT INTO vector_changes (memory_rowid, namespace) SELECT OLD.rowid, OLD.namespace WHERE OLD.namespace IS NOT NEW.namespace;
+  END;
+  CREATE TRIGGER vector_changes_delete AFTER DELETE ON memories WHEN OLD.vector_hash IS NOT NULL BEGIN
+    INSERT INTO vector_changes (memory_rowid, namespace) VALUES (OLD.rowid, OLD.namespace);
+  END;
+  CREATE TRIGGER vector_changes_trim AFTER INSERT ON vector_changes WHEN NEW.seq % 1024 = 0 BEGIN
+    DELETE FROM vector_changes WHERE seq <= NEW.seq - 200000;
+  END;
+  INSERT OR IGNORE INTO meta (key, value) VALUES ('store_id', lower(hex(randomblob(16))));
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

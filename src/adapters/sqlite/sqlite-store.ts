@@ -26,8 +26,10 @@ import type {
   StoredEvent,
   StoreTx,
   VectorHit,
+  VectorIndexCheck,
 } from '../../interfaces/store.js';
 import { MIGRATIONS, SCHEMA_VERSION, vectorTableSql } from './sqlite-schema.js';
+import { SqliteVectorIndex, type SqliteVectorIndexConfig } from './sqlite-vector-index.js';
 
 export interface SqliteStoreConfig {
   /** Path of the database file; created with its folder when missing. `:memory:` for a throwaway store. */
@@ -36,6 +38,11 @@ export interface SqliteStoreConfig {
   busyTimeoutMs?: number;
   /** Total time a write keeps retrying on a busy database before failing STORE_UNAVAILABLE. Default 60 s. */
   maxBusyWaitMs?: number;
+  /**
+   * The approximate vector index (usearch HNSW, saved as `<path>.usearch`), or false for exhaustive search
+   * only. Never used for `:memory:` or a store this process cannot write.
+   */
+  vectorIndex?: SqliteVectorIndexConfig | false;
 }
 
 type Row = Record<string, unknown>;
@@ -319,12 +326,17 @@ export class SqliteStore implements Store {
       this.db.pragma('foreign_keys = ON');
       this.migrate();
       this.loadVectorInfo();
+      const indexed = config.vectorIndex !== false && !this.readOnly && config.path !== ':memory:';
+      this.vectorIndex = indexed ? new SqliteVectorIndex((sql) => this.stmt(sql), config.path, config.vectorIndex || {}) : null;
     } catch (err) {
       this.db.close();
       this.cleanup();
       throw translate(err, `opening ${config.path}`);
     }
   }
+
+  /** The approximate vector index, or null when this store searches exhaustively only. */
+  readonly vectorIndex: SqliteVectorIndex | null = null;
 
   /** True when this process may not write the file: reads work, every write fails STORE_UNAVAILABLE. */
   readonly readOnly: boolean;
@@ -907,6 +919,8 @@ export class SqliteStore implements Store {
         params['vkind'] = filter.kinds[0];
       }
       const post = filterSql(filter, params);
+      const approximate = this.vectorIndex?.search(vector, k, filter, post, params);
+      if (approximate) return approximate;
       // Expiry, tags and several kinds are checked after the KNN. Widen the KNN until k rows pass that
       // filter or the index has no more rows; past the KNN's own limit, scan the namespace exactly, so
       // nearer inactive or filtered-out memories never hide the k nearest matching ones.
@@ -1167,6 +1181,7 @@ export class SqliteStore implements Store {
           if (this.db.inTransaction) this.db.exec('ROLLBACK');
           throw err;
         }
+        if (options.vectorsRemoved) this.vectorIndex?.discard();
         await this.checkpoint();
         this.db.pragma('secure_delete = ON');
         await this.whileBusy(what, () => this.db.exec('VACUUM'));
@@ -1249,14 +1264,22 @@ export class SqliteStore implements Store {
         bytes: pageCount * pageSize,
         quickCheck: integrity,
         vectorDimensions: this.vectorDims,
+        vectorIndex: this.vectorIndex?.status() ?? { engine: 'exhaustive', state: 'off', reason: this.readOnly ? 'read-only store' : 'disabled' },
       };
     });
+  }
+
+  /** For `cairn verify`: the approximate index checked against the stored vectors (rebuilt when it differs). */
+  async checkVectorIndex(): Promise<VectorIndexCheck> {
+    this.ensureOpen();
+    return this.vectorIndex ? this.vectorIndex.check() : { status: 'exhaustive', detail: 'no approximate index for this store' };
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     await this.mutex.run(async () => {
       this.closed = true;
+      this.vectorIndex?.close();
       this.db.close();
       this.cleanup();
     });

@@ -1,0 +1,224 @@
+import * as assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { createSqliteStore, type SqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
+import type { Memory } from '../src/interfaces/memory.js';
+import { DIMS, forget, insertVectors, vectorSource } from './fixtures/vector-index-data.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = mkdtempSync(join(tmpdir(), 'cairn-vector-index-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+let counter = 0;
+const freshPath = () => join(root, `store-${++counter}.db`);
+const NS = 'acme/shop';
+const OTHER = 'acme/other';
+const now = () => new Date().toISOString();
+/** Small enough that the test namespaces use the index. */
+const CONFIG = { minVectors: 500 };
+
+function open(path: string): SqliteStore {
+  return createSqliteStore({ path, vectorIndex: CONFIG });
+}
+
+/** The exhaustive answer (sqlite-vec only), from a second connection to the same file. */
+async function exact(path: string, queries: Float32Array[], k: number, namespace = NS): Promise<{ id: string; similarity: number }[][]> {
+  const store = createSqliteStore({ path, vectorIndex: false });
+  try {
+    const out = [];
+    for (const q of queries) out.push(await store.vectorCandidates(q, k, { namespace, now: now() }));
+    return out;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Searches until the index is in use (the first search of a store without one starts a build). */
+async function ready(store: SqliteStore, probe: Float32Array): Promise<void> {
+  await store.vectorCandidates(probe, 10, { namespace: NS, now: now() });
+  await store.vectorIndex?.whenIdle();
+  await store.vectorCandidates(probe, 10, { namespace: NS, now: now() });
+  assert.equal(store.vectorIndex?.status().state, 'ready', JSON.stringify(store.vectorIndex?.status()));
+}
+
+/** Every query answers with the same ids, in the same order, with the same similarities as the exhaustive search. */
+async function assertSameAsExact(store: SqliteStore, path: string, queries: Float32Array[], k = 10): Promise<void> {
+  const want = await exact(path, queries, k);
+  for (const [i, q] of queries.entries()) {
+    const got = await store.vectorCandidates(q, k, { namespace: NS, now: now() });
+    assert.deepEqual(got.map((h) => h.id), (want[i] ?? []).map((h) => h.id), `query ${i}`);
+    for (const [j, h] of got.entries()) assert.ok(Math.abs(h.similarity - (want[i]?.[j]?.similarity ?? NaN)) < 1e-6);
+  }
+  assert.equal(store.vectorIndex?.status().state, 'ready', 'the answers came from the index');
+}
+
+async function populated(path: string, seed: number): Promise<{ store: SqliteStore; memories: Memory[]; next: () => Float32Array }> {
+  const store = open(path);
+  const next = vectorSource(seed);
+  const memories = await insertVectors(store, NS, 3000, next);
+  await insertVectors(store, OTHER, 600, next);
+  return { store, memories, next };
+}
+
+describe('approximate vector index (usearch) of the SQLite store', () => {
+  it('answers as the exhaustive search does, follows writes and forgets, and never returns another namespace or a forgotten memory', async () => {
+    const path = freshPath();
+    const { store, memories, next } = await populated(path, 1);
+    try {
+      const probe = next();
+      // The first search answers exhaustively and starts a build; the index is used once built.
+      const first = await store.vectorCandidates(probe, 10, { namespace: NS, now: now() });
+      assert.equal(store.vectorIndex?.status().state, 'building');
+      assert.deepEqual(first, (await exact(path, [probe], 10))[0]);
+      await ready(store, probe);
+      assert.ok(existsSync(`${path}.usearch`), 'the built index is saved beside the database');
+      const queries = Array.from({ length: 20 }, next);
+      await assertSameAsExact(store, path, queries);
+      // Nearest memories forgotten and new ones written: the index catches up from the change log, no rebuild.
+      const nearest = new Set((await store.vectorCandidates(queries[0] as Float32Array, 5, { namespace: NS, now: now() })).map((h) => h.id));
+      await forget(store, memories.filter((m) => nearest.has(m.id)));
+      await insertVectors(store, NS, 50, () => Float32Array.from(queries[1] as Float32Array, (x) => x + 0.01 * (next()[0] as number)));
+      const seqBefore = store.vectorIndex?.status().seq ?? 0;
+      await assertSameAsExact(store, path, queries);
+      const status = store.vectorIndex?.status();
+      assert.equal(status?.builds, 1, 'patched, not rebuilt');
+      assert.ok((status?.seq ?? 0) > seqBefore);
+      const hits = await store.vectorCandidates(queries[0] as Float32Array, 50, { namespace: NS, now: now() });
+      assert.ok(hits.every((h) => !nearest.has(h.id)), 'a forgotten memory never comes back');
+      const own = new Set(memories.map((m) => m.id));
+      const others = await store.vectorCandidates(queries[2] as Float32Array, 50, { namespace: OTHER, now: now() });
+      assert.ok(others.length === 50 && others.every((h) => !own.has(h.id)), 'namespaces stay apart');
+      assert.equal((await store.checkVectorIndex()).status, 'consistent');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a deleted index file is detected and rebuilt, by search and by verify', async () => {
+    const path = freshPath();
+    const { store, next } = await populated(path, 2);
+    const probe = next();
+    await ready(store, probe);
+    await store.close();
+    rmSync(`${path}.usearch`);
+    const reopened = open(path);
+    try {
+      const queries = Array.from({ length: 10 }, next);
+      assert.deepEqual(await reopened.vectorCandidates(probe, 10, { namespace: NS, now: now() }), (await exact(path, [probe], 10))[0]);
+      assert.equal(reopened.vectorIndex?.status().reason, 'no index file');
+      await reopened.vectorIndex?.whenIdle();
+      assert.ok(existsSync(`${path}.usearch`));
+      await assertSameAsExact(reopened, path, queries);
+    } finally {
+      await reopened.close();
+    }
+    rmSync(`${path}.usearch`);
+    const verifying = open(path);
+    try {
+      const check = await verifying.checkVectorIndex();
+      assert.equal(check.status, 'rebuilt');
+      assert.match(check.detail, /no index file/);
+      assert.ok(existsSync(`${path}.usearch`));
+    } finally {
+      await verifying.close();
+    }
+  });
+
+  it('an index built from another embedder is detected and rebuilt from the stored vectors', async () => {
+    const path = freshPath();
+    const { store, memories, next } = await populated(path, 3);
+    await ready(store, next());
+    await store.close();
+    const indexBefore = readFileSync(`${path}.usearch`);
+    // Re-embedded by another model while the index file stayed behind (as `cairn reindex` from a process without it).
+    const plain = createSqliteStore({ path, vectorIndex: false });
+    const other = { id: 'other-model', dimensions: DIMS };
+    const fresh = vectorSource(33);
+    await plain.transaction(async (tx) => {
+      await tx.resetVectors();
+      await tx.setEmbedder(other);
+      for (const m of memories) await tx.setVector(m.id, fresh());
+    });
+    await plain.close();
+    assert.deepEqual(readFileSync(`${path}.usearch`), indexBefore, 'the old index file is still there');
+    const reopened = open(path);
+    try {
+      const queries = Array.from({ length: 10 }, fresh);
+      assert.deepEqual(await reopened.vectorCandidates(queries[0] as Float32Array, 10, { namespace: NS, now: now() }), (await exact(path, [queries[0] as Float32Array], 10))[0]);
+      assert.match(reopened.vectorIndex?.status().reason ?? '', /built from gauss-32 .*the store holds other-model/);
+      await reopened.vectorIndex?.whenIdle();
+      await assertSameAsExact(reopened, path, queries);
+      assert.equal((await reopened.checkVectorIndex()).status, 'consistent');
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('an index file from another database, or damaged, is never read', async () => {
+    const path = freshPath();
+    const { store, next } = await populated(path, 4);
+    await ready(store, next());
+    await store.close();
+    const otherPath = freshPath();
+    const { store: second, next: otherNext } = await populated(otherPath, 5);
+    await second.close();
+    writeFileSync(`${otherPath}.usearch`, readFileSync(`${path}.usearch`));
+    const copied = open(otherPath);
+    try {
+      const q = otherNext();
+      assert.deepEqual(await copied.vectorCandidates(q, 10, { namespace: NS, now: now() }), (await exact(otherPath, [q], 10))[0]);
+      assert.equal(copied.vectorIndex?.status().reason, 'the index file belongs to another database');
+      await copied.vectorIndex?.whenIdle();
+      await assertSameAsExact(copied, otherPath, Array.from({ length: 5 }, otherNext));
+    } finally {
+      await copied.close();
+    }
+    const bytes = readFileSync(`${path}.usearch`);
+    bytes[bytes.length - 100] = (bytes[bytes.length - 100] as number) ^ 0xff;
+    writeFileSync(`${path}.usearch`, bytes);
+    const damaged = open(path);
+    try {
+      await damaged.vectorCandidates(next(), 10, { namespace: NS, now: now() });
+      assert.match(damaged.vectorIndex?.status().reason ?? '', /damaged \(checksum\)/);
+      await damaged.vectorIndex?.whenIdle();
+      await assertSameAsExact(damaged, path, Array.from({ length: 5 }, next));
+    } finally {
+      await damaged.close();
+    }
+  });
+
+  it('a process killed while it updates the index leaves an index that is caught up or rebuilt, never a wrong answer', async () => {
+    const path = freshPath();
+    const script = join(here, 'fixtures', 'vector-index-writer.js');
+    for (const [round, killAfter] of [8, 13, 21].entries()) {
+      const child = spawn(process.execPath, [script, path, NS, String(100 + round)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      await new Promise<void>((resolve, reject) => {
+        let lines = 0;
+        child.stdout.on('data', (d: Buffer) => {
+          lines += d.toString().split('\n').filter(Boolean).length;
+          // Killed in the middle of its loop, with saves of the index file going on all the time.
+          if (lines >= killAfter) setTimeout(() => child.kill('SIGKILL'), 3 + round * 7);
+        });
+        child.on('exit', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`writer exited ${code}: ${stderr}`))));
+      });
+    }
+    const store = open(path);
+    try {
+      const next = vectorSource(999);
+      const probe = next();
+      await store.vectorCandidates(probe, 10, { namespace: NS, now: now() });
+      await store.vectorIndex?.whenIdle();
+      await assertSameAsExact(store, path, Array.from({ length: 15 }, next));
+      assert.notEqual((await store.checkVectorIndex()).status, 'exhaustive');
+    } finally {
+      await store.close();
+    }
+    const leftovers = readdirSync(root).filter((f) => f.startsWith(`${path.split('/').pop()}.usearch.tmp-`));
+    assert.deepEqual(leftovers, [], 'temporary files of killed writers are removed by the next save');
+  });
+});
