@@ -1,4 +1,4 @@
-import type { Memory, MemoryKind, ProvenanceFilter, StoreStats } from './memory.js';
+import type { Memory, MemoryKind, ProvenanceFilter, SearchResult, SignalWeights, StoreStats } from './memory.js';
 import type { QuarantineEntry, QuarantineListOptions } from './quarantine.js';
 
 /**
@@ -12,7 +12,11 @@ export interface StoreCapabilities {
   fullText: boolean;
   /** Several processes may write at once without losing a write. */
   concurrentWriters: boolean;
-  /** The backend fuses signals itself (not used by the embedded store). */
+  /**
+   * The backend gathers the vector and lexical candidates and fuses them with recency in one round trip
+   * (`Store.fusedRecall`), with the same normalisation as core's score fusion. Fallback: core fetches each
+   * signal's candidates and fuses them itself.
+   */
   serverSideFusion: boolean;
   /** The backend can compact away freed data and scan its own files for erased text (provable erasure). */
   erasureChecks: boolean;
@@ -45,6 +49,29 @@ export interface LexicalHit {
   id: string;
   /** BM25 relevance, higher is better (the sign of SQLite's bm25() is flipped by the adapter). */
   score: number;
+}
+
+/**
+ * One hybrid recall done by the backend (capabilities.serverSideFusion): the candidates of each signal and
+ * their score fusion (core/fusion.ts `fuseScores`: the same bounds, weights and tie order), in one round trip.
+ */
+export interface FusedRecallRequest {
+  /** The query's vector; null leaves the vector signal out (no embedder, weight 0, nothing embedded yet). */
+  vector: Float32Array | null;
+  /** Analysed query terms (core/lexical.ts `queryTerms`); empty leaves the lexical signal out. */
+  terms: string[];
+  /** Candidates fetched per signal. */
+  k: number;
+  filter: CandidateFilter;
+  weights: SignalWeights;
+  calibration: { vectorZero: number; vectorFull: number; recencyHalfLifeDays: number };
+}
+
+export interface FusedRecall {
+  /** Best first, with per-signal details, exactly as `fuseScores` would rank the same candidates. */
+  results: SearchResult[];
+  /** The best vector candidate's cosine (for the relevance floor), null without vector candidates. */
+  bestCosine: number | null;
 }
 
 export interface ListFilter {
@@ -236,6 +263,8 @@ export interface Store {
   vectorCandidates(vector: Float32Array, k: number, filter: CandidateFilter): Promise<VectorHit[]>;
   /** Best BM25 matches of any of `terms` (OR semantics), best first, at most k. */
   lexicalCandidates(terms: string[], k: number, filter: CandidateFilter): Promise<LexicalHit[]>;
+  /** Server-side hybrid recall; present exactly when `capabilities.serverSideFusion` is true. */
+  fusedRecall?(request: FusedRecallRequest): Promise<FusedRecall>;
 
   embedder(): Promise<EmbedderInfo | null>;
   getSetting(namespace: string, key: string): Promise<unknown>;

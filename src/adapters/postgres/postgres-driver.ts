@@ -1,0 +1,112 @@
+import type pg from 'pg';
+import { CairnError } from '../../interfaces/errors.js';
+import type { PostgresStoreConfig } from './postgres-config.js';
+
+/**
+ * The `pg` driver, loaded on first use (importing it costs about 40 ms, which commands that never touch a
+ * PostgreSQL store must not pay), the connection pool, and the one place driver errors become CairnErrors.
+ */
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+
+let driver: Promise<typeof pg> | null = null;
+
+function loadDriver(): Promise<typeof pg> {
+  driver ??= import('pg').then((m) => (m as unknown as { default: typeof pg }).default ?? (m as unknown as typeof pg));
+  return driver;
+}
+
+const DEFAULT_POOL_SIZE = 10;
+const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+
+export async function createPool(config: PostgresStoreConfig, onIdleError: (err: Error) => void): Promise<Pool> {
+  const { Pool: PgPool, types } = await loadDriver();
+  // int8 (COUNT, bigint ids) as JS numbers: every count and sequence here stays far below 2^53.
+  types.setTypeParser(20, (v: string) => Number(v));
+  const ssl =
+    config.tls.mode === 'disable'
+      ? false
+      : config.tls.mode === 'require'
+        ? { rejectUnauthorized: false }
+        : {
+            rejectUnauthorized: true,
+            ...(config.tls.ca ? { ca: config.tls.ca } : {}),
+            // verify-ca checks the chain only, like libpq: any host name is accepted.
+            ...(config.tls.mode === 'verify-ca' ? { checkServerIdentity: () => undefined } : {}),
+          };
+  const pool = new PgPool({
+    host: config.host,
+    port: config.port,
+    database: config.database,
+    user: config.user,
+    ...(config.password !== undefined ? { password: config.password } : {}),
+    ssl,
+    max: config.poolSize ?? DEFAULT_POOL_SIZE,
+    connectionTimeoutMillis: config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: config.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+    application_name: 'cairn',
+    // Filtered HNSW scans keep walking the graph until enough rows pass the namespace filter, in exact
+    // distance order (pgvector 0.8 iterative scans); a placeholder setting where pgvector is absent.
+    options: '-c hnsw.iterative_scan=strict_order -c hnsw.ef_search=100',
+  });
+  // A pooled connection the server closes while idle (restart, failover) must not crash the process.
+  pool.on('error', onIdleError);
+  return pool;
+}
+
+/** SQLSTATE classes and Node socket errors after which the same statement may succeed on a new connection. */
+export function isTransient(err: unknown): boolean {
+  const code = (err as { code?: string }).code ?? '';
+  const message = (err as Error).message ?? '';
+  if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'].includes(code)) return true;
+  if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300') return true;
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/iu.test(message);
+}
+
+/** Translates a driver error into a CairnError, naming the cause (the one place this adapter does so). */
+export function translatePgError(err: unknown, what: string, where: string): CairnError {
+  if (err instanceof CairnError) return err;
+  const e = err as { code?: string; message?: string };
+  const code = e.code ?? '';
+  const message = e.message ?? String(err);
+  const unavailable = (text: string, hint?: string) => new CairnError('STORE_UNAVAILABLE', `${what}: ${text}`, { cause: err, ...(hint ? { hint } : {}) });
+  switch (code) {
+    case '28P01':
+      return unavailable(`wrong password for the database user (${where})`, 'check the password in --db / CAIRN_DB');
+    case '28000':
+      return unavailable(`the server refused the login: ${message} (${where})`, 'check the user name in the URL and the server\'s pg_hba.conf');
+    case '3D000':
+      return unavailable(`the database does not exist (${where})`, 'create it (createdb <name>) or fix the database name in the URL');
+    case '42501':
+      return unavailable(`permission denied: ${message}`, 'grant the role the privileges cairn needs (README: PostgreSQL)');
+    case '57014':
+      return unavailable(`the statement ran past the statement timeout (${message})`, 'raise CAIRN_PG_STATEMENT_TIMEOUT_MS or check the server load');
+    case '53300':
+      return unavailable(`the server has no free connection slot (${message})`, 'lower CAIRN_PG_POOL or raise max_connections');
+    case '40001':
+    case '40P01':
+      return new CairnError('CONFLICT', `${what}: another writer got in the way (${message}); nothing was written, retry`, { cause: err });
+    case 'ECONNREFUSED':
+      return unavailable(`no PostgreSQL server answers at ${where}`, 'start the server or fix host and port in --db / CAIRN_DB');
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return unavailable(`the host of ${where} is unknown`, 'fix the host name in --db / CAIRN_DB');
+    default:
+      break;
+  }
+  if (code.startsWith('23')) return new CairnError('CONFLICT', `${what}: ${message}`, { cause: err });
+  if (code.startsWith('08') || code.startsWith('57P') || isTransient(err)) return unavailable(`lost the connection to ${where} (${message})`);
+  if (/does not support SSL/iu.test(message)) return unavailable(`the server at ${where} does not accept TLS`, 'use sslmode=disable for this server');
+  if (/certificate|self.signed|SSL|TLS/iu.test(message) || code.startsWith('ERR_TLS') || code.includes('CERT')) {
+    return unavailable(`TLS failed with ${where}: ${message}`, 'check sslmode and sslrootcert in the URL');
+  }
+  if (/SASL|password/iu.test(message)) return unavailable(`login failed at ${where}: ${message}`, 'check the password in --db / CAIRN_DB');
+  return new CairnError('INTERNAL', `${what}: ${message}`, { cause: err });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,87 @@
+import type { Pool } from './postgres-driver.js';
+import { TABLES } from './postgres-schema.js';
+
+/**
+ * What PostgreSQL needs after an erasure so the erased bytes leave the files, and the check that they did.
+ *
+ * The erasing transaction deletes rows, postings, vectors and rewrites events; PostgreSQL only marks the
+ * old tuple versions dead, and their bytes stay in the heap, TOAST and index pages until the space is
+ * reused. `VACUUM FULL` writes each table (with its TOAST table) into new files and rebuilds every index of
+ * it, including the HNSW index; the old files are truncated to zero at commit and unlinked at the next
+ * checkpoint. It takes an ACCESS EXCLUSIVE lock per table while it runs, so other processes wait for it.
+ *
+ * Not covered: the write-ahead log (pg_wal) holds the erased rows until its segments are recycled (after
+ * the checkpoints that follow, longer with wal_keep_size, replication slots or archiving), and WAL archives,
+ * base backups and replicas keep what their retention keeps. README (PostgreSQL, erasure) says so.
+ */
+export async function compactAfterErasure(pool: Pool, tables: readonly string[] = TABLES): Promise<void> {
+  for (const table of tables) await pool.query(`VACUUM FULL ${table}`);
+}
+
+export interface ErasureProofReport {
+  /** Whether this role may read the server's files (superuser or pg_read_server_files). */
+  readable: boolean;
+  /** How many of the needles occur in the files read. */
+  found: number;
+  /** Relation files read (tables, their TOAST tables, every index) and their total size. */
+  files: number;
+  bytes: number;
+  detail: string;
+}
+
+/** Whether the connected role may read the cluster's files through pg_read_binary_file. */
+export async function canReadServerFiles(pool: Pool): Promise<boolean> {
+  const { rows } = await pool.query<{ ok: boolean }>(
+    `SELECT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) OR pg_has_role(current_user, 'pg_read_server_files', 'MEMBER') AS ok`,
+  );
+  return rows[0]?.ok === true;
+}
+
+const CHUNK = 8 * 1024 * 1024;
+const SEGMENT = 1024 * 1024 * 1024;
+
+/**
+ * Reads the files of every relation of the schema (heap, TOAST heap and TOAST index, every index; each 1 GB
+ * segment) through the server and counts the needles found in their raw bytes. Chunks overlap by the
+ * longest needle, so a needle across a chunk border is still seen.
+ */
+export async function rawFilesContain(pool: Pool, needles: string[]): Promise<ErasureProofReport> {
+  if (!(await canReadServerFiles(pool))) {
+    return { readable: false, found: 0, files: 0, bytes: 0, detail: 'this role is neither superuser nor a member of pg_read_server_files' };
+  }
+  const { rows } = await pool.query<{ path: string }>(
+    `WITH t AS (SELECT c.oid, c.reltoastrelid FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.relname = ANY($1::text[])),
+     rels AS (
+       SELECT oid FROM t
+       UNION SELECT reltoastrelid FROM t WHERE reltoastrelid <> 0
+       UNION SELECT i.indexrelid FROM pg_index i WHERE i.indrelid IN (SELECT oid FROM t UNION SELECT reltoastrelid FROM t WHERE reltoastrelid <> 0))
+     SELECT pg_relation_filepath(oid) AS path FROM rels WHERE pg_relation_filepath(oid) IS NOT NULL ORDER BY 1`,
+    [[...TABLES]],
+  );
+  const targets = needles.map((n) => Buffer.from(n, 'utf8'));
+  const overlap = Math.max(0, ...targets.map((t) => t.length)) - 1;
+  const seen = new Set<number>();
+  let files = 0;
+  let bytes = 0;
+  for (const { path } of rows) {
+    for (let segment = 0; ; segment++) {
+      const file = segment === 0 ? path : `${path}.${segment}`;
+      let read = 0;
+      for (let offset = 0; offset < SEGMENT; offset += CHUNK) {
+        const start = Math.max(0, offset - overlap);
+        const r = await pool.query<{ data: Buffer | null }>('SELECT pg_read_binary_file($1, $2, $3, true) AS data', [file, start, CHUNK + (offset - start)]);
+        const data = r.rows[0]?.data ?? null;
+        if (data === null) break;
+        if (offset === 0) files++;
+        targets.forEach((t, i) => {
+          if (!seen.has(i) && data.includes(t)) seen.add(i);
+        });
+        read += data.length - (offset - start);
+        if (data.length < CHUNK + (offset - start)) break;
+      }
+      bytes += Math.max(0, read);
+      if (read < SEGMENT) break;
+    }
+  }
+  return { readable: true, found: seen.size, files, bytes, detail: `${seen.size} of ${needles.length} needles in ${files} relation files (${bytes} bytes)` };
+}

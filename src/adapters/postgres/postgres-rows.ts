@@ -1,0 +1,26 @@
+/** Statement parameters and vector text of the PostgreSQL store; the row mapping is shared (sql/sql-rows.ts). */
+
+/** Positional parameters for one statement: `p.add(value)` returns its placeholder (`$1`, `$2`, …). */
+export class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+/**
+ * A vector as the text both `vector` and `real[]` accept after a cast. A float32 printed as a double reads
+ * back as the same float32, so the stored vector (and its content hash) is exactly the one given.
+ */
+export function vectorLiteral(v: Float32Array, storage: 'pgvector' | 'array'): string {
+  const body = Array.from(v, (x) => String(x)).join(',');
+  return storage === 'pgvector' ? `[${body}]` : `{${body}}`;
+}
+
+/** Parses the text of a `vector` (`[…]`) or a `real[]` (`{…}`); PostgreSQL prints float4 shortest-exact. */
+export function parseVector(text: string): Float32Array {
+  const inner = text.slice(1, -1);
+  if (inner === '') return new Float32Array(0);
+  return Float32Array.from(inner.split(','), Number);
+}

@@ -1,0 +1,176 @@
+/**
+ * Schema of the PostgreSQL store, as ordered migrations (postgres-migrations.ts applies them). Keys, times and
+ * ids are `text COLLATE "C"`: ISO 8601 times and ULIDs sort by their bytes, whatever the database's collation.
+ * JSON bodies are kept as the exact text cairn wrote (`text`, not `jsonb`), so a payload reads back byte for
+ * byte and the canonical checksum equals SQLite's. Columns that hold user text are `STORAGE EXTERNAL`: a long
+ * value goes to TOAST uncompressed, so an erasure's byte check of the files can see it (compressed, it could
+ * hide from the scan).
+ */
+
+/** How vectors are kept: a pgvector column with an HNSW index, or `real[]` without an index (no pgvector). */
+export type VectorStorage = 'pgvector' | 'array';
+
+/** Lock key (pg_advisory_xact_lock) under which the global log position is assigned at commit. */
+export const GSEQ_LOCK = 727_001;
+/** Lock key of the migrations. */
+export const MIGRATION_LOCK = 727_002;
+/** Lock key of erasures in progress: writers take it shared, an erasure's start takes it exclusive. */
+export const ERASURE_LOCK = 727_003;
+/** Lock key of the store-wide embedder record. */
+export const EMBEDDER_LOCK = 727_004;
+
+export const MIGRATIONS: readonly ((storage: VectorStorage) => string)[] = [
+  // 1: everything the SQLite schema holds after its 7 steps, in one step.
+  (storage) => `
+  CREATE TABLE meta (key text COLLATE "C" PRIMARY KEY, value text NOT NULL);
+  CREATE TABLE memories (
+    pk bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id text COLLATE "C" NOT NULL UNIQUE,
+    namespace text COLLATE "C" NOT NULL,
+    text text NOT NULL,
+    kind text COLLATE "C" NOT NULL,
+    importance integer NOT NULL,
+    tags text NOT NULL,
+    task_id text,
+    metadata text NOT NULL,
+    route text,
+    created_at text COLLATE "C" NOT NULL,
+    updated_at text COLLATE "C" NOT NULL,
+    expires_at text COLLATE "C",
+    supersedes text COLLATE "C",
+    superseded_by text COLLATE "C",
+    forgotten_at text COLLATE "C",
+    forget_reason text,
+    dedupe_key text COLLATE "C" NOT NULL,
+    vector_hash text COLLATE "C",
+    code text,
+    feedback text,
+    -- BM25 document length: the analysed terms plus one, as FTS5 counts its namespace column too.
+    doc_length integer NOT NULL
+  );
+  ALTER TABLE memories ALTER COLUMN text SET STORAGE EXTERNAL, ALTER COLUMN metadata SET STORAGE EXTERNAL;
+  CREATE INDEX memories_namespace_id ON memories (namespace, id) INCLUDE (doc_length);
+  CREATE INDEX memories_expires ON memories (expires_at) WHERE expires_at IS NOT NULL;
+  CREATE UNIQUE INDEX memories_live_dedupe ON memories (namespace, dedupe_key) WHERE forgotten_at IS NULL AND superseded_by IS NULL;
+
+  -- The lexical index: one posting per (namespace, term, memory) with the term's frequency. Terms arrive
+  -- analysed by core (lexical.ts) and are stored as they are: nothing is re-tokenised.
+  CREATE TABLE memory_terms (
+    namespace text COLLATE "C" NOT NULL,
+    term text COLLATE "C" NOT NULL,
+    memory_pk bigint NOT NULL REFERENCES memories (pk) ON DELETE CASCADE,
+    tf integer NOT NULL,
+    PRIMARY KEY (namespace, term, memory_pk)
+  );
+  CREATE INDEX memory_terms_memory ON memory_terms (memory_pk);
+
+  CREATE TABLE memory_vectors (
+    memory_pk bigint PRIMARY KEY REFERENCES memories (pk) ON DELETE CASCADE,
+    namespace text COLLATE "C" NOT NULL,
+    active boolean NOT NULL,
+    kind text COLLATE "C" NOT NULL,
+    embedding ${storage === 'pgvector' ? 'vector' : 'real[]'} NOT NULL
+  );
+  CREATE INDEX memory_vectors_namespace ON memory_vectors (namespace);
+
+  -- The log. seq: gap-free per namespace, assigned under the namespace's lock; gseq: the position in commit
+  -- order, assigned at commit by the deferred trigger below under one short lock.
+  CREATE SEQUENCE events_gseq;
+  CREATE TABLE events (
+    namespace text COLLATE "C" NOT NULL,
+    seq bigint NOT NULL,
+    gseq bigint UNIQUE,
+    type text COLLATE "C" NOT NULL,
+    memory_id text COLLATE "C",
+    payload text NOT NULL,
+    at text COLLATE "C" NOT NULL,
+    PRIMARY KEY (namespace, seq)
+  );
+  ALTER TABLE events ALTER COLUMN payload SET STORAGE EXTERNAL;
+  CREATE INDEX events_type ON events (namespace, type);
+  CREATE INDEX events_memory ON events (memory_id) WHERE memory_id IS NOT NULL;
+  CREATE FUNCTION cairn_assign_gseq() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM pg_advisory_xact_lock(${GSEQ_LOCK});
+    UPDATE events SET gseq = nextval('events_gseq') WHERE namespace = NEW.namespace AND seq = NEW.seq AND gseq IS NULL;
+    RETURN NULL;
+  END $$;
+  CREATE CONSTRAINT TRIGGER events_assign_gseq AFTER INSERT ON events DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION cairn_assign_gseq();
+
+  CREATE TABLE vector_blobs (hash text COLLATE "C" PRIMARY KEY, data bytea NOT NULL);
+  CREATE TABLE snapshots (
+    scope text COLLATE "C" PRIMARY KEY,
+    version integer NOT NULL,
+    seq bigint NOT NULL,
+    blob bytea NOT NULL,
+    blob_sha256 text NOT NULL,
+    checksum text NOT NULL,
+    engine_version integer NOT NULL,
+    created_at text NOT NULL
+  );
+  CREATE TABLE settings (namespace text COLLATE "C" NOT NULL, key text COLLATE "C" NOT NULL, value text NOT NULL, PRIMARY KEY (namespace, key));
+
+  CREATE TABLE quarantine (id text COLLATE "C" PRIMARY KEY, hash text COLLATE "C" NOT NULL, entry text NOT NULL, status text COLLATE "C" NOT NULL, created_at text COLLATE "C" NOT NULL);
+  ALTER TABLE quarantine ALTER COLUMN entry SET STORAGE EXTERNAL;
+  CREATE INDEX quarantine_status ON quarantine (status, created_at);
+  CREATE INDEX quarantine_hash ON quarantine (hash);
+  CREATE TABLE quarantine_vault (id text COLLATE "C" PRIMARY KEY, text text NOT NULL, request text NOT NULL);
+  ALTER TABLE quarantine_vault ALTER COLUMN text SET STORAGE EXTERNAL, ALTER COLUMN request SET STORAGE EXTERNAL;
+  CREATE TABLE learned_anchors (id text COLLATE "C" PRIMARY KEY, vector bytea NOT NULL, created_at text NOT NULL);
+  CREATE TABLE anchor_cache (key text COLLATE "C" PRIMARY KEY, vectors bytea NOT NULL);
+
+  CREATE TABLE access_tokens (
+    id text COLLATE "C" PRIMARY KEY,
+    hash text COLLATE "C" NOT NULL UNIQUE,
+    name text,
+    namespaces text NOT NULL,
+    scope text NOT NULL,
+    created_at text COLLATE "C" NOT NULL,
+    expires_at text,
+    revoked_at text,
+    last_used_at text
+  );
+  CREATE TABLE recall_counts (memory_id text COLLATE "C" PRIMARY KEY, namespace text COLLATE "C" NOT NULL, count integer NOT NULL, last_at text NOT NULL);
+  CREATE INDEX recall_counts_namespace ON recall_counts (namespace, count);
+  CREATE TABLE pending_erasures (id text COLLATE "C" PRIMARY KEY, scope text NOT NULL, plan text, started_at text COLLATE "C" NOT NULL);
+  ALTER TABLE pending_erasures ALTER COLUMN plan SET STORAGE EXTERNAL;
+  INSERT INTO meta (key, value) VALUES ('vector_storage', '${storage}');
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Every table of the schema (erasure compacts them; the tests read their files). */
+export const TABLES = [
+  'meta',
+  'memories',
+  'memory_terms',
+  'memory_vectors',
+  'events',
+  'vector_blobs',
+  'snapshots',
+  'settings',
+  'quarantine',
+  'quarantine_vault',
+  'learned_anchors',
+  'anchor_cache',
+  'access_tokens',
+  'recall_counts',
+  'pending_erasures',
+] as const;
+
+/**
+ * The HNSW index for vectors of `dimensions`: an expression index (the column is an untyped `vector`, so the
+ * dimension is fixed by the embedder record, not by the schema), partial on that dimension, so vectors of a
+ * new embedder after a reset never enter (or break) the old one. Built after the transaction that records
+ * the embedder commits, never inside a write transaction; queries before it exists scan exactly.
+ */
+export function hnswIndexName(dimensions: number): string {
+  return `memory_vectors_hnsw_${dimensions}`;
+}
+
+export function hnswIndexSql(dimensions: number): string {
+  if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 2000) throw new Error(`bad dimensions ${dimensions}`);
+  return `CREATE INDEX IF NOT EXISTS ${hnswIndexName(dimensions)} ON memory_vectors USING hnsw ((embedding::vector(${dimensions})) vector_cosine_ops) WHERE vector_dims(embedding) = ${dimensions}`;
+}

@@ -1,0 +1,160 @@
+import type { CandidateFilter, FusedRecallRequest, ListFilter } from '../../interfaces/store.js';
+import { MEMORY_SELECT } from '../sql/sql-rows.js';
+import { vectorLiteral, type Params } from './postgres-rows.js';
+import type { VectorStorage } from './postgres-schema.js';
+
+/**
+ * The SQL of recall. Each signal is one set of CTEs, so the candidate queries (`vectorCandidates`,
+ * `lexicalCandidates`) and the one-statement fusion (`fusedRecall`) run exactly the same SQL for their
+ * candidates: server-side fusion ranks what core would rank, and the contract tests compare both.
+ */
+
+/** isCurrent and isActive (interfaces/memory.ts) over the alias `m`. */
+export const CURRENT_SQL = 'm.forgotten_at IS NULL AND m.superseded_by IS NULL';
+
+export function activeSql(p: Params, now: string): string {
+  return `${CURRENT_SQL} AND (m.expires_at IS NULL OR m.expires_at > ${p.add(now)})`;
+}
+
+/** WHERE fragments for kinds, tags and activity over `m`. */
+export function filterSql(filter: Pick<CandidateFilter, 'kinds' | 'tags' | 'includeInactive' | 'now'>, p: Params): string {
+  const parts: string[] = [];
+  if (!filter.includeInactive) parts.push(activeSql(p, filter.now));
+  if (filter.kinds && filter.kinds.length) parts.push(`m.kind = ANY(${p.add(filter.kinds)}::text[])`);
+  if (filter.tags && filter.tags.length) parts.push(`m.tags::jsonb ?| ${p.add(filter.tags)}::text[]`);
+  return parts.length ? parts.join(' AND ') : 'TRUE';
+}
+
+/** WHERE of listMemories over `m`. */
+export function listWhere(filter: ListFilter, p: Params): string {
+  const where = [filterSql(filter, p)];
+  if (filter.namespace !== undefined) where.push(`m.namespace = ${p.add(filter.namespace)}`);
+  if (filter.before !== undefined) where.push(`m.id < ${p.add(filter.before)}`);
+  if (filter.createdFrom !== undefined) where.push(`m.created_at >= ${p.add(filter.createdFrom)}`);
+  if (filter.createdTo !== undefined) where.push(`m.created_at < ${p.add(filter.createdTo)}`);
+  for (const key of ['source', 'agent', 'sessionId'] as const) {
+    const value = filter.provenance?.[key];
+    if (value !== undefined) where.push(`(m.metadata::jsonb ->> '${key}') = ${p.add(value)}`);
+  }
+  return where.join(' AND ');
+}
+
+/** Where vectors live and how to compare them: pgvector with a dimension, or `real[]`. */
+export interface VectorSpace {
+  storage: VectorStorage;
+  dimensions: number;
+}
+
+/**
+ * CTE `vec(pk, similarity)`: the k nearest active memories of the namespace by cosine. With pgvector the
+ * HNSW index is walked (iterative scan, strict order, so namespace and filter rows keep coming until k
+ * pass); when it yields fewer than k — a small namespace, a narrow filter, the scan's tuple limit — an exact
+ * scan of the namespace replaces it, so nearer filtered-out rows never hide matching ones. Without pgvector
+ * the cosine is computed exactly over `real[]`.
+ */
+export function vectorCtes(p: Params, vector: string, k: number, filter: CandidateFilter, space: VectorSpace): string {
+  const ns = p.add(filter.namespace);
+  const kp = p.add(k);
+  const where = `v.namespace = ${ns}${filter.includeInactive ? '' : ' AND v.active'} AND ${filterSql(filter, p)}`;
+  if (space.storage === 'array') {
+    const q = p.add(vector);
+    const cosine = `(SELECT sum(x::float8 * y::float8) / nullif(sqrt(sum(x::float8 * x::float8)) * sqrt(sum(y::float8 * y::float8)), 0)
+        FROM unnest(v.embedding, ${q}::real[]) AS t(x, y))`;
+    return `vec AS (
+      SELECT v.memory_pk AS pk, ${cosine} AS similarity FROM memory_vectors v JOIN memories m ON m.pk = v.memory_pk
+      WHERE ${where} ORDER BY similarity DESC NULLS LAST, v.memory_pk LIMIT ${kp})`;
+  }
+  const type = `vector(${space.dimensions})`;
+  const q = `${p.add(vector)}::${type}`;
+  const distance = `(v.embedding::${type} <=> ${q})`;
+  // The dimension test matches the HNSW index's predicate (postgres-schema.ts), so the planner may use it.
+  const inSpace = `vector_dims(v.embedding) = ${space.dimensions}`;
+  return `vec_ann AS (
+      SELECT v.memory_pk AS pk, 1 - ${distance} AS similarity FROM memory_vectors v JOIN memories m ON m.pk = v.memory_pk
+      WHERE ${inSpace} AND ${where} ORDER BY ${distance} LIMIT ${kp}),
+    vec_exact AS (
+      SELECT v.memory_pk AS pk, 1 - ${distance} AS similarity FROM memory_vectors v JOIN memories m ON m.pk = v.memory_pk
+      WHERE ${inSpace} AND ${where} AND (SELECT count(*) FROM vec_ann) < ${kp}
+      ORDER BY ${distance} + 0, v.memory_pk LIMIT ${kp}),
+    vec AS (SELECT pk, similarity FROM vec_ann WHERE (SELECT count(*) FROM vec_ann) >= ${kp} UNION ALL SELECT pk, similarity FROM vec_exact)`;
+}
+
+/** FTS5's BM25 constants (k1, b), so scores equal the embedded store's on the same documents. */
+const K1 = 1.2;
+const B = 0.75;
+
+/**
+ * CTEs `lex_idf(term, idf)` and `lex(pk, score)`: Okapi BM25 of the namespace's memories holding any of the
+ * terms (OR), computed from the postings with the namespace's own document count, average length and
+ * document frequencies; idf as FTS5 computes it (log((N − n + 0.5) / (n + 0.5)), 1e-6 when not positive).
+ */
+export function lexicalCtes(p: Params, terms: string[], k: number, filter: CandidateFilter): string {
+  const ns = p.add(filter.namespace);
+  const tp = `${p.add(terms)}::text[]`;
+  return `lex_stats AS (
+      SELECT count(*)::float8 AS n, coalesce(avg(doc_length), 0)::float8 AS avgdl FROM memories WHERE namespace = ${ns}),
+    lex_df AS (
+      SELECT t.term, (SELECT count(*) FROM memory_terms d WHERE d.namespace = ${ns} AND d.term = t.term)::float8 AS df
+      FROM unnest(${tp}) AS t(term)),
+    lex_idf AS (
+      SELECT term, CASE WHEN ln((n - df + 0.5) / (df + 0.5)) > 0 THEN ln((n - df + 0.5) / (df + 0.5)) ELSE 1e-6 END AS idf
+      FROM lex_df, lex_stats),
+    lex AS (
+      SELECT d.memory_pk AS pk,
+        sum(i.idf * (d.tf * ${K1 + 1}) / (d.tf + ${K1} * (1 - ${B} + ${B} * m.doc_length / s.avgdl))) AS score
+      FROM memory_terms d JOIN lex_idf i ON i.term = d.term JOIN memories m ON m.pk = d.memory_pk CROSS JOIN lex_stats s
+      WHERE d.namespace = ${ns} AND d.term = ANY(${tp}) AND ${filterSql(filter, p)}
+      GROUP BY d.memory_pk ORDER BY score DESC, d.memory_pk LIMIT ${p.add(k)})`;
+}
+
+/**
+ * One statement for hybrid recall: each signal's candidates, their ranks (equal values share a rank), the
+ * normalised signals of score fusion and each one's contribution in points, best first — `fuseScores` of
+ * core/fusion.ts written in SQL, term by term in the same order of operations, so the numbers agree.
+ */
+export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: VectorSpace | null): string {
+  const { weights: w, calibration: c, filter, k } = request;
+  const useVector = request.vector !== null && space !== null && w.vector > 0;
+  const useLexical = request.terms.length > 0 && w.lexical > 0;
+  const ctes: string[] = [];
+  ctes.push(useVector ? vectorCtes(p, vectorLiteral(request.vector as Float32Array, (space as VectorSpace).storage), k, filter, space as VectorSpace) : 'vec AS (SELECT NULL::bigint AS pk, NULL::float8 AS similarity WHERE FALSE)');
+  if (useLexical) ctes.push(lexicalCtes(p, request.terms, k, filter));
+  else ctes.push('lex_idf AS (SELECT NULL::text AS term, 0::float8 AS idf WHERE FALSE), lex AS (SELECT NULL::bigint AS pk, NULL::float8 AS score WHERE FALSE)');
+  const f = (x: number) => `${p.add(x)}::float8`;
+  const [wv, wl, wr] = [f(w.vector), f(w.lexical), f(w.recency)];
+  const total = `(${wv} + ${wl} + ${wr})`;
+  const matchWeight = `(${wv} + ${wl})`;
+  const zero = f(c.vectorZero);
+  const span = `(${f(c.vectorFull)} - ${zero})`;
+  const halfLife = f(c.recencyHalfLifeDays);
+  const clamp = (x: string) => `(CASE WHEN (${x}) <= 0 THEN 0::float8 WHEN (${x}) >= 1 THEN 1::float8 ELSE (${x}) END)`;
+  const part = (x: string) => `(CASE WHEN ${total} > 0 THEN (100 * (${x})) / ${total} ELSE 0::float8 END)`;
+  const nowMs = `(extract(epoch FROM ${p.add(filter.now)}::timestamptz) * 1000)`;
+  ctes.push(`scale AS (SELECT coalesce(sum(idf), 0)::float8 AS s FROM lex_idf)`);
+  ctes.push(`vr AS (SELECT pk, similarity, rank() OVER (ORDER BY similarity DESC) AS rnk FROM vec)`);
+  ctes.push(`lr AS (SELECT pk, score, rank() OVER (ORDER BY score DESC) AS rnk FROM lex)`);
+  ctes.push(`cand AS (SELECT pk FROM vr UNION SELECT pk FROM lr)`);
+  ctes.push(`raw AS (
+      SELECT c.pk, vr.similarity AS cos, vr.rnk AS vrank, lr.score AS bm, lr.rnk AS lrank,
+        greatest(0::float8, ((${nowMs} - extract(epoch FROM m.created_at::timestamptz) * 1000)::float8) / 86400000::float8) AS age
+      FROM cand c JOIN memories m ON m.pk = c.pk LEFT JOIN vr ON vr.pk = c.pk LEFT JOIN lr ON lr.pk = c.pk)`);
+  ctes.push(`norm AS (
+      SELECT raw.*,
+        CASE WHEN cos IS NULL OR ${span} <= 0 THEN 0::float8 ELSE ${clamp(`(cos - ${zero}) / ${span}`)} END AS v,
+        CASE WHEN bm IS NULL OR scale.s <= 0 THEN 0::float8 ELSE ${clamp('bm / scale.s')} END AS l,
+        CASE WHEN ${halfLife} > 0 THEN power(0.5::float8, age / ${halfLife}) ELSE 0::float8 END AS r
+      FROM raw CROSS JOIN scale)`);
+  ctes.push(`parts AS (
+      SELECT norm.*,
+        ${part(`${wv} * v`)} AS c_vector,
+        ${part(`${wl} * l`)} AS c_lexical,
+        ${part(`${wr} * r * (CASE WHEN ${matchWeight} > 0 THEN (${wv} * v + ${wl} * l) / ${matchWeight} ELSE 0::float8 END)`)} AS c_recency
+      FROM norm)`);
+  return `WITH ${ctes.join(',\n    ')}
+    SELECT ${MEMORY_SELECT}, parts.cos, parts.vrank, parts.bm, parts.lrank, parts.age,
+      parts.c_vector, parts.c_lexical, parts.c_recency, (parts.c_vector + parts.c_lexical + parts.c_recency) AS relevance,
+      row_number() OVER (ORDER BY m.created_at DESC, parts.vrank NULLS LAST, parts.lrank NULLS LAST) AS recency_rank,
+      (SELECT max(similarity) FROM vec) AS best_cosine
+    FROM parts JOIN memories m ON m.pk = parts.pk
+    ORDER BY relevance DESC, m.created_at DESC, parts.vrank NULLS LAST, parts.lrank NULLS LAST`;
+}

@@ -1,0 +1,581 @@
+import type { Logger } from '../../interfaces/embedder.js';
+import { CairnError } from '../../interfaces/errors.js';
+import type { Memory, StoreStats } from '../../interfaces/memory.js';
+import type { QuarantineEntry, QuarantineListOptions } from '../../interfaces/quarantine.js';
+import type {
+  AccessTokenRecord,
+  CandidateFilter,
+  EmbedderInfo,
+  FusedRecall,
+  FusedRecallRequest,
+  LexicalHit,
+  ListFilter,
+  PendingErasure,
+  RecallStats,
+  ScopeInfo,
+  SnapshotRecord,
+  Store,
+  StoreCapabilities,
+  StoredEvent,
+  StoreTx,
+  VectorHit,
+} from '../../interfaces/store.js';
+import { vectorFromBytes } from '../../core/checksum.js';
+import type { PostgresStoreConfig } from './postgres-config.js';
+import { createPool, isTransient, sleep, translatePgError, type Pool, type PoolClient } from './postgres-driver.js';
+import { canReadServerFiles, compactAfterErasure, rawFilesContain, type ErasureProofReport } from './postgres-erasure.js';
+import { fusedResult } from './postgres-fusion.js';
+import { migrate, type ServerFacts } from './postgres-migrations.js';
+import { MEMORY_SELECT, rowToEvent, rowToMemory, rowToSnapshot, rowToToken, type Row } from '../sql/sql-rows.js';
+import { Params, parseVector, vectorLiteral } from './postgres-rows.js';
+import { hnswIndexName, hnswIndexSql } from './postgres-schema.js';
+import { activeSql, CURRENT_SQL, fusedRecallSql, lexicalCtes, listWhere, vectorCtes, type VectorSpace } from './postgres-search.js';
+import { createPostgresTx, decodeAnchorCache, rowToPendingErasure, type TxContext } from './postgres-tx.js';
+
+/** Attempts of a read, or of starting a transaction, when the connection fails; then STORE_UNAVAILABLE. */
+const ATTEMPTS = 3;
+const BACKOFF_MS = 200;
+
+/**
+ * The PostgreSQL store: one database shared by every process and machine of a team. The log, the
+ * projection, the postings of the lexical index and the vectors (pgvector, HNSW cosine) live in the same
+ * database and change in the same transaction. Hybrid recall runs as one statement (`fusedRecall`).
+ *
+ * Opening is lazy: the constructor connects nothing (and `pg` is not even loaded) until the first call,
+ * which connects, migrates and detects pgvector; a failure there fails that call with STORE_UNAVAILABLE
+ * naming the cause (server down, wrong password, missing database).
+ */
+export class PostgresStore implements Store {
+  readonly location: string;
+  private readonly config: PostgresStoreConfig;
+  private readonly logger: Logger | undefined;
+  private opening: Promise<Pool> | null = null;
+  private pool: Pool | null = null;
+  private facts: ServerFacts | null = null;
+  private dims: number | null = null;
+  private closed = false;
+  private idleErrorLogged = false;
+  /** Whether this role may read the server's files (the erasure proof); learnt on open. */
+  private canReadFiles: boolean | null = null;
+
+  constructor(config: PostgresStoreConfig, logger?: Logger) {
+    this.config = config;
+    this.logger = logger;
+    this.location = config.location;
+  }
+
+  /**
+   * Before the first call has connected, the flags describe the pgvector path; `open()` settles them, and
+   * the engine's first store call always comes through it.
+   */
+  get capabilities(): StoreCapabilities {
+    const pgvector = (this.facts?.vectorStorage ?? 'pgvector') === 'pgvector';
+    return { vectorSearch: true, fullText: true, concurrentWriters: true, serverSideFusion: pgvector, erasureChecks: this.canReadFiles ?? true };
+  }
+
+  /** Connects, migrates and detects capabilities once; every method awaits it. */
+  open(): Promise<Pool> {
+    if (this.closed) return Promise.reject(new CairnError('STORE_UNAVAILABLE', 'the store is closed'));
+    this.opening ??= this.connect().catch((err: unknown) => {
+      this.opening = null; // a later call tries again (the server may be up by then)
+      throw err;
+    });
+    return this.opening;
+  }
+
+  private where(): string {
+    return `${this.config.host}:${this.config.port}/${this.config.database}`;
+  }
+
+  private async connect(): Promise<Pool> {
+    const pool = await createPool(this.config, (err) => {
+      if (this.idleErrorLogged) return;
+      this.idleErrorLogged = true;
+      this.logger?.warn(`PostgreSQL closed an idle connection (${err.message}); the next call reconnects`);
+    });
+    try {
+      const client = await this.withRetries('connecting', () => pool.connect());
+      try {
+        this.facts = await migrate(client, { createExtension: this.config.createExtension ?? true, location: this.location });
+        const e = await client.query<{ value: string }>(`SELECT value FROM meta WHERE key = 'embedder'`);
+        this.dims = e.rows[0] ? (JSON.parse(e.rows[0].value) as EmbedderInfo).dimensions : null;
+      } finally {
+        client.release();
+      }
+      if (this.facts.fallbackReason) {
+        this.logger?.warn(`PostgreSQL without pgvector: ${this.facts.fallbackReason}; vectors are kept without an index and recall fuses its signals in cairn`);
+      }
+      if (this.dims !== null) await this.ensureVectorIndex(pool, this.dims);
+      this.canReadFiles = await canReadServerFiles(pool);
+      this.pool = pool;
+      return pool;
+    } catch (err) {
+      await pool.end().catch(() => {});
+      throw translatePgError(err, `opening the PostgreSQL store ${this.location}`, this.where());
+    }
+  }
+
+  /**
+   * Builds the HNSW index for the embedder's dimension if it is missing and drops those of other dimensions
+   * (left by a reindex to another embedder), outside any write transaction.
+   */
+  private async ensureVectorIndex(pool: Pool, dims: number): Promise<void> {
+    if (this.facts?.vectorStorage !== 'pgvector') return;
+    const { rows } = await pool.query<{ name: string }>(
+      `SELECT indexname AS name FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'memory_vectors' AND indexname LIKE 'memory_vectors_hnsw_%'`,
+    );
+    for (const { name } of rows) if (name !== hnswIndexName(dims)) await pool.query(`DROP INDEX IF EXISTS ${name}`);
+    if (rows.some((r) => r.name === hnswIndexName(dims))) return;
+    try {
+      await pool.query(hnswIndexSql(dims));
+    } catch (err) {
+      // Two processes building it at once: one wins, the other's duplicate name is harmless.
+      if ((err as { code?: string }).code !== '23505' && (err as { code?: string }).code !== '42P07') throw err;
+    }
+  }
+
+  /** Runs `fn`, retrying a bounded number of times while the connection fails, then translating the error. */
+  private async withRetries<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (!isTransient(err) || attempt >= ATTEMPTS || this.closed) throw translatePgError(err, what, this.where());
+        await sleep(BACKOFF_MS * 2 ** (attempt - 1));
+      }
+    }
+  }
+
+  /** A read: one statement (or a few) on any pooled connection, retried when the connection fails. */
+  private async read<T>(what: string, fn: (pool: Pool) => Promise<T>): Promise<T> {
+    const pool = await this.open();
+    return this.withRetries(what, () => fn(pool));
+  }
+
+  private async rows<R extends Row = Row>(what: string, sql: string, values: unknown[] = []): Promise<R[]> {
+    return this.read(what, async (pool) => (await pool.query<R>(sql, values)).rows);
+  }
+
+  /**
+   * One write transaction on one connection. Starting it (connect + BEGIN) is retried when the connection
+   * fails; once `fn` runs, a lost connection rolls the whole transaction back on the server and fails the
+   * call with STORE_UNAVAILABLE: a turn is committed whole or not at all, never in part.
+   */
+  async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    const pool = await this.open();
+    const client: PoolClient = await this.withRetries('starting a write', async () => {
+      const c = await pool.connect();
+      try {
+        await c.query('BEGIN');
+        return c;
+      } catch (err) {
+        c.release(true);
+        throw err;
+      }
+    });
+    const ctx: TxContext = { storage: this.facts?.vectorStorage ?? 'pgvector', dims: this.dims, embedderRecorded: null, vectorsReset: false };
+    let broken = false;
+    let committing = false;
+    try {
+      const result = await fn(createPostgresTx(client, ctx));
+      committing = true;
+      await client.query('COMMIT');
+      this.dims = ctx.dims;
+      if (ctx.embedderRecorded) await this.ensureVectorIndex(pool, ctx.embedderRecorded.dimensions).catch((err: unknown) => {
+        this.logger?.warn(`the HNSW index was not built (${(err as Error).message}); vector recall scans exactly until it is`);
+      });
+      return result;
+    } catch (err) {
+      broken = isTransient(err);
+      if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
+      if (broken) {
+        throw new CairnError(
+          'STORE_UNAVAILABLE',
+          committing
+            ? `lost the connection to ${this.where()} while committing; the write may or may not have been committed (cairn verify tells)`
+            : `lost the connection to ${this.where()} during a write; the server rolled it back, nothing of it was written`,
+          { cause: err, hint: 'check the server and retry' },
+        );
+      }
+      throw translatePgError(err, 'writing', this.where());
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async getMemory(id: string): Promise<Memory | null> {
+    const [r] = await this.rows('reading a memory', `SELECT ${MEMORY_SELECT} FROM memories m WHERE m.id = $1`, [id]);
+    return r ? rowToMemory(r) : null;
+  }
+
+  async getMemories(ids: string[]): Promise<Memory[]> {
+    if (ids.length === 0) return [];
+    return (await this.rows('reading memories', `SELECT ${MEMORY_SELECT} FROM memories m WHERE m.id = ANY($1::text[])`, [ids])).map(rowToMemory);
+  }
+
+  async listMemories(filter: ListFilter): Promise<Memory[]> {
+    const p = new Params();
+    const where = listWhere(filter, p);
+    return (await this.rows('listing memories', `SELECT ${MEMORY_SELECT} FROM memories m WHERE ${where} ORDER BY m.id DESC LIMIT ${p.add(filter.limit)}`, p.values)).map(rowToMemory);
+  }
+
+  async *iterateMemories(namespace: string | undefined, pageSize = 500): AsyncIterable<Memory[]> {
+    let after = '';
+    for (;;) {
+      const rows =
+        namespace === undefined
+          ? await this.rows('reading memories', `SELECT ${MEMORY_SELECT} FROM memories m WHERE m.id > $1 ORDER BY m.id LIMIT $2`, [after, pageSize])
+          : await this.rows('reading memories', `SELECT ${MEMORY_SELECT} FROM memories m WHERE m.namespace = $1 AND m.id > $2 ORDER BY m.id LIMIT $3`, [namespace, after, pageSize]);
+      if (rows.length === 0) return;
+      const page = rows.map(rowToMemory);
+      after = (page[page.length - 1] as Memory).id;
+      yield page;
+    }
+  }
+
+  async listExpired(now: string, namespace?: string): Promise<Memory[]> {
+    const rows =
+      namespace === undefined
+        ? await this.rows('listing expired memories', `SELECT ${MEMORY_SELECT} FROM memories m WHERE m.expires_at IS NOT NULL AND m.expires_at <= $1`, [now])
+        : await this.rows('listing expired memories', `SELECT ${MEMORY_SELECT} FROM memories m WHERE m.expires_at IS NOT NULL AND m.expires_at <= $1 AND m.namespace = $2`, [now, namespace]);
+    return rows.map(rowToMemory);
+  }
+
+  /** The vector space queries run in, or null when no embedder is recorded (re-read when this process has none). */
+  private async space(): Promise<VectorSpace | null> {
+    await this.open();
+    if (this.dims === null) {
+      const [e] = await this.rows<{ value: string }>('reading the embedder record', `SELECT value FROM meta WHERE key = 'embedder'`);
+      this.dims = e ? (JSON.parse(e.value) as EmbedderInfo).dimensions : null;
+    }
+    if (this.dims === null) return null;
+    return { storage: this.facts?.vectorStorage ?? 'pgvector', dimensions: this.dims };
+  }
+
+  private async checkQueryVector(vector: Float32Array): Promise<VectorSpace | null> {
+    const space = await this.space();
+    if (space && vector.length !== space.dimensions) {
+      throw new CairnError('EMBEDDER_MISMATCH', `query vector has ${vector.length} dimensions; the store holds ${space.dimensions}`, { hint: 'run `cairn reindex`' });
+    }
+    return space;
+  }
+
+  async vectorCandidates(vector: Float32Array, k: number, filter: CandidateFilter): Promise<VectorHit[]> {
+    const space = await this.checkQueryVector(vector);
+    if (!space || k <= 0) return [];
+    const p = new Params();
+    const ctes = vectorCtes(p, vectorLiteral(vector, space.storage), k, filter, space);
+    const rows = await this.rows<{ id: string; similarity: number }>(
+      'vector search',
+      `WITH ${ctes} SELECT m.id, vec.similarity FROM vec JOIN memories m ON m.pk = vec.pk ORDER BY vec.similarity DESC, m.pk`,
+      p.values,
+    );
+    return rows.map((r) => ({ id: r.id, similarity: r.similarity }));
+  }
+
+  async lexicalCandidates(terms: string[], k: number, filter: CandidateFilter): Promise<LexicalHit[]> {
+    if (terms.length === 0 || k <= 0) return [];
+    const p = new Params();
+    const ctes = lexicalCtes(p, [...new Set(terms)], k, filter);
+    return this.rows<{ id: string; score: number }>(
+      'full-text search',
+      `WITH ${ctes} SELECT m.id, lex.score FROM lex JOIN memories m ON m.pk = lex.pk ORDER BY lex.score DESC, m.pk`,
+      p.values,
+    );
+  }
+
+  /** Present only with pgvector: without it, core fuses (the capability flag says so). */
+  async fusedRecall(request: FusedRecallRequest): Promise<FusedRecall> {
+    const space = request.vector ? await this.checkQueryVector(request.vector) : await this.space();
+    const p = new Params();
+    const sql = fusedRecallSql(p, { ...request, terms: [...new Set(request.terms)] }, space);
+    return fusedResult(await this.rows('hybrid recall', sql, p.values));
+  }
+
+  async embedder(): Promise<EmbedderInfo | null> {
+    const [r] = await this.rows<{ value: string }>('reading the embedder record', `SELECT value FROM meta WHERE key = 'embedder'`);
+    return r ? (JSON.parse(r.value) as EmbedderInfo) : null;
+  }
+
+  async getSetting(namespace: string, key: string): Promise<unknown> {
+    const [r] = await this.rows<{ value: string }>('reading a setting', 'SELECT value FROM settings WHERE namespace = $1 AND key = $2', [namespace, key]);
+    return r ? (JSON.parse(r.value) as unknown) : null;
+  }
+
+  async events(namespace: string, afterSeq = 0, limit = 1000): Promise<StoredEvent[]> {
+    return (await this.rows('reading events', 'SELECT * FROM events WHERE namespace = $1 AND seq > $2 ORDER BY seq LIMIT $3', [namespace, afterSeq, limit])).map(rowToEvent);
+  }
+
+  async *iterateEvents(afterGseq = 0, pageSize = 1000): AsyncIterable<StoredEvent[]> {
+    let after = afterGseq;
+    for (;;) {
+      const page = (await this.rows('reading the event log', 'SELECT * FROM events WHERE gseq > $1 ORDER BY gseq LIMIT $2', [after, pageSize])).map(rowToEvent);
+      if (page.length === 0) return;
+      after = (page[page.length - 1] as StoredEvent).gseq;
+      yield page;
+    }
+  }
+
+  async scopes(): Promise<ScopeInfo[]> {
+    return this.rows<ScopeInfo & Row>(
+      'reading the event log',
+      'SELECT namespace AS scope, count(*) AS events, max(seq) AS "lastSeq" FROM events GROUP BY namespace ORDER BY namespace',
+    );
+  }
+
+  async getVectors(ids: string[]): Promise<Map<string, Float32Array>> {
+    const out = new Map<string, Float32Array>();
+    if (ids.length === 0) return out;
+    const rows = await this.rows<{ id: string; embedding: string }>(
+      'reading vectors',
+      'SELECT m.id, v.embedding::text AS embedding FROM memories m JOIN memory_vectors v ON v.memory_pk = m.pk WHERE m.id = ANY($1::text[])',
+      [ids],
+    );
+    for (const r of rows) out.set(r.id, parseVector(r.embedding));
+    return out;
+  }
+
+  async getVectorBlob(hash: string): Promise<Float32Array | null> {
+    const [r] = await this.rows<{ data: Buffer }>('reading a vector', 'SELECT data FROM vector_blobs WHERE hash = $1', [hash]);
+    return r ? vectorFromBytes(r.data) : null;
+  }
+
+  async getSnapshot(scope: string): Promise<SnapshotRecord | null> {
+    const [r] = await this.rows('reading a snapshot', 'SELECT * FROM snapshots WHERE scope = $1', [scope]);
+    return r ? rowToSnapshot(r) : null;
+  }
+
+  async listSettings(namespace: string): Promise<{ key: string; value: unknown }[]> {
+    const rows = await this.rows<{ key: string; value: string }>('reading settings', 'SELECT key, value FROM settings WHERE namespace = $1 ORDER BY key', [namespace]);
+    return rows.map((r) => ({ key: r.key, value: JSON.parse(r.value) as unknown }));
+  }
+
+  async stats(now: string): Promise<StoreStats> {
+    const p = new Params();
+    const active = activeSql(p, now);
+    const namespaces = await this.rows<StoreStats['namespaces'][number] & Row>(
+      'counting',
+      `SELECT m.namespace,
+         count(*) FILTER (WHERE ${active})::int AS live,
+         count(*) FILTER (WHERE m.forgotten_at IS NOT NULL)::int AS forgotten,
+         count(*) FILTER (WHERE m.forgotten_at IS NULL AND m.superseded_by IS NOT NULL)::int AS superseded,
+         count(*) FILTER (WHERE ${CURRENT_SQL} AND NOT (${active}))::int AS expired
+       FROM memories m GROUP BY m.namespace ORDER BY m.namespace`,
+      p.values,
+    );
+    const [e] = await this.rows<{ n: number }>('counting', 'SELECT count(*) AS n FROM events');
+    const total = namespaces.reduce((s, r) => s + r.live + r.forgotten + r.superseded + r.expired, 0);
+    return { namespaces, total, events: e?.n ?? 0 };
+  }
+
+  async getQuarantine(id: string): Promise<QuarantineEntry | null> {
+    const [r] = await this.rows<{ entry: string }>('reading the quarantine', 'SELECT entry FROM quarantine WHERE id = $1', [id]);
+    return r ? (JSON.parse(r.entry) as QuarantineEntry) : null;
+  }
+
+  async listQuarantine(options: QuarantineListOptions): Promise<QuarantineEntry[]> {
+    const status = options.status ?? 'held';
+    const limit = options.limit ?? 50;
+    const rows =
+      status === 'all'
+        ? await this.rows<{ entry: string }>('reading the quarantine', 'SELECT entry FROM quarantine ORDER BY id DESC LIMIT $1', [limit])
+        : await this.rows<{ entry: string }>('reading the quarantine', 'SELECT entry FROM quarantine WHERE status = $1 ORDER BY id DESC LIMIT $2', [status, limit]);
+    return rows.map((r) => JSON.parse(r.entry) as QuarantineEntry);
+  }
+
+  async findQuarantineByHash(hash: string): Promise<QuarantineEntry[]> {
+    const rows = await this.rows<{ entry: string }>('reading the quarantine', 'SELECT entry FROM quarantine WHERE hash = $1 ORDER BY id', [hash]);
+    return rows.map((r) => JSON.parse(r.entry) as QuarantineEntry);
+  }
+
+  async getQuarantineVault(id: string): Promise<{ text: string; request: unknown } | null> {
+    const [r] = await this.rows<{ text: string; request: string }>('reading the quarantine vault', 'SELECT text, request FROM quarantine_vault WHERE id = $1', [id]);
+    return r ? { text: r.text, request: JSON.parse(r.request) as unknown } : null;
+  }
+
+  async learnedAnchors(): Promise<{ id: string; vector: Float32Array }[]> {
+    const rows = await this.rows<{ id: string; vector: Buffer }>('reading learned anchors', 'SELECT id, vector FROM learned_anchors ORDER BY id');
+    return rows.map((r) => ({ id: r.id, vector: vectorFromBytes(r.vector) }));
+  }
+
+  async getAnchorCache(key: string): Promise<Float32Array[] | null> {
+    const [r] = await this.rows<{ vectors: Buffer }>('reading the anchor cache', 'SELECT vectors FROM anchor_cache WHERE key = $1', [key]);
+    return r ? decodeAnchorCache(r.vectors) : null;
+  }
+
+  async countLiveEventsOf(memoryIds: string[], namespace: string | null): Promise<number> {
+    const [r] = await this.rows<{ n: number }>(
+      'counting events',
+      `SELECT (SELECT count(*) FROM events WHERE $2::text IS NOT NULL AND namespace = $2 AND type <> 'erased')
+            + (SELECT count(*) FROM events WHERE memory_id = ANY($1::text[]) AND type <> 'erased') AS n`,
+      [memoryIds, namespace],
+    );
+    return r?.n ?? 0;
+  }
+
+  async compactAfterErasure(_options: { vectorsRemoved: boolean }): Promise<void> {
+    await this.read('compacting after an erasure', (pool) => compactAfterErasure(pool));
+  }
+
+  async pendingErasures(): Promise<PendingErasure[]> {
+    return (await this.rows('reading erasures in progress', 'SELECT id, scope, plan, started_at FROM pending_erasures ORDER BY started_at, id')).map(rowToPendingErasure);
+  }
+
+  async finishErasure(id: string): Promise<void> {
+    await this.read('finishing the erasure', async (pool) => {
+      await pool.query('DELETE FROM pending_erasures WHERE id = $1', [id]);
+      await compactAfterErasure(pool, ['pending_erasures']);
+    });
+  }
+
+  /** What the last raw scan could and could not read (the erasure certificate's file check). */
+  lastErasureProof: ErasureProofReport | null = null;
+
+  async rawFilesContain(needles: string[]): Promise<number> {
+    const report = await this.read('scanning the database files', (pool) => rawFilesContain(pool, needles));
+    this.lastErasureProof = report;
+    if (!report.readable) {
+      throw new CairnError('UNSUPPORTED', `cannot read the database files to prove the erasure: ${report.detail}`, {
+        hint: 'grant the role pg_read_server_files (or run the check as a superuser)',
+      });
+    }
+    return report.found;
+  }
+
+  async diagnostics(): Promise<Record<string, unknown>> {
+    await this.open();
+    const facts = this.facts as ServerFacts;
+    const space = await this.space();
+    const [size] = await this.rows<{ bytes: number }>('diagnostics', 'SELECT pg_database_size(current_database()) AS bytes');
+    const index = facts.vectorStorage === 'pgvector' ? (space ? `hnsw (vector_cosine_ops, ${space.dimensions} dimensions)` : 'hnsw once an embedder is recorded') : 'none (real[], exact scan)';
+    return {
+      backend: 'postgres',
+      location: this.location,
+      serverVersion: facts.serverVersion,
+      schemaVersion: facts.schemaVersion,
+      pgvectorVersion: facts.pgvectorVersion ?? 'not installed',
+      vectorIndex: index,
+      serverSideFusion: this.capabilities.serverSideFusion ? 'yes' : `no (${facts.fallbackReason ?? 'pgvector missing'})`,
+      lexical: 'BM25 over core-analysed terms (postings table, per-namespace statistics)',
+      tls: this.config.tls.mode,
+      poolSize: this.config.poolSize ?? 10,
+      statementTimeoutMs: this.config.statementTimeoutMs ?? 30_000,
+      bytes: size?.bytes ?? null,
+      vectorDimensions: space?.dimensions ?? null,
+    };
+  }
+
+  private async smallWrite(what: string, sql: string, values: unknown[]): Promise<number> {
+    return this.read(what, async (pool) => (await pool.query(sql, values)).rowCount ?? 0);
+  }
+
+  async putToken(t: AccessTokenRecord): Promise<void> {
+    await this.smallWrite(
+      'storing the token',
+      'INSERT INTO access_tokens (id, hash, name, namespaces, scope, created_at, expires_at, revoked_at, last_used_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+      [t.id, t.hash, t.name, JSON.stringify(t.namespaces), t.scope, t.createdAt, t.expiresAt, t.revokedAt, t.lastUsedAt],
+    );
+  }
+
+  async getTokenByHash(hash: string): Promise<AccessTokenRecord | null> {
+    const [r] = await this.rows('reading tokens', 'SELECT * FROM access_tokens WHERE hash = $1', [hash]);
+    return r ? rowToToken(r) : null;
+  }
+
+  async listTokens(): Promise<AccessTokenRecord[]> {
+    return (await this.rows('reading tokens', 'SELECT * FROM access_tokens ORDER BY created_at, id')).map(rowToToken);
+  }
+
+  async revokeToken(id: string, at: string): Promise<boolean> {
+    return (await this.smallWrite('revoking the token', 'UPDATE access_tokens SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1', [id, at])) > 0;
+  }
+
+  async touchToken(id: string, at: string): Promise<void> {
+    await this.smallWrite('recording token use', 'UPDATE access_tokens SET last_used_at = $2 WHERE id = $1', [id, at]);
+  }
+
+  async recordRecalls(namespace: string, ids: string[], at: string): Promise<void> {
+    if (ids.length === 0) return;
+    // Only for memories that still exist: a search answered just before an erasure must not leave a count.
+    // Sorted, so two processes counting the same memories lock their rows in the same order.
+    await this.smallWrite(
+      'counting recalls',
+      `INSERT INTO recall_counts (memory_id, namespace, count, last_at)
+       SELECT m.id, $2, 1, $3 FROM memories m WHERE m.id = ANY($1::text[]) ORDER BY m.id
+       ON CONFLICT (memory_id) DO UPDATE SET count = recall_counts.count + 1, last_at = excluded.last_at`,
+      [[...new Set(ids)], namespace, at],
+    );
+  }
+
+  async recallStats(namespace: string, now: string, top: number): Promise<RecallStats> {
+    const p = new Params();
+    const live = `m.namespace = ${p.add(namespace)} AND ${activeSql(p, now)}`;
+    const buckets = await this.rows<{ bucket: string; memories: number }>(
+      'counting recalls',
+      `SELECT CASE WHEN r.count IS NULL THEN '0' WHEN r.count = 1 THEN '1' WHEN r.count < 5 THEN '2-4' WHEN r.count < 10 THEN '5-9' ELSE '10+' END AS bucket,
+              count(*)::int AS memories
+         FROM memories m LEFT JOIN recall_counts r ON r.memory_id = m.id WHERE ${live} GROUP BY bucket`,
+      p.values,
+    );
+    const topRows = await this.rows<{ id: string; text: string; kind: string; count: number; last_at: string }>(
+      'counting recalls',
+      `SELECT m.id, m.text, m.kind, r.count, r.last_at FROM recall_counts r JOIN memories m ON m.id = r.memory_id
+        WHERE ${live} ORDER BY r.count DESC, r.last_at DESC LIMIT ${p.add(top)}`,
+      p.values,
+    );
+    const byBucket = new Map(buckets.map((r) => [r.bucket, r.memories]));
+    const histogram = ['0', '1', '2-4', '5-9', '10+'].map((bucket) => ({ bucket, memories: byBucket.get(bucket) ?? 0 }));
+    return {
+      live: histogram.reduce((s, b) => s + b.memories, 0),
+      neverRecalled: byBucket.get('0') ?? 0,
+      top: topRows.map((r) => ({ id: r.id, text: r.text, kind: r.kind, count: r.count, lastAt: r.last_at })),
+      histogram,
+    };
+  }
+
+  /**
+   * Documents and per-term document frequencies of one namespace (the statistics the lexical candidates and
+   * the fused statement score with), or of the whole store when no namespace is given.
+   */
+  async termDocumentFrequencies(terms: string[], namespace?: string): Promise<{ documents: number; frequencies: Map<string, number> }> {
+    const unique = [...new Set(terms)];
+    const rows = await this.rows<{ term: string | null; df: number }>(
+      'counting terms',
+      namespace === undefined
+        ? `SELECT NULL AS term, count(*) AS df FROM memories
+           UNION ALL SELECT term, count(*) FROM memory_terms WHERE term = ANY($1::text[]) GROUP BY term`
+        : `SELECT NULL AS term, count(*) AS df FROM memories WHERE namespace = $2
+           UNION ALL SELECT term, count(*) FROM memory_terms WHERE namespace = $2 AND term = ANY($1::text[]) GROUP BY term`,
+      namespace === undefined ? [unique] : [unique, namespace],
+    );
+    const frequencies = new Map<string, number>();
+    let documents = 0;
+    for (const r of rows) {
+      if (r.term === null) documents = r.df;
+      else if (r.df > 0) frequencies.set(r.term, r.df);
+    }
+    return { documents, frequencies };
+  }
+
+  async createdPerDay(namespace: string): Promise<{ day: string; count: number }[]> {
+    return this.rows<{ day: string; count: number }>(
+      'counting memories',
+      'SELECT substr(created_at, 1, 10) AS day, count(*)::int AS count FROM memories WHERE namespace = $1 GROUP BY day ORDER BY day',
+      [namespace],
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const opening = this.opening;
+    this.opening = null;
+    const pool = this.pool ?? (await opening?.catch(() => null)) ?? null;
+    this.pool = null;
+    await pool?.end();
+  }
+}
+
+export function createPostgresStore(config: PostgresStoreConfig, logger?: Logger): PostgresStore {
+  return new PostgresStore(config, logger);
+}

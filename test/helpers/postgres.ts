@@ -1,0 +1,99 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { parsePostgresUrl, type PostgresStoreConfig } from '../../src/adapters/postgres/postgres-config.js';
+import { createPostgresStore, type PostgresStore } from '../../src/adapters/postgres/postgres-store.js';
+
+/**
+ * A real PostgreSQL server for tests, found through CAIRN_TEST_PG (the admin URL of a throwaway cluster:
+ * `bash scripts/pg-cluster.sh start <dir> <port>` prints it; CI's .ci/run exports it). Every test gets a
+ * fresh database with a unique name and drops it afterwards. Without CAIRN_TEST_PG the PostgreSQL suites
+ * skip, naming why (`pgSkip`).
+ */
+
+const ADMIN_URL = process.env['CAIRN_TEST_PG'] ?? '';
+
+/** The reason to skip PostgreSQL tests, or undefined when a server is configured. */
+export const pgSkip: string | undefined = ADMIN_URL
+  ? undefined
+  : 'CAIRN_TEST_PG is not set: start a cluster with `bash scripts/pg-cluster.sh start /tmp/pg-test 54350` and export the URL it prints';
+
+/** A role without superuser rights: it cannot create the (untrusted) vector extension. */
+const NO_VECTOR_ROLE = 'cairn_test_novector';
+
+export interface TestDatabase {
+  name: string;
+  /** URL of the database, as the role the store connects as. */
+  url: string;
+  /** The cluster's data directory and this database's folder in it (base/<oid>), to read its files. */
+  dataDir: string;
+  databaseDir: string;
+  drop(): Promise<void>;
+}
+
+let counter = 0;
+
+async function admin<T>(fn: (client: pg.Client) => Promise<T>, database?: string): Promise<T> {
+  const url = new URL(ADMIN_URL);
+  if (database) url.pathname = `/${database}`;
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Creates an empty database. `vector: false` makes it owned by, and reached as, a role that may not create
+ * the vector extension, so the store takes its fallback (vectors without an index, fusion in cairn).
+ */
+export async function createTestDatabase(options: { vector?: boolean } = {}): Promise<TestDatabase> {
+  if (pgSkip) throw new Error(pgSkip);
+  const vector = options.vector ?? true;
+  counter++;
+  const name = `cairn_t_${process.pid}_${counter}_${randomBytes(3).toString('hex')}`;
+  const { dataDir, oid } = await admin(async (c) => {
+    if (!vector) {
+      const { rowCount } = await c.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [NO_VECTOR_ROLE]);
+      if (!rowCount) await c.query(`CREATE ROLE ${NO_VECTOR_ROLE} LOGIN NOSUPERUSER`).catch(() => {}); // another test file may race us
+    }
+    await c.query(`CREATE DATABASE ${name}${vector ? '' : ` OWNER ${NO_VECTOR_ROLE}`}`);
+    const dir = (await c.query<{ d: string }>('SHOW data_directory')).rows[0]?.d as string;
+    const o = (await c.query<{ oid: number }>('SELECT oid FROM pg_database WHERE datname = $1', [name])).rows[0]?.oid as number;
+    return { dataDir: dir, oid: o };
+  });
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  if (!vector) url.username = NO_VECTOR_ROLE;
+  return {
+    name,
+    url: url.toString(),
+    dataDir,
+    databaseDir: `${dataDir}/base/${oid}`,
+    drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+  };
+}
+
+/** The store configuration for a test database URL. */
+export function testStoreConfig(url: string, over: Partial<PostgresStoreConfig> = {}): PostgresStoreConfig {
+  const { rootCertPath: _ignored, ...parsed } = parsePostgresUrl(url);
+  return { ...parsed, poolSize: 4, ...over };
+}
+
+/**
+ * A factory of fresh PostgreSQL stores for the shared suites (contract, engine, replay…): each store lives
+ * in its own new database, dropped when the store is closed.
+ */
+export function postgresStoreFactory(options: { vector?: boolean } = {}): () => Promise<PostgresStore> {
+  return async () => {
+    const db = await createTestDatabase(options);
+    const store = createPostgresStore(testStoreConfig(db.url));
+    const close = store.close.bind(store);
+    store.close = async () => {
+      await close();
+      await db.drop();
+    };
+    return store;
+  };
+}
