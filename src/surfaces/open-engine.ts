@@ -9,6 +9,8 @@ import { createUseEmbedder } from '../adapters/embed-use/use-embedder.js';
 import { createPoolEmbedder, type PoolEmbedder } from '../adapters/embed-pool/pool-embedder.js';
 import { createOverlapReranker } from '../adapters/rerank-local/overlap-reranker.js';
 import { createSqliteStore } from '../adapters/sqlite/sqlite-store.js';
+import { isPostgresUrl, parsePostgresUrl, type PostgresStoreConfig } from '../adapters/postgres/postgres-config.js';
+import { createPostgresStore } from '../adapters/postgres/postgres-store.js';
 import { createGitRepository, type GitRepository } from '../adapters/git/git-repository.js';
 import { createGptTokenCounter } from '../adapters/tokenizer/gpt-token-counter.js';
 import { AccessControl } from '../core/access.js';
@@ -21,7 +23,7 @@ import type { Store } from '../interfaces/store.js';
 import { createLogger, parseLogLevel } from './logger.js';
 import type { IngestFilterConfig } from '../core/ingest-filter.js';
 import { parseAllowEntry, REDACTION_KINDS, type RedactionConfig, type RedactionMode } from '../core/redact.js';
-import { configPath, parseHookSettings, resolveDbPath, type HookSettings } from './settings.js';
+import { configPath, localDataDir, parseHookSettings, resolveDbPath, type HookSettings } from './settings.js';
 
 /**
  * The composition root: the only module that reads flags, environment variables and config files.
@@ -77,6 +79,16 @@ const ConfigFileSchema = z
       .optional(),
     /** Hook settings, validated by parseHookSettings (settings.ts), which the Stop gate also uses alone. */
     hooks: z.unknown().optional(),
+    /** PostgreSQL connection settings (when `db` is a postgres:// URL); CAIRN_PG_* override them. */
+    postgres: z
+      .object({
+        poolSize: z.number().int().min(1).max(1000),
+        statementTimeoutMs: z.number().int().min(0).max(3_600_000),
+        createExtension: z.boolean(),
+      })
+      .partial()
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -88,7 +100,12 @@ export interface CliFlags {
 }
 
 export interface ResolvedConfig {
+  /** A file path, or a postgres:// URL (see `postgres`). */
   dbPath: string;
+  /** The local folder for hook logs and capture jobs (the database's folder, or the data home with PostgreSQL). */
+  dataDir: string;
+  /** The PostgreSQL store's settings when `dbPath` is a URL, else null. */
+  postgres: PostgresStoreConfig | null;
   namespace: string;
   namespaceSource: 'flag' | 'env' | 'config' | 'git-origin' | 'git-toplevel' | 'cwd';
   /** `workers`: threads of the embedding pool in long-lived processes (CAIRN_EMBED_WORKERS; 0 embeds on the main thread). */
@@ -173,6 +190,8 @@ export function resolveConfig(flags: CliFlags, environment: Environment = { env:
   if (!['none', 'overlap'].includes(reranker)) throw new CairnError('INVALID_INPUT', `CAIRN_RERANKER must be none or overlap (got ${reranker})`);
   return {
     dbPath,
+    dataDir: localDataDir(dbPath, env),
+    postgres: isPostgresUrl(dbPath) ? resolvePostgres(dbPath, env, file.postgres) : null,
     namespace,
     namespaceSource,
     embedder: {
@@ -189,6 +208,39 @@ export function resolveConfig(flags: CliFlags, environment: Environment = { env:
     configFile: existsSync(cfgPath) ? cfgPath : null,
     security: resolveSecurity(env, file.security),
     hooks: parseHookSettings(file.hooks, env),
+  };
+}
+
+function envWhole(env: NodeJS.ProcessEnv, name: string, min: number, max: number): number | undefined {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^\d+$/u.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new CairnError('INVALID_INPUT', `${name} must be a whole number from ${min} to ${max} (got ${JSON.stringify(raw)})`, { field: name });
+  }
+  return Number(raw);
+}
+
+/**
+ * The PostgreSQL store's settings: the URL (host, database, user, password, `sslmode`, `sslrootcert`), then
+ * CAIRN_PG_POOL (connections per process, default 10), CAIRN_PG_STATEMENT_TIMEOUT_MS (default 30000, 0 =
+ * none) and CAIRN_PG_CREATE_EXTENSION (on/off, default on) over the config file's `postgres` section.
+ */
+export function resolvePostgres(url: string, env: NodeJS.ProcessEnv, file: CairnConfigFile['postgres']): PostgresStoreConfig {
+  const { rootCertPath, ...parsed } = parsePostgresUrl(url);
+  let ca: string | undefined;
+  if (rootCertPath) {
+    try {
+      ca = readFileSync(rootCertPath, 'utf8');
+    } catch (err) {
+      throw new CairnError('INVALID_INPUT', `sslrootcert ${rootCertPath} cannot be read: ${(err as Error).message}`, { field: 'db', cause: err });
+    }
+  }
+  return {
+    ...parsed,
+    tls: { ...parsed.tls, ca },
+    poolSize: envWhole(env, 'CAIRN_PG_POOL', 1, 1000) ?? file?.poolSize,
+    statementTimeoutMs: envWhole(env, 'CAIRN_PG_STATEMENT_TIMEOUT_MS', 0, 3_600_000) ?? file?.statementTimeoutMs,
+    createExtension: envBoolean(env, 'CAIRN_PG_CREATE_EXTENSION') ?? file?.createExtension,
   };
 }
 
@@ -326,7 +378,7 @@ export interface OpenedEngine {
 export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, environment?: Environment): OpenedEngine {
   const config = resolveConfig(flags, environment);
   const logger = options.logger ?? createLogger({ level: config.logLevel });
-  const store = createSqliteStore({ path: config.dbPath });
+  const store: Store = config.postgres ? createPostgresStore(config.postgres, logger) : createSqliteStore({ path: config.dbPath });
   const reranker: Reranker | null = config.reranker === 'overlap' ? createOverlapReranker() : null;
   // Code awareness (anchors, staleness, branch scope) for the repository the process runs in; detected
   // lazily on first use, so commands that never touch memory pay nothing.

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { isPostgresUrl, redactUrl } from '../adapters/postgres/postgres-config.js';
 import { DEFAULT_STOP_GATE, type StopGateThresholds } from '../core/stop-gate.js';
 import { CairnError } from '../interfaces/errors.js';
 
@@ -43,20 +44,35 @@ export function configPath(env: NodeJS.ProcessEnv): string {
 }
 
 /**
- * The database file: flag > CAIRN_DB > the config file's `db` > `<data home>/cairn/cairn.db`. A value with a
- * URL scheme (`postgres://…`, `mysql://…`) names a backend this build does not have: it is refused rather
- * than taken as a relative path (which would create a folder `postgres:`).
+ * The database: flag > CAIRN_DB > the config file's `db` > `<data home>/cairn/cairn.db`. A PostgreSQL URL
+ * (`postgres://…`, `postgresql://…`) is returned as it is; any other URL scheme (`mysql://…`) names a backend
+ * this build does not have and is refused rather than taken as a relative path (which would create a folder
+ * `mysql:`); anything else is a file path.
  */
 export function resolveDbPath(flagDb: string | undefined, env: NodeJS.ProcessEnv, cwd: string, fileDb: string | undefined): string {
   const given = flagDb || env['CAIRN_DB'] || fileDb;
+  if (given && isPostgresUrl(given)) return given;
   const scheme = given ? /^([A-Za-z][A-Za-z0-9+.-]+):\/\//u.exec(given)?.[1] : undefined;
   if (scheme) {
-    throw new CairnError('UNSUPPORTED', `database ${JSON.stringify(given?.replace(/\/\/[^@/]*@/u, '//…@'))}: the ${scheme}: scheme is not supported; cairn stores memory in an SQLite file`, {
+    throw new CairnError('UNSUPPORTED', `database ${JSON.stringify(given ? redactUrl(given) : given)}: the ${scheme}: scheme is not supported; cairn stores memory in an SQLite file or in PostgreSQL (postgres://…)`, {
       field: 'db',
-      hint: 'give --db / CAIRN_DB a file path',
+      hint: 'give --db / CAIRN_DB a file path or a postgres:// URL',
     });
   }
   return resolve(cwd, given || join(dataHome(env), 'cairn', 'cairn.db'));
+}
+
+/**
+ * The local folder for files kept beside the memory (hook logs, capture jobs): the database file's folder,
+ * or `<data home>/cairn` when the memory lives on a PostgreSQL server.
+ */
+export function localDataDir(dbPath: string, env: NodeJS.ProcessEnv): string {
+  return isPostgresUrl(dbPath) ? join(dataHome(env), 'cairn') : dirname(dbPath);
+}
+
+/** The database as it may be printed: a URL's password is hidden. */
+export function displayDb(dbPath: string): string {
+  return isPostgresUrl(dbPath) ? redactUrl(dbPath) : dbPath;
 }
 
 function invalid(field: string, message: string): CairnError {

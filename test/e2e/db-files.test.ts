@@ -1,6 +1,6 @@
 /**
  * What cairn does with the database file it is pointed at, against the real bin: another program's SQLite
- * file is refused without a byte written; a URL scheme is refused rather than made into a folder; a
+ * file is refused without a byte written; a URL scheme without a backend is refused rather than made into a folder; a
  * database this process may not write (a read-only folder) still answers reads, and an import into it or
  * onto a full disk (a file-size limit) stops with exit 1 and one line.
  */
@@ -52,8 +52,8 @@ describe('the database file', () => {
     }
   });
 
-  it('refuses a URL scheme instead of creating a folder named after it', () => {
-    for (const args of [['stats', '--db', 'postgres://cairn:secret@db.internal/cairn'], ['stats']]) {
+  it('refuses a URL scheme it has no backend for instead of creating a folder named after it', () => {
+    for (const args of [['stats', '--db', 'mongodb://cairn:secret@db.internal/cairn'], ['stats']]) {
       const env = args.length === 1 ? { ...sandbox.env, CAIRN_DB: 'mysql://db.internal/cairn' } : sandbox.env;
       const r = spawnSync(process.execPath, [BIN, ...args], { cwd: sandbox.cwd, env, encoding: 'utf8' });
       assert.notEqual(r.status, 0, r.stdout);

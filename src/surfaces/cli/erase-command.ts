@@ -1,5 +1,4 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { verifyCertificate } from '../../core/certificate.js';
 import { CairnError } from '../../interfaces/errors.js';
@@ -43,7 +42,7 @@ export function registerEraseCommands(program: Command, open: Open, write: (s: s
         const cert = await opened.engine.erase(namespace ? { namespace } : { subject: subject as string }, key);
         // Capture jobs next to the database hold statements not yet saved: they go too (nothing is lost,
         // the next capture reads its transcript again).
-        const jobs = removeCaptureJobs(dirname(opened.config.dbPath), { all: true });
+        const jobs = removeCaptureJobs(opened.config.dataDir, { all: true });
         try {
           writeFileSync(o['out'] as string, `${JSON.stringify(cert, null, 2)}\n`);
         } catch (err) {

@@ -1,5 +1,4 @@
-import { dirname } from 'node:path';
-import { DEFAULT_HOOK_SETTINGS, resolveDbPath, resolveLightConfig, type HookSettings } from '../settings.js';
+import { DEFAULT_HOOK_SETTINGS, localDataDir, resolveDbPath, resolveLightConfig, type HookSettings } from '../settings.js';
 import { createHookLog, parseInput, readInput, type HookContext, type HookOutcome, type HookStreams } from './hook-io.js';
 
 /**
@@ -30,7 +29,7 @@ export async function runHook(event: string, streams: HookStreams): Promise<Hook
     // Log next to the database the flags or the environment name; the config file is what failed.
     dbPath = resolveDbPath(streams.flags?.db, streams.env, streams.cwd, undefined);
   }
-  const dataDir = dirname(dbPath);
+  const dataDir = localDataDir(dbPath, streams.env);
   const { log } = createHookLog(dataDir, streams.env);
   if (!isHookEvent(event)) {
     streams.stderr.write(`cairn hook: unknown event ${JSON.stringify(event)}; expected one of ${HOOK_EVENTS.join(', ')}\n`);

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { removeCaptureJobs } from '../hooks/hook-io.js';
 import type { Command } from 'commander';
 import { CairnError } from '../../interfaces/errors.js';
 import type { OpenedEngine } from '../open-engine.js';
+import { displayDb } from '../settings.js';
 
 /** Opens the engine from the global flags (the CLI's lazy opener). */
 export type OpenEngineFn = (flags: { db?: string; namespace?: string }, opts?: { withoutEmbedder?: boolean; embedInWorkers?: boolean }) => Promise<OpenedEngine>;
@@ -98,13 +98,13 @@ export function registerMcpCommands(program: Command, open: OpenEngineFn): void 
           rateLimitPerMinute: o.rateLimit,
           eraseKeyPem,
           // An erasure also removes the files next to the database that may hold statements (capture jobs).
-          afterErasure: () => void removeCaptureJobs(dirname(opened.config.dbPath), { all: true }),
+          afterErasure: () => void removeCaptureJobs(opened.config.dataDir, { all: true }),
           ...(o.quiet ? {} : { requestLog: (entry) => void process.stderr.write(`${JSON.stringify(entry)}\n`) }),
         });
         const running = await listen(http, o.host, o.port);
         // stdout stays free for whoever runs this; the address goes to stderr as one line.
         process.stderr.write(
-          `cairn: serving MCP at ${running.url}/mcp (API at ${running.url}/api, brain page at ${running.url}/; authentication ${o.auth ? 'on' : 'off'}; namespace ${JSON.stringify(opened.config.namespace)}; database ${opened.config.dbPath})\n`,
+          `cairn: serving MCP at ${running.url}/mcp (API at ${running.url}/api, brain page at ${running.url}/; authentication ${o.auth ? 'on' : 'off'}; namespace ${JSON.stringify(opened.config.namespace)}; database ${displayDb(opened.config.dbPath)})\n`,
         );
         if (!isLoopback(o.host)) opened.logger.warn(`listening on ${o.host}: reachable beyond this machine; every request needs a token`);
         if (!stop.signal.aborted) await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));
