@@ -415,6 +415,17 @@ export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, env
  * or a URL of a backend this build has. With `mustExist`, a missing file is refused instead of created.
  */
 export async function openStoreAt(location: string, options: { mustExist: boolean }, environment?: Environment): Promise<Store> {
+  if (isPostgresUrl(location)) {
+    // The database itself must exist either way (a missing one fails here, naming it); an empty one is migrated.
+    const store = createPostgresStore(resolvePostgres(location, environment?.env ?? process.env, undefined));
+    try {
+      await store.open();
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+    return store;
+  }
   const path = resolveDbPath(location, {}, environment?.cwd ?? process.cwd(), undefined);
   if (options.mustExist && !existsSync(path)) {
     throw new CairnError('NOT_FOUND', `no database at ${path}`, { field: 'from', hint: 'give --from an existing cairn database file' });
