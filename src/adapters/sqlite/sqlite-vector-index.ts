@@ -64,7 +64,7 @@ function keyOf(rowid: number | bigint): bigint {
  * exhaustive. Correctness: the graph only proposes candidates; each is rescored exactly from the log's vector
  * and filtered in SQL by namespace, currency, expiry, kind and tags, and when fewer than k pass even after
  * widening, the caller's exhaustive search answers. So a stale or wrong graph can cost recall, never a wrong
- * hit. Filtering: per-namespace graphs (no cross-namespace over-fetch), then over-fetch (2k + 32, ×4 up to
+ * hit. Filtering: per-namespace graphs (no cross-namespace over-fetch), then over-fetch (3k + 64, ×4 up to
  * 4,096) for the other filters.
  */
 export class SqliteVectorIndex {
@@ -115,7 +115,7 @@ export class SqliteVectorIndex {
          JOIN memories_vec v ON v.rowid = m.rowid
        WHERE m.rowid IN (SELECT value FROM json_each(@annKeys)) AND m.namespace = @namespace ORDER BY distance`,
     );
-    for (let fetch = Math.max(2 * k + 32, 64); ; fetch *= 4) {
+    for (let fetch = Math.max(3 * k + 64, 128); ; fetch *= 4) {
       const found = index.search(vector, Math.min(fetch, index.size()), 1);
       const rows = rescore.all({ ...params, annKeys: `[${found.keys.join(',')}]` }) as { id: string; distance: number; ok: number }[];
       const hits = rows.filter((r) => r.ok === 1).slice(0, k);
