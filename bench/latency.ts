@@ -44,6 +44,8 @@ interface Options {
   fillBatch: number;
   samples: { searchEndToEnd: number; searchFast: number; saveEndToEnd: number; saveStoreOnly: number; embedSingle: number; loadRuns: number };
   keepDb: boolean;
+  /** Page size of the new database (default: the store's). */
+  pageSize: number | null;
   /** A timed series stops after this long once it has 30 samples. */
   seriesBudgetMs: number;
 }
@@ -71,6 +73,7 @@ function parseArgs(argv: string[]): Options {
       ? { searchEndToEnd: 20, searchFast: 50, saveEndToEnd: 15, saveStoreOnly: 50, embedSingle: 10, loadRuns: 1 }
       : { searchEndToEnd: 100, searchFast: 300, saveEndToEnd: 60, saveStoreOnly: 300, embedSingle: 50, loadRuns: 3 },
     keepDb: argv.includes('--keep-db'),
+    pageSize: value('--page-size') ? Number(value('--page-size')) : null,
     seriesBudgetMs: quick ? 5_000 : 15_000,
   };
 }
@@ -193,7 +196,7 @@ export interface LatencyResults {
   durationMs: number;
   machine: Record<string, string | number>;
   source: { commit: string; uncommittedSourceFiles: string[] };
-  config: Omit<Options, 'out' | 'keepDb'>;
+  config: Omit<Options, 'out' | 'keepDb' | 'pageSize'> & { pageSize: number | null };
   method: string[];
   embedder: {
     id: string;
@@ -369,7 +372,7 @@ async function main(): Promise<void> {
     const queries = [...new Set(Array.from({ length: queryCount * 2 }, () => query(r)))].slice(0, queryCount);
     const queryVectors = await phase(`embed ${queries.length} queries`, async () => real.embed(queries));
 
-    const store = createSqliteStore({ path: dbPath });
+    const store = createSqliteStore({ path: dbPath, ...(opts.pageSize ? { pageSize: opts.pageSize } : {}) });
     // The same file through sqlite-vec's exhaustive search only: the ground truth for recall, and the fallback's cost.
     const exhaustive = createSqliteStore({ path: dbPath, vectorIndex: false });
     const timed = new TimedEmbedder(real);
@@ -698,6 +701,7 @@ async function main(): Promise<void> {
         fillBatch: opts.fillBatch,
         samples: opts.samples,
         seriesBudgetMs: opts.seriesBudgetMs,
+        pageSize: opts.pageSize,
       },
       method: [
         'One SQLite file in a temp dir (WAL, synchronous=NORMAL), the real Engine, FTS5 and sqlite-vec; grown in place from the smallest size to the largest.',

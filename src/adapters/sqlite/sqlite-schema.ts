@@ -175,6 +175,47 @@ export const MIGRATIONS: readonly string[] = [
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /**
+ * Page size of the database file. A 512-dimension vector (2 KB) in the log's blob table fits in a 4 KB page
+ * only once, so every vector took a page of its own; 16 KB pages hold seven.
+ */
+export const PAGE_SIZE = 16_384;
+
+/** Files up to this size are converted to PAGE_SIZE when opened with no other connection (a VACUUM). */
+export const PAGE_SIZE_CONVERSION_MAX_BYTES = 128 * 2 ** 20;
+
+/** Minimal view of a better-sqlite3 connection. */
+interface Connection {
+  pragma(source: string, options?: { simple?: boolean }): unknown;
+  exec(sql: string): unknown;
+  prepare(sql: string): { get(): unknown };
+}
+
+/**
+ * Gives the file PAGE_SIZE pages (call before WAL is switched on): a new, empty database takes it at once; an
+ * older one is rewritten by VACUUM when it is at most PAGE_SIZE_CONVERSION_MAX_BYTES and no other connection
+ * has it open (leaving WAL needs that); otherwise it keeps its pages and a later open tries again. Page size is
+ * not schema: nothing else depends on it, and the migrations above run the same on any page size.
+ */
+export function applyPageSize(db: Connection, fileBytes: number, pageSize = PAGE_SIZE): 'set' | 'converted' | 'kept' {
+  const current = db.pragma('page_size', { simple: true }) as number;
+  if (current === pageSize) return 'kept';
+  const empty = db.prepare(`SELECT 1 FROM sqlite_master LIMIT 1`).get() === undefined;
+  if (empty) {
+    db.pragma(`page_size = ${pageSize}`);
+    return 'set';
+  }
+  if (fileBytes > PAGE_SIZE_CONVERSION_MAX_BYTES) return 'kept';
+  try {
+    if (db.pragma('journal_mode = DELETE', { simple: true }) !== 'delete') return 'kept';
+    db.pragma(`page_size = ${pageSize}`);
+    db.exec('VACUUM');
+    return 'converted';
+  } catch {
+    return 'kept'; // another connection holds the file: a later open converts it
+  }
+}
+
+/**
  * The vec0 table. The namespace is a partition key, so a KNN query scans only its namespace's vectors;
  * `active` and `kind` are metadata columns filtered inside the index. Chunks of 64 vectors instead of the
  * default 1024: every partition allocates whole chunks, and with 1024 a namespace of a few notes would cost

@@ -28,7 +28,7 @@ import type {
   VectorHit,
   VectorIndexCheck,
 } from '../../interfaces/store.js';
-import { MIGRATIONS, SCHEMA_VERSION, vectorTableSql } from './sqlite-schema.js';
+import { applyPageSize, MIGRATIONS, PAGE_SIZE, SCHEMA_VERSION, vectorTableSql } from './sqlite-schema.js';
 import { SqliteVectorIndex, type SqliteVectorIndexConfig } from './sqlite-vector-index.js';
 
 export interface SqliteStoreConfig {
@@ -43,6 +43,8 @@ export interface SqliteStoreConfig {
    * only. Never used for `:memory:` or a store this process cannot write.
    */
   vectorIndex?: SqliteVectorIndexConfig | false;
+  /** Page size of a new database file (older files are converted when small, see applyPageSize). Default 16 KB. */
+  pageSize?: number;
 }
 
 type Row = Record<string, unknown>;
@@ -320,6 +322,7 @@ export class SqliteStore implements Store {
       this.refuseForeignDatabase(config.path);
       sqliteVec.load(this.db);
       if (!this.readOnly) {
+        if (config.path !== ':memory:') applyPageSize(this.db, existsSync(config.path) ? statSync(config.path).size : 0, config.pageSize ?? PAGE_SIZE);
         this.retrySync(() => this.db.pragma('journal_mode = WAL'));
         this.db.pragma('synchronous = NORMAL');
       }
