@@ -1,5 +1,6 @@
 import type { Memory, MemoryKind, ProvenanceFilter, SearchResult, SignalWeights, StoreStats } from './memory.js';
 import type { QuarantineEntry, QuarantineListOptions } from './quarantine.js';
+import type { SessionStore } from './sessions.js';
 
 /**
  * What a backend can do. Core asks these flags, never which backend it talks to; a missing capability has a
@@ -244,6 +245,11 @@ export interface Store {
   readonly capabilities: StoreCapabilities;
   /** Human-readable location, e.g. the database path. */
   readonly location: string;
+  /**
+   * Browser sessions and request budgets of the HTTP server, kept in the store when many server processes
+   * share it (PostgreSQL); absent on a store one process owns, where the server keeps them itself.
+   */
+  readonly sessions?: SessionStore | undefined;
 
   /**
    * Runs `fn` in one write transaction: all of its writes commit together, or none does when it throws.

@@ -137,6 +137,18 @@ export const MIGRATIONS: readonly ((storage: VectorStorage) => string)[] = [
   ALTER TABLE pending_erasures ALTER COLUMN plan SET STORAGE EXTERNAL;
   INSERT INTO meta (key, value) VALUES ('vector_storage', '${storage}');
   `,
+  // 2: browser sessions and request budgets of the HTTP server, shared by every server process.
+  () => `
+  CREATE TABLE http_sessions (
+    id_hash text COLLATE "C" PRIMARY KEY,
+    token_hash text COLLATE "C" NOT NULL,
+    token_id text COLLATE "C" NOT NULL,
+    csrf text NOT NULL,
+    expires_at bigint NOT NULL
+  );
+  CREATE INDEX http_sessions_expires ON http_sessions (expires_at);
+  CREATE TABLE rate_buckets (key text COLLATE "C" PRIMARY KEY, tokens double precision NOT NULL, at bigint NOT NULL, granted boolean NOT NULL);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -158,6 +170,8 @@ export const TABLES = [
   'access_tokens',
   'recall_counts',
   'pending_erasures',
+  'http_sessions',
+  'rate_buckets',
 ] as const;
 
 /**

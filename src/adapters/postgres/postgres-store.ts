@@ -1,3 +1,5 @@
+import type { SessionStore } from '../../interfaces/sessions.js';
+import { createPostgresSessions } from './postgres-sessions.js';
 import type { Logger } from '../../interfaces/embedder.js';
 import { CairnError } from '../../interfaces/errors.js';
 import type { Memory, StoreStats } from '../../interfaces/memory.js';
@@ -57,6 +59,8 @@ export class PostgresStore implements Store {
   private idleErrorLogged = false;
   /** Whether this role may read the server's files (the erasure proof); learnt on open. */
   private canReadFiles: boolean | null = null;
+  /** Sessions and request budgets of every `cairn serve` on this database (postgres-sessions.ts). */
+  readonly sessions: SessionStore = createPostgresSessions((what, sql, values) => this.rows(what, sql, values));
 
   constructor(config: PostgresStoreConfig, logger?: Logger) {
     this.config = config;

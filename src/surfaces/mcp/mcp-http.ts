@@ -234,7 +234,8 @@ export function createHttpApp(config: HttpAppConfig): HttpApp {
     });
   }
   const inflight = createInflight();
-  const auth = createAuth({ access, defaultNamespace: config.engine.defaultNamespace, rateLimitPerMinute: config.rateLimitPerMinute ?? 600 });
+  // Sessions and rate limits live in the store when many server processes share it, else in this process.
+  const auth = createAuth({ access, defaultNamespace: config.engine.defaultNamespace, rateLimitPerMinute: config.rateLimitPerMinute ?? 600, sessions: config.engine.store.sessions });
   const mcp = mcpRoutes(config, inflight);
   const app = new Hono<AuthEnv>();
   if (config.requestLog) {
