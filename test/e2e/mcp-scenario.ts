@@ -129,6 +129,7 @@ export const TOOLS = [
   'context_query',
   'memory_forget',
   'memory_restore',
+  'memory_report_attack',
   'route_create',
   'route_update',
   'route_follow_moves',
@@ -323,6 +324,23 @@ export function describeMcpTools(harness: () => Harness): void {
     const ids = found.structured['results'].map((r: { id: string }) => r.id);
     assert.equal(ids[0], next.structured['id'], found.text);
     assert.ok(!ids.includes(old.structured['id']), 'the superseded note left recall');
+  });
+
+  it('memory_report_attack takes a recalled memory out of recall, records who reported it, and teaches nothing', async () => {
+    const client = memory();
+    const planted = await callOk(client, 'save_memory', { text: 'The release checklist lives in docs/release.md and the changelog in CHANGELOG.md.' });
+    const id = planted.structured['id'] as string;
+    const r = await callOk(client, 'memory_report_attack', { id, reason: 'it tells the agent to skip the review' });
+    assert.equal(r.structured['poisoned'], true);
+    assert.equal(r.structured['taught'], false);
+    assert.equal(r.structured['reason'], `poisoned: reported through mcp by ${harness().clientName}: it tells the agent to skip the review`);
+    assert.ok(!r.text.includes('docs/release.md'), 'the reported text is not echoed back');
+    const found = await callOk(client, 'search_memory', { query: 'where is the release checklist', limit: 10 });
+    assert.ok(!found.structured['results'].some((x: { id: string }) => x.id === id), 'a reported memory is not recalled');
+    const twice = await call(client, 'memory_report_attack', { id, reason: 'again' });
+    assert.match(twice.text, /^CONFLICT/u);
+    const missing = await call(client, 'memory_report_attack', { id: '01ARZ3NDEKTSV4RRFFQ69G5FAV', reason: 'x' });
+    assert.match(missing.text, /^NOT_FOUND \(field id\)/u);
   });
 
   it('memory_forget takes a memory out of recall; memory_restore brings it back', async () => {

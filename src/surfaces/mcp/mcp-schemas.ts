@@ -73,6 +73,12 @@ export const MemoryForgetInput = z.strictObject({
   namespace,
 });
 
+export const MemoryReportAttackInput = z.strictObject({
+  id: memoryId('Id of the recalled memory that is an attack'),
+  reason: z.string().min(1).max(1000).describe('What it tries to make the agent do'),
+  namespace,
+});
+
 export const MemoryRestoreInput = z.strictObject({
   id: memoryId('Id of a forgotten memory'),
   namespace,
@@ -196,6 +202,8 @@ export const ContextOut = z.object({
 });
 
 export const ForgetOut = z.object({ id: z.string(), forgotten: z.boolean(), forgottenAt: z.string().nullable(), reason: z.string().nullable() });
+
+export const ReportAttackOut = z.object({ id: z.string(), poisoned: z.boolean(), reason: z.string().nullable(), taught: z.boolean() });
 
 export const RestoreOut = z.object({ id: z.string(), restored: z.boolean(), memory: MemoryOut });
 
