@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -468,6 +468,22 @@ describe('cairn quarantine (CLI)', () => {
     assert.match(release.stdout, /released/u);
     const verified = await run('verify', '--namespace', NS);
     assert.equal(verified.code, 0, verified.stdout + verified.stderr);
+  });
+
+  it('an import that held a line says so first and exits 1; the other lines are stored', async () => {
+    const db = join(root, 'cli-import.db');
+    const file = join(root, 'held.jsonl');
+    writeFileSync(file, [{ text: 'Staging runs on the small instance type.' }, { text: INJECTION }, { text: 'Feature flags live in config/flags.yaml.' }].map((l) => JSON.stringify(l)).join('\n'));
+    let stdout = '';
+    let stderr = '';
+    const sink = (f: (s: string) => void) => new Writable({ write: (chunk, _e, cb) => (f(String(chunk)), cb()) });
+    const code = await main(['import', file, '--namespace', NS, '--db', db], { stdout: sink((s) => (stdout += s)), stderr: sink((s) => (stderr += s)) });
+    assert.equal(code, 1, stderr);
+    assert.match(stdout, /^HELD FOR REVIEW 1 .*imported 2,/u);
+    assert.match(stderr, /line 2: held for review as quarantine \w+/u);
+    const clean = join(root, 'clean.jsonl');
+    writeFileSync(clean, JSON.stringify({ text: 'Deploys go out on Thursdays after the freeze.' }));
+    assert.equal(await main(['import', clean, '--namespace', NS, '--db', db], { stdout: sink(() => undefined), stderr: sink(() => undefined) }), 0);
   });
 });
 

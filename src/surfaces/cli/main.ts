@@ -164,7 +164,17 @@ async function readLines(path: string): Promise<AsyncIterable<string>> {
  * Builds the `cairn` command. Each action parses its input, calls the engine, formats the answer: no rule
  * lives here. The engine is opened lazily so `--help` loads neither the database nor the model.
  */
+/**
+ * The exit code a command asks for when it finishes without throwing but must not report success (verify
+ * found a difference, doctor a failure, an import held lines for review). Kept per program, never in
+ * `process.exitCode`, so `main` run in-process (tests) returns it and leaves the host process alone.
+ */
+const exitCodes = new WeakMap<Command, number>();
+
 export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { withoutEmbedder?: boolean; embedInWorkers?: boolean }) => Promise<OpenedEngine>): Command {
+  const fail = (code: number): void => {
+    exitCodes.set(program, Math.max(exitCodes.get(program) ?? EXIT_OK, code));
+  };
   const out = (s: string): void => {
     io.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
   };
@@ -358,7 +368,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
       });
     });
 
-  sub('import', 'import memories from a JSONL file (one object a line: text, namespace, kind, tags, importance, createdAt, externalId)')
+  sub('import', 'import memories from a JSONL file (one object a line: text, namespace, kind, tags, importance, createdAt, externalId); exits 1 when a line was held for review')
     .argument('<file>', 'JSONL file')
     .action(async (file: string, _o: unknown, cmd: Command) => {
       await run(cmd, async (engine, g) => {
@@ -369,9 +379,11 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
         progress.update(0, total);
         const counts = await engine.importLines(lines, (done) => progress.update(done, total));
         progress.finish();
-        if (g.json) return json(counts);
-        // Held lines first, so thousands of them cannot pass unnoticed behind the imported count.
+        // Held lines first, so thousands of them cannot pass unnoticed behind the imported count; and exit 1,
+        // as a held save does, so a script notices too.
         const held = counts.quarantined.length;
+        if (held) fail(EXIT_FAILURE);
+        if (g.json) return json(counts);
         out(`${held ? `HELD FOR REVIEW ${held} (not stored; cairn quarantine list --source import), ` : ''}imported ${counts.imported}, duplicate ${counts.duplicate}, rejected ${counts.rejected}`);
         for (const q of counts.quarantined.slice(0, 50)) io.stderr.write(`line ${q.line}: held for review as quarantine ${q.id} (score ${q.score.toFixed(3)}); see cairn quarantine show ${q.id}\n`);
         for (const e of counts.errors.slice(0, 50)) io.stderr.write(`line ${e.line}: ${e.message}\n`);
@@ -459,7 +471,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
             for (const gap of r.gaps) out(`GAP in scope ${JSON.stringify(gap.scope)}: missing seq ${gap.missing.slice(0, 20).join(', ')}${gap.missing.length > 20 ? ' …' : ''}`);
             out(r.ok ? 'verified: the live state is byte-identical to a replay of the log' : 'NOT verified: see above');
           }
-          if (!r.ok) process.exitCode = EXIT_FAILURE;
+          if (!r.ok) fail(EXIT_FAILURE);
         } finally {
           await scratch.close();
         }
@@ -528,7 +540,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
     .action(async (_o: unknown, cmd: Command) => {
       await run(cmd, async (engine, g, opened) => {
         const report = await doctor(engine, opened);
-        if ((report['failures'] as string[]).length > 0) process.exitCode = EXIT_FAILURE;
+        if ((report['failures'] as string[]).length > 0) fail(EXIT_FAILURE);
         if (g.json) return json(report);
         for (const [k, v] of Object.entries(report)) {
           if (k === 'problems' || k === 'failures') continue;
@@ -698,7 +710,7 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
   const program = buildProgram(io, open);
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return EXIT_OK;
+    return exitCodes.get(program) ?? EXIT_OK;
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT_OK;
