@@ -1,0 +1,109 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { isCurrent } from '../../interfaces/memory.js';
+import type { PendingErasure, StoreTx } from '../../interfaces/store.js';
+import { vectorTableSql } from './sqlite-schema.js';
+import { translate, type SqliteConnection } from './sqlite-connection.js';
+import type { Row } from './sqlite-rows.js';
+
+/** Counts the needles (JSON on stdin) found in the raw bytes of the files named in argv. */
+const RAW_SCAN_SCRIPT = `
+const fs = require('node:fs');
+const needles = JSON.parse(fs.readFileSync(0, 'utf8'));
+const contents = process.argv.slice(1).map((f) => fs.readFileSync(f));
+process.stdout.write(String(needles.filter((n) => contents.some((c) => c.includes(Buffer.from(n, 'utf8')))).length));
+`;
+
+/** Erasure support: erasures in progress, compaction so erased bytes leave the file, and the raw-file check. */
+export class SqliteErasure {
+  constructor(private readonly c: SqliteConnection) {}
+
+  private pendingErasuresSync(): PendingErasure[] {
+    const rows = this.c.stmt('SELECT id, scope, plan, started_at FROM pending_erasures ORDER BY started_at, id').all() as Row[];
+    return rows.map((r) => ({
+      id: r['id'] as string,
+      scope: JSON.parse(r['scope'] as string) as PendingErasure['scope'],
+      plan: r['plan'] === null ? null : (JSON.parse(r['plan'] as string) as unknown),
+      startedAt: r['started_at'] as string,
+    }));
+  }
+
+  async pendingErasures(): Promise<PendingErasure[]> {
+    return this.c.read('reading erasures in progress', () => this.pendingErasuresSync());
+  }
+
+  async finishErasure(id: string): Promise<void> {
+    this.c.ensureOpen();
+    this.c.refuseWrite('finishing the erasure');
+    await this.c.mutex.run(async () => {
+      // secure_delete overwrites the row's bytes in the page; the checkpoint clears the write-ahead log.
+      this.c.db.pragma('secure_delete = ON');
+      await this.c.whileBusy('finishing the erasure', () => this.c.db.prepare('DELETE FROM pending_erasures WHERE id = ?').run(id));
+      await this.c.checkpoint();
+    });
+  }
+
+  async compactAfterErasure(options: { vectorsRemoved: boolean }): Promise<void> {
+    this.c.ensureOpen();
+    this.c.refuseWrite('compacting after an erasure');
+    const what = 'compacting after an erasure';
+    await this.c.mutex.run(async () => {
+      try {
+        // Under the write lock, so no other process's write falls between reading the rows and rebuilding.
+        await this.c.whileBusy(what, () => this.c.db.exec('BEGIN IMMEDIATE'));
+        try {
+          // FTS5 keeps deleted entries in its segments until they are merged.
+          this.c.db.exec(`INSERT INTO memories_fts (memories_fts) VALUES ('optimize')`);
+          if (options.vectorsRemoved && this.c.vectorDims !== null) {
+            // vec0 marks deleted rows but may keep their bytes in its chunks: rebuild the index from the rows left.
+            const rows = this.c.stmt('SELECT m.rowid AS rowid, m.namespace, m.kind, m.forgotten_at, m.superseded_by, b.data FROM memories m JOIN vector_blobs b ON b.hash = m.vector_hash').all() as Row[];
+            this.c.db.exec('DROP TABLE memories_vec');
+            this.c.statements.clear();
+            this.c.db.exec(vectorTableSql(this.c.vectorDims));
+            const ins = this.c.stmt('INSERT INTO memories_vec (rowid, namespace, active, kind, embedding) VALUES (?, ?, ?, ?, ?)');
+            for (const r of rows) {
+              const current = isCurrent({ forgottenAt: r['forgotten_at'] as string | null, supersededBy: r['superseded_by'] as string | null });
+              ins.run(BigInt(r['rowid'] as number), r['namespace'], current ? 1n : 0n, r['kind'], r['data']);
+            }
+          }
+          this.c.db.exec('COMMIT');
+        } catch (err) {
+          if (this.c.db.inTransaction) this.c.db.exec('ROLLBACK');
+          throw err;
+        }
+        if (options.vectorsRemoved) this.c.vectorIndex?.discard();
+        await this.c.checkpoint();
+        this.c.db.pragma('secure_delete = ON');
+        await this.c.whileBusy(what, () => this.c.db.exec('VACUUM'));
+        await this.c.checkpoint();
+      } catch (err) {
+        throw translate(err, what);
+      }
+    });
+  }
+
+  async rawFilesContain(needles: string[]): Promise<number> {
+    if (this.c.location === ':memory:') return 0;
+    const files = [this.c.location, `${this.c.location}-wal`, `${this.c.location}-shm`].filter((f) => existsSync(f));
+    // Scanned in a child process: closing a descriptor of the database file in this process would drop every
+    // POSIX lock SQLite holds on it, and this connection would then stop seeing other processes' writes.
+    // The needles travel on stdin, never on the command line.
+    const out = execFileSync(process.execPath, ['-e', RAW_SCAN_SCRIPT, ...files], { input: JSON.stringify(needles), maxBuffer: 1024 * 1024 });
+    return Number(out.toString('utf8').trim());
+  }
+
+  /** This part's operations inside a write transaction (the caller holds the write lock). */
+  tx(): Pick<StoreTx, 'pendingErasures' | 'putPendingErasure'> {
+    return {
+    pendingErasures: async () => this.pendingErasuresSync(),
+    putPendingErasure: async (e) => {
+      this.c.stmt('INSERT OR REPLACE INTO pending_erasures (id, scope, plan, started_at) VALUES (?, ?, ?, ?)').run(
+        e.id,
+        JSON.stringify(e.scope),
+        e.plan === null || e.plan === undefined ? null : JSON.stringify(e.plan),
+        e.startedAt,
+      );
+    },
+    };
+  }
+}

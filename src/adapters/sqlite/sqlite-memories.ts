@@ -1,0 +1,198 @@
+import { CairnError } from '../../interfaces/errors.js';
+import { isCurrent, type Memory, type StoreStats } from '../../interfaces/memory.js';
+import { vectorHash } from '../../core/checksum.js';
+import type { ListFilter, StoreTx } from '../../interfaces/store.js';
+import type { SqliteConnection } from './sqlite-connection.js';
+import { ACTIVE_SQL, CURRENT_SQL, filterSql, memoryParams, nsToken, rowToMemory, type Row } from './sqlite-rows.js';
+
+/** The memories table: rows, their full-text terms and vectors kept beside them, lists and counts. */
+export class SqliteMemories {
+  constructor(private readonly c: SqliteConnection) {}
+
+  private writeVector(rowid: bigint, memory: Memory, vector: Float32Array): void {
+    if (this.c.vectorDims === null) throw new CairnError('INTERNAL', 'no embedder recorded before writing a vector');
+    if (vector.length !== this.c.vectorDims) {
+      throw new CairnError('EMBEDDER_MISMATCH', `vector has ${vector.length} dimensions; the store holds ${this.c.vectorDims}`, { hint: 'run `cairn reindex`' });
+    }
+    this.c.stmt('INSERT INTO memories_vec (rowid, namespace, active, kind, embedding) VALUES (?, ?, ?, ?, ?)')
+      .run(rowid, memory.namespace, isCurrent(memory) ? 1n : 0n, memory.kind, vector);
+    this.c.stmt('UPDATE memories SET vector_hash = ? WHERE rowid = ?').run(vectorHash(vector), rowid);
+  }
+
+  private getMemorySync(id: string): Memory | null {
+    const r = this.c.stmt('SELECT * FROM memories WHERE id = ?').get(id) as Row | undefined;
+    return r ? rowToMemory(r) : null;
+  }
+
+  async getMemory(id: string): Promise<Memory | null> {
+    return this.c.read('reading a memory', () => this.getMemorySync(id));
+  }
+
+  async getMemories(ids: string[]): Promise<Memory[]> {
+    if (ids.length === 0) return [];
+    return this.c.read('reading memories', () => {
+      const out: Memory[] = [];
+      for (let i = 0; i < ids.length; i += 500) {
+        const chunk = ids.slice(i, i + 500);
+        const rows = this.c.stmt(`SELECT * FROM memories WHERE id IN (${chunk.map(() => '?').join(',')})`).all(...chunk) as Row[];
+        out.push(...rows.map(rowToMemory));
+      }
+      return out;
+    });
+  }
+
+  async listMemories(filter: ListFilter): Promise<Memory[]> {
+    return this.c.read('listing memories', () => {
+      const params: Row = { now: filter.now, limit: filter.limit };
+      const where = [filterSql(filter, params)];
+      if (filter.namespace !== undefined) {
+        where.push('m.namespace = @namespace');
+        params['namespace'] = filter.namespace;
+      }
+      if (filter.before !== undefined) {
+        where.push('m.id < @before');
+        params['before'] = filter.before;
+      }
+      if (filter.createdFrom !== undefined) {
+        where.push('m.created_at >= @createdFrom');
+        params['createdFrom'] = filter.createdFrom;
+      }
+      if (filter.createdTo !== undefined) {
+        where.push('m.created_at < @createdTo');
+        params['createdTo'] = filter.createdTo;
+      }
+      for (const key of ['source', 'agent', 'sessionId'] as const) {
+        const value = filter.provenance?.[key];
+        if (value === undefined) continue;
+        where.push(`json_extract(m.metadata, '$.${key}') = @p_${key}`);
+        params[`p_${key}`] = value;
+      }
+      const rows = this.c.stmt(`SELECT m.* FROM memories m WHERE ${where.join(' AND ')} ORDER BY m.id DESC LIMIT @limit`).all(params) as Row[];
+      return rows.map(rowToMemory);
+    });
+  }
+
+  async *iterateMemories(namespace: string | undefined, pageSize = 500): AsyncIterable<Memory[]> {
+    let after = '';
+    for (;;) {
+      const page = this.c.read('reading memories', () => {
+        const rows = (
+          namespace === undefined
+            ? this.c.stmt('SELECT * FROM memories WHERE id > ? ORDER BY id LIMIT ?').all(after, pageSize)
+            : this.c.stmt('SELECT * FROM memories WHERE namespace = ? AND id > ? ORDER BY id LIMIT ?').all(namespace, after, pageSize)
+        ) as Row[];
+        return rows.map(rowToMemory);
+      });
+      if (page.length === 0) return;
+      after = (page[page.length - 1] as Memory).id;
+      yield page;
+    }
+  }
+
+  async listExpired(now: string, namespace?: string): Promise<Memory[]> {
+    return this.c.read('listing expired memories', () => {
+      const rows = (
+        namespace === undefined
+          ? this.c.stmt('SELECT * FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?').all(now)
+          : this.c.stmt('SELECT * FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ? AND namespace = ?').all(now, namespace)
+      ) as Row[];
+      return rows.map(rowToMemory);
+    });
+  }
+
+  async stats(now: string): Promise<StoreStats> {
+    return this.c.read('counting', () => {
+      const rows = this.c.stmt(
+          `SELECT m.namespace AS namespace,
+             SUM(CASE WHEN ${ACTIVE_SQL} THEN 1 ELSE 0 END) AS live,
+             SUM(CASE WHEN m.forgotten_at IS NOT NULL THEN 1 ELSE 0 END) AS forgotten,
+             SUM(CASE WHEN m.forgotten_at IS NULL AND m.superseded_by IS NOT NULL THEN 1 ELSE 0 END) AS superseded,
+             SUM(CASE WHEN ${CURRENT_SQL} AND NOT (${ACTIVE_SQL}) THEN 1 ELSE 0 END) AS expired
+           FROM memories m GROUP BY m.namespace ORDER BY m.namespace`,
+        )
+        .all({ now }) as StoreStats['namespaces'];
+      const total = rows.reduce((s, r) => s + r.live + r.forgotten + r.superseded + r.expired, 0);
+      const { n } = this.c.stmt('SELECT COUNT(*) AS n FROM events').get() as { n: number };
+      return { namespaces: rows, total, events: n };
+    });
+  }
+
+  /** This part's operations inside a write transaction (the caller holds the write lock). */
+  tx(): Pick<StoreTx, 'getMemory' | 'findLiveByDedupeKey' | 'insertMemory' | 'updateMemory' | 'deleteMemory' | 'memoriesOf' | 'clearProjection' | 'setVector'> {
+    return {
+    getMemory: async (id) => this.getMemorySync(id),
+    findLiveByDedupeKey: async (namespace, key) => {
+      const r = this.c.stmt(`SELECT * FROM memories m WHERE m.namespace = ? AND m.dedupe_key = ? AND ${CURRENT_SQL}`)
+        .get(namespace, key) as Row | undefined;
+      return r ? rowToMemory(r) : null;
+    },
+    insertMemory: async (memory, vector, terms) => {
+      const info = this.c.stmt(
+          `INSERT INTO memories (id, namespace, text, kind, importance, tags, task_id, metadata, route, created_at, updated_at,
+            expires_at, supersedes, superseded_by, forgotten_at, forget_reason, dedupe_key,
+            code, feedback)
+           VALUES (@id, @namespace, @text, @kind, @importance, @tags, @task_id, @metadata, @route, @created_at, @updated_at,
+            @expires_at, @supersedes, @superseded_by, @forgotten_at, @forget_reason, @dedupe_key,
+            @code, @feedback)`,
+        )
+        .run(memoryParams(memory));
+      const rowid = BigInt(info.lastInsertRowid);
+      this.c.stmt('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)').run(rowid, nsToken(memory.namespace), terms.join(' '));
+      if (vector) this.writeVector(rowid, memory, vector);
+    },
+    updateMemory: async (memory, index) => {
+      const row = this.c.stmt('SELECT rowid FROM memories WHERE id = ?').get(memory.id) as { rowid: number } | undefined;
+      if (!row) throw new CairnError('NOT_FOUND', `no memory ${memory.id}`);
+      const p = memoryParams(memory);
+      this.c.stmt(
+        `UPDATE memories SET namespace=@namespace, text=@text, kind=@kind, importance=@importance, tags=@tags, task_id=@task_id,
+          metadata=@metadata, route=@route, created_at=@created_at, updated_at=@updated_at, expires_at=@expires_at,
+          supersedes=@supersedes, superseded_by=@superseded_by, forgotten_at=@forgotten_at, forget_reason=@forget_reason,
+          dedupe_key=@dedupe_key,
+          code=@code, feedback=@feedback WHERE id=@id`,
+      ).run(p);
+      const rowid = BigInt(row.rowid);
+      if (index) {
+        this.c.stmt('DELETE FROM memories_fts WHERE rowid = ?').run(rowid);
+        this.c.stmt('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)').run(rowid, nsToken(memory.namespace), index.terms.join(' '));
+        if (this.c.vectorDims !== null) this.c.stmt('DELETE FROM memories_vec WHERE rowid = ?').run(rowid);
+        this.c.stmt('UPDATE memories SET vector_hash = NULL WHERE rowid = ?').run(rowid);
+        if (index.vector) this.writeVector(rowid, memory, index.vector);
+      } else if (this.c.vectorDims !== null) {
+        this.c.stmt('UPDATE memories_vec SET active = ?, kind = ? WHERE rowid = ?').run(isCurrent(memory) ? 1n : 0n, memory.kind, rowid);
+      }
+    },
+    deleteMemory: async (id) => {
+      const row = this.c.stmt('SELECT rowid FROM memories WHERE id = ?').get(id) as { rowid: number } | undefined;
+      if (!row) return;
+      const rowid = BigInt(row.rowid);
+      this.c.stmt('DELETE FROM memories_fts WHERE rowid = ?').run(rowid);
+      if (this.c.vectorDims !== null) this.c.stmt('DELETE FROM memories_vec WHERE rowid = ?').run(rowid);
+      this.c.stmt('DELETE FROM memories WHERE rowid = ?').run(rowid);
+      this.c.stmt('DELETE FROM recall_counts WHERE memory_id = ?').run(id);
+    },
+    memoriesOf: async (namespace) => {
+      const rows = this.c.stmt('SELECT * FROM memories WHERE namespace = ? ORDER BY id').all(namespace) as Row[];
+      return rows.map((r) => ({ memory: rowToMemory(r), vectorHash: (r['vector_hash'] as string | null) ?? null }));
+    },
+    clearProjection: async (namespace) => {
+      const rowids = this.c.stmt('SELECT rowid FROM memories WHERE namespace = ?').all(namespace) as { rowid: number }[];
+      const delFts = this.c.stmt('DELETE FROM memories_fts WHERE rowid = ?');
+      const delVec = this.c.vectorDims !== null ? this.c.stmt('DELETE FROM memories_vec WHERE rowid = ?') : null;
+      for (const { rowid } of rowids) {
+        delFts.run(BigInt(rowid));
+        delVec?.run(BigInt(rowid));
+      }
+      this.c.stmt('DELETE FROM memories WHERE namespace = ?').run(namespace);
+      this.c.stmt('DELETE FROM settings WHERE namespace = ?').run(namespace);
+    },
+    setVector: async (id, vector) => {
+      const r = this.c.stmt('SELECT * FROM memories WHERE id = ?').get(id) as Row | undefined;
+      if (!r) throw new CairnError('NOT_FOUND', `no memory ${id}`);
+      const rowid = BigInt(r['rowid'] as number);
+      this.c.stmt('DELETE FROM memories_vec WHERE rowid = ?').run(rowid);
+      this.writeVector(rowid, rowToMemory(r), vector);
+    },
+    };
+  }
+}

@@ -1,0 +1,162 @@
+import { CairnError } from '../../interfaces/errors.js';
+import { vectorFromBytes } from '../../core/checksum.js';
+import type { CandidateFilter, EmbedderInfo, LexicalHit, StoreTx, VectorHit } from '../../interfaces/store.js';
+import { vectorTableSql } from './sqlite-schema.js';
+import type { SqliteConnection } from './sqlite-connection.js';
+import { filterSql, nsToken, quoteTerm, type Row } from './sqlite-rows.js';
+
+/** sqlite-vec's largest k in one KNN query. */
+const MAX_KNN = 4096;
+
+/** Search: cosine KNN over sqlite-vec, BM25 over FTS5, term document frequencies, the embedder record and vector index. */
+export class SqliteSearch {
+  constructor(private readonly c: SqliteConnection) {}
+
+  async getVectors(ids: string[]): Promise<Map<string, Float32Array>> {
+    const out = new Map<string, Float32Array>();
+    if (ids.length === 0) return out;
+    if (this.c.vectorDims === null) this.c.read('reading the vector index', () => this.c.loadVectorInfo());
+    if (this.c.vectorDims === null) return out;
+    return this.c.read('reading vectors', () => {
+      const rowOf = this.c.stmt('SELECT rowid FROM memories WHERE id = ?');
+      const vec = this.c.stmt('SELECT embedding FROM memories_vec WHERE rowid = ?');
+      for (const id of ids) {
+        const r = rowOf.get(id) as { rowid: number } | undefined;
+        if (!r) continue;
+        const v = vec.get(BigInt(r.rowid)) as { embedding: Buffer } | undefined;
+        if (v) out.set(id, vectorFromBytes(v.embedding));
+      }
+      return out;
+    });
+  }
+
+  async vectorCandidates(vector: Float32Array, k: number, filter: CandidateFilter): Promise<VectorHit[]> {
+    if (this.c.vectorDims === null) this.c.read('reading the vector index', () => this.c.loadVectorInfo());
+    if (this.c.vectorDims === null) return [];
+    if (vector.length !== this.c.vectorDims) {
+      throw new CairnError('EMBEDDER_MISMATCH', `query vector has ${vector.length} dimensions; the store holds ${this.c.vectorDims}`, { hint: 'run `cairn reindex`' });
+    }
+    return this.c.read('vector search', () => {
+      const params: Row = { q: vector, namespace: filter.namespace, now: filter.now };
+      const knnWhere = ['v.embedding MATCH @q', 'v.k = @k', 'v.namespace = @namespace'];
+      if (!filter.includeInactive) knnWhere.push('v.active = 1');
+      if (filter.kinds && filter.kinds.length === 1) {
+        knnWhere.push('v.kind = @vkind');
+        params['vkind'] = filter.kinds[0];
+      }
+      const post = filterSql(filter, params);
+      const approximate = this.c.vectorIndex?.search(vector, k, filter, post, params);
+      if (approximate) return approximate;
+      // Expiry, tags and several kinds are checked after the KNN. Widen the KNN until k rows pass that
+      // filter or the index has no more rows; past the KNN's own limit, scan the namespace exactly, so
+      // nearer inactive or filtered-out memories never hide the k nearest matching ones.
+      params['limit'] = k;
+      const knn = this.c.stmt(
+        `SELECT m.id AS id, v.distance AS distance, (${post}) AS ok FROM (SELECT rowid, distance FROM memories_vec v WHERE ${knnWhere.join(' AND ')}) v
+         JOIN memories m ON m.rowid = v.rowid ORDER BY v.distance`,
+      );
+      let fetch = Math.min(MAX_KNN, filter.tags?.length || (filter.kinds?.length ?? 0) > 1 ? k * 4 : k + 16);
+      for (;;) {
+        params['k'] = fetch;
+        const rows = knn.all(params) as { id: string; distance: number; ok: number }[];
+        const hits = rows.filter((r) => r.ok === 1).slice(0, k);
+        if (hits.length >= k || rows.length < fetch) return hits.map((r) => ({ id: r.id, similarity: 1 - r.distance }));
+        if (fetch >= MAX_KNN) break;
+        fetch = Math.min(MAX_KNN, fetch * 4);
+      }
+      const rows = this.c.stmt(
+          `SELECT m.id AS id, vec_distance_cosine(v.embedding, @q) AS distance FROM memories m JOIN memories_vec v ON v.rowid = m.rowid
+           WHERE m.namespace = @namespace AND ${post} ORDER BY distance LIMIT @limit`,
+        )
+        .all(params) as { id: string; distance: number }[];
+      return rows.map((r) => ({ id: r.id, similarity: 1 - r.distance }));
+    });
+  }
+
+  async lexicalCandidates(terms: string[], k: number, filter: CandidateFilter): Promise<LexicalHit[]> {
+    if (terms.length === 0) return [];
+    return this.c.read('full-text search', () => {
+      const params: Row = { now: filter.now, namespace: filter.namespace, k };
+      const match = `ns:${quoteTerm(nsToken(filter.namespace))} AND terms:(${terms.map(quoteTerm).join(' OR ')})`;
+      params['match'] = match;
+      const post = filterSql(filter, params);
+      const rows = this.c.stmt(
+          `SELECT m.id AS id, -bm25(memories_fts, 0.0, 1.0) AS score FROM memories_fts f JOIN memories m ON m.rowid = f.rowid
+           WHERE memories_fts MATCH @match AND m.namespace = @namespace AND ${post}
+           ORDER BY bm25(memories_fts, 0.0, 1.0) LIMIT @k`,
+        )
+        .all(params) as { id: string; score: number }[];
+      return rows;
+    });
+  }
+
+  /**
+   * Document frequencies are kept in memory until the database changes (this connection's writes, or another
+   * process's commit, seen through `PRAGMA data_version`): counting a common term reads its whole posting list.
+   */
+  private readonly dfCache = { version: '', documents: 0, frequencies: new Map<string, number>() };
+
+  async termDocumentFrequencies(terms: string[]): Promise<{ documents: number; frequencies: Map<string, number> }> {
+    return this.c.read('counting terms', () => {
+      const version = `${String(this.c.db.pragma('data_version', { simple: true }))}:${this.c.ownWrites}`;
+      const cache = this.dfCache;
+      if (cache.version !== version || cache.frequencies.size > 100_000) {
+        cache.version = version;
+        cache.documents = (this.c.stmt('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
+        cache.frequencies.clear();
+      }
+      const lookup = this.c.stmt(`SELECT doc FROM memories_fts_vocab WHERE col = 'terms' AND term = ?`);
+      const frequencies = new Map<string, number>();
+      for (const term of new Set(terms)) {
+        let df = cache.frequencies.get(term);
+        if (df === undefined) {
+          df = (lookup.get(term) as { doc: number } | undefined)?.doc ?? 0;
+          cache.frequencies.set(term, df);
+        }
+        if (df > 0) frequencies.set(term, df);
+      }
+      return { documents: cache.documents, frequencies };
+    });
+  }
+
+  private embedderSync(): EmbedderInfo | null {
+    const row = this.c.stmt(`SELECT value FROM meta WHERE key = 'embedder'`).get() as { value: string } | undefined;
+    return row ? (JSON.parse(row.value) as EmbedderInfo) : null;
+  }
+
+  async embedder(): Promise<EmbedderInfo | null> {
+    return this.c.read('reading the embedder record', () => this.embedderSync());
+  }
+
+  /** This part's operations inside a write transaction (the caller holds the write lock). */
+  tx(): Pick<StoreTx, 'embedder' | 'setEmbedder' | 'resetVectors'> {
+    return {
+    embedder: async () => this.embedderSync(),
+    setEmbedder: async (info) => {
+      const existing = this.c.stmt(`SELECT value FROM meta WHERE key = 'embedder'`).get() as { value: string } | undefined;
+      if (existing) {
+        const e = JSON.parse(existing.value) as EmbedderInfo;
+        if (e.id === info.id && e.dimensions === info.dimensions) {
+          this.c.vectorDims = e.dimensions;
+          return;
+        }
+        throw new CairnError('EMBEDDER_MISMATCH', `the store already holds vectors from ${e.id} (${e.dimensions} dimensions)`, {
+          hint: 'run `cairn reindex`',
+        });
+      }
+      this.c.stmt(`INSERT INTO meta (key, value) VALUES ('embedder', ?)`).run(JSON.stringify(info));
+      this.c.db.exec('DROP TABLE IF EXISTS memories_vec');
+      this.c.statements.clear();
+      this.c.db.exec(vectorTableSql(info.dimensions));
+      this.c.vectorDims = info.dimensions;
+    },
+    resetVectors: async () => {
+      this.c.db.exec('DROP TABLE IF EXISTS memories_vec');
+      this.c.statements.clear();
+      this.c.stmt('UPDATE memories SET vector_hash = NULL WHERE vector_hash IS NOT NULL').run();
+      this.c.stmt(`DELETE FROM meta WHERE key = 'embedder'`).run();
+      this.c.vectorDims = null;
+    },
+    };
+  }
+}

@@ -1,0 +1,179 @@
+// The engine's shared state: the validated configuration, store, providers, clock and namespace rule.
+import type { Embedder, Logger, Reranker, TokenCounter } from '../interfaces/embedder.js';
+import { CairnError } from '../interfaces/errors.js';
+import type { FusionMethod, SaveResult, SignalWeights } from '../interfaces/memory.js';
+import type { QuarantineReceipt } from '../interfaces/quarantine.js';
+import type { Store, StoreTx } from '../interfaces/store.js';
+import type { CodeAnchor, CodeRef, CodeRepository } from '../interfaces/code.js';
+import {
+  DEFAULT_CALIBRATION,
+  DEFAULT_FLOOR,
+  defaultWeightsFor,
+  resolveWeights,
+  type RelevanceFloor,
+  type ScoreCalibration,
+} from './fusion.js';
+import { DEFAULT_STATED_UPDATE, type StatedUpdateRule } from './topics.js';
+import { CodeAwareness } from './code-awareness.js';
+import { DEFAULT_FILTER_CONFIG, type IngestFilterConfig } from './ingest-filter.js';
+import { DEFAULT_REDACTION_CONFIG, type RedactionConfig, type RedactionCounts } from './redact.js';
+import { validateFusion, validateNamespace } from './validate.js';
+
+export interface EngineConfig {
+  store: Store;
+  /** Null disables the vector signal (e.g. in the Stop gate, which must not load a model). */
+  embedder: Embedder | null;
+  reranker?: Reranker | null;
+  tokenCounter: TokenCounter;
+  /** Namespace used when a call names none (the composition root derives it from the git repository). */
+  defaultNamespace: string;
+  /** Default fusion weights; a namespace's stored `weights` setting and per-call weights override them. */
+  weights?: Partial<SignalWeights>;
+  /** Candidates fetched per signal: max(limit × candidateFactor, minCandidates). */
+  candidateFactor?: number;
+  minCandidates?: number;
+  now?: () => Date;
+  logger?: Logger;
+  /** A turn commit also writes a snapshot of its namespace every this many turns; 0 disables. Default 10. */
+  snapshotEvery?: number;
+  /**
+   * The ingest filter (on by default; needs an embedder). Texts that read like instructions to the model are
+   * held in the quarantine instead of being stored.
+   */
+  ingestFilter?: Partial<IngestFilterConfig>;
+  /** Secret and PII redaction of everything stored (default: mode `redact`). */
+  redaction?: Partial<RedactionConfig>;
+  /** Count how often each memory is returned by search (brain page statistics). Default true. */
+  countRecalls?: boolean;
+  /**
+   * The git repository the default namespace belongs to: writes are anchored to its files, recall marks
+   * stale memories and keeps branch-scoped notes to their branch. Null or absent: no code awareness.
+   */
+  repository?: CodeRepository | null;
+  /** How signals are fused: `score` (default, calibrated 0–100 relevance) or `rrf` (reciprocal rank). */
+  fusion?: FusionMethod;
+  /** Bounds of score fusion (fusion.ts); missing entries keep the defaults. */
+  calibration?: Partial<ScoreCalibration>;
+  /**
+   * Score fusion only: when nothing clears this floor (fusion.ts clearsFloor), search returns nothing and
+   * context() says nothing relevant was recalled. Missing entries keep DEFAULT_FLOOR; null turns it off.
+   */
+  relevanceFloor?: Partial<RelevanceFloor> | null;
+  /** Score fusion only: when a newer note stating a change counts as the same subject (topics.ts); null: never. */
+  statedUpdate?: StatedUpdateRule | null;
+}
+
+/** One input of a batch after screening: saved (or found as a duplicate), or held for review. */
+export type SaveOutcome = SaveResult | { quarantined: QuarantineReceipt };
+
+/** Internal options of the write paths, used by a quarantine release. */
+export interface WriteOptions {
+  /** Batches: hold blocked items and store the rest (true), or hold them and store nothing (false). */
+  partial?: boolean;
+  /** False when an operator released the text: it is committed without scoring. */
+  screen?: boolean;
+  /** Runs inside the write's transaction after its events (a release records itself atomically). */
+  inTx?: (tx: StoreTx, now: string, memoryIds: string[]) => Promise<void>;
+  /** Per input: the id to give the new memory and its code reference as recorded elsewhere (sync imports). */
+  given?: ({ id: string; code: CodeRef | null } | undefined)[];
+}
+
+export type ProgressFn = (done: number, total: number | null) => void;
+
+/**
+ * Candidates fetched per signal before fusion: max(limit × DEFAULT_CANDIDATE_FACTOR, DEFAULT_MIN_CANDIDATES).
+ * A deep pool lets fusion see both signals' opinion of most candidates (a memory missing from one list gets
+ * nothing from it): 300 instead of 50 is worth about a point of recall@5 on the LoCoMo dev split
+ * (bench/results/locomo-sweep.json) for ~10 ms more per search on 2,800 memories.
+ */
+export const DEFAULT_CANDIDATE_FACTOR = 5;
+export const DEFAULT_MIN_CANDIDATES = 300;
+
+/**
+ * What every part of the engine shares (the write path, turns, lifecycle, recall, packing, quarantine
+ * review, transfer): the store and providers, the validated configuration, the clock and the namespace
+ * rule. Built once by createEngineContext; the parts are functions of it, composed by the Engine facade.
+ */
+export interface EngineContext {
+  readonly store: Store;
+  readonly embedder: Embedder | null;
+  readonly defaultNamespace: string;
+  readonly reranker: Reranker | null;
+  readonly tokens: TokenCounter;
+  readonly configWeights: Partial<SignalWeights> | undefined;
+  readonly fusion: FusionMethod;
+  readonly calibration: ScoreCalibration;
+  readonly relevanceFloor: RelevanceFloor | null;
+  /** The background sentences' vectors, embedded on the first search that needs them (background.ts). */
+  background: Promise<(Float32Array | null)[]> | null;
+  readonly statedUpdate: StatedUpdateRule | null;
+  readonly candidateFactor: number;
+  readonly minCandidates: number;
+  readonly log: Logger | undefined;
+  readonly snapshotEvery: number;
+  readonly countRecalls: boolean;
+  readonly filterConfig: IngestFilterConfig;
+  readonly redaction: RedactionConfig;
+  /** Redaction counts of prepared records (kept beside them so they never leak into the Memory). */
+  readonly redactionsOf: WeakMap<object, RedactionCounts>;
+  /** Anchors and scope asked for by prepared records (resolved against the repository before commit). */
+  readonly codeInputOf: WeakMap<object, { anchors: CodeAnchor[]; scope: 'repository' | 'branch' | null }>;
+  /** The repository of the default namespace (anchors, staleness, branch scope). */
+  readonly code: CodeAwareness;
+  /** The clock's time as ISO-8601 UTC. */
+  now(): string;
+  /** The namespace a call names (validated), or the default one when it names none. */
+  ns(namespace: string | undefined): string;
+}
+
+/** Validates the configuration and builds the context; INVALID_INPUT names the bad setting. */
+export function createEngineContext(config: EngineConfig): EngineContext {
+  const defaultNamespace = validateNamespace(config.defaultNamespace, 'default namespace');
+  const fusion = validateFusion(config.fusion ?? 'score', 'fusion');
+  resolveWeights(defaultWeightsFor(fusion), config.weights); // validates
+  const relevanceFloor = config.relevanceFloor === null ? null : { ...DEFAULT_FLOOR, ...config.relevanceFloor };
+  if (relevanceFloor && !(relevanceFloor.relevance >= 0 && relevanceFloor.relevance <= 100 && Math.abs(relevanceFloor.margin) <= 2)) {
+    throw new CairnError('INVALID_INPUT', 'relevanceFloor: relevance must be 0–100 and margin −2 to 2', { field: 'relevanceFloor' });
+  }
+  const clock = config.now ?? (() => new Date());
+  const snapshotEvery = config.snapshotEvery ?? 10;
+  const filterConfig: IngestFilterConfig = { ...DEFAULT_FILTER_CONFIG, ...config.ingestFilter };
+  const redaction: RedactionConfig = { ...DEFAULT_REDACTION_CONFIG, ...config.redaction };
+  for (const [name, t] of [['threshold', filterConfig.threshold], ['learnedThreshold', filterConfig.learnedThreshold]] as const) {
+    if (name === 'threshold' && t === undefined) continue; // the model's calibrated threshold
+    if (typeof t !== 'number' || !(t > -1 && t <= 1)) {
+      throw new CairnError('INVALID_INPUT', `ingestFilter.${name}: must be a number in (-1, 1] (got ${JSON.stringify(t)})`, { field: `ingestFilter.${name}` });
+    }
+  }
+  if (!['off', 'redact', 'reject'].includes(redaction.mode)) {
+    throw new CairnError('INVALID_INPUT', `redaction.mode: must be off, redact or reject (got ${JSON.stringify(redaction.mode)})`, { field: 'redaction.mode' });
+  }
+  if (!Number.isInteger(snapshotEvery) || snapshotEvery < 0) {
+    throw new CairnError('INVALID_INPUT', 'snapshotEvery: must be a whole number, 0 or more', { field: 'snapshotEvery' });
+  }
+  return {
+    store: config.store,
+    embedder: config.embedder,
+    defaultNamespace,
+    reranker: config.reranker ?? null,
+    tokens: config.tokenCounter,
+    configWeights: config.weights,
+    fusion,
+    calibration: { ...DEFAULT_CALIBRATION, ...config.calibration },
+    relevanceFloor,
+    background: null,
+    statedUpdate: config.statedUpdate === undefined ? DEFAULT_STATED_UPDATE : config.statedUpdate,
+    candidateFactor: config.candidateFactor ?? DEFAULT_CANDIDATE_FACTOR,
+    minCandidates: config.minCandidates ?? DEFAULT_MIN_CANDIDATES,
+    log: config.logger,
+    snapshotEvery,
+    countRecalls: config.countRecalls ?? true,
+    filterConfig,
+    redaction,
+    redactionsOf: new WeakMap(),
+    codeInputOf: new WeakMap(),
+    code: new CodeAwareness(config.repository ?? null, defaultNamespace, config.store),
+    now: () => clock().toISOString(),
+    ns: (namespace) => (namespace === undefined ? defaultNamespace : validateNamespace(namespace)),
+  };
+}

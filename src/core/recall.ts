@@ -1,0 +1,131 @@
+// Recall: candidate signals, fusion, floor, same-topic ordering, rerank, recall counting.
+import { CairnError } from '../interfaces/errors.js';
+import type { FusionMethod, Memory, SearchOptions, SearchResult, SignalWeights } from '../interfaces/memory.js';
+import type { CandidateFilter } from '../interfaces/store.js';
+import { clearsFloor, defaultWeightsFor, fts5Idf, fuse, fuseScores, resolveWeights, RRF_K } from './fusion.js';
+import { BACKGROUND_TEXTS } from './background.js';
+import { queryTerms } from './lexical.js';
+import { dot, inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights } from './topics.js';
+import { demoteDoubted } from './feedback.js';
+import { validateKind, validateLimit, validateFusion, validateTags, MAX_LIMIT } from './validate.js';
+import type { EngineContext } from './engine-context.js';
+import { checkEmbedder, embedMany } from './write-path.js';
+
+export const DEFAULT_LIMIT = 10;
+
+export async function weightsFor(ctx: EngineContext, namespace: string, override?: Partial<SignalWeights>, method: FusionMethod = ctx.fusion): Promise<SignalWeights> {
+  const stored = (await ctx.store.getSetting(namespace, 'weights')) as Partial<SignalWeights> | null;
+  const base = resolveWeights(defaultWeightsFor(method), ctx.configWeights);
+  return resolveWeights(resolveWeights(base, stored ?? undefined), override);
+}
+
+/**
+ * Hybrid recall: vector KNN and BM25 candidates, fused with recency (score fusion by default, reciprocal
+ * rank as an option); a newer note on the same topic moves above an older one; a configured reranker then
+ * reorders the fused candidates. With score fusion, nothing comes back when no candidate reaches the
+ * relevance floor. Results are best first with per-signal score details.
+ */
+export async function search(ctx: EngineContext, query: string, options: SearchOptions = {}): Promise<SearchResult[]> {
+  if (typeof query !== 'string' || query.trim() === '') throw new CairnError('INVALID_INPUT', 'query: must not be empty', { field: 'query' });
+  if (Buffer.byteLength(query) > 32 * 1024) throw new CairnError('INVALID_INPUT', 'query: must be at most 32 KB', { field: 'query' });
+  const namespace = ctx.ns(options.namespace);
+  const limit = options.limit === undefined ? DEFAULT_LIMIT : validateLimit(options.limit, 'limit', MAX_LIMIT);
+  const method = options.fusion === undefined ? ctx.fusion : validateFusion(options.fusion, 'fusion');
+  const weights = await weightsFor(ctx, namespace, options.weights, method);
+  const now = ctx.now();
+  const filter: CandidateFilter = {
+    namespace,
+    kinds: options.kinds?.map((k) => validateKind(k, 'kinds')),
+    tags: options.tags === undefined ? undefined : validateTags(options.tags),
+    now,
+    includeInactive: options.includeInactive ?? false,
+  };
+  const pool = Math.max(limit * ctx.candidateFactor, ctx.minCandidates);
+  const terms = queryTerms(query);
+  const useLexical = weights.lexical > 0 && terms.length > 0 && ctx.store.capabilities.fullText;
+  let queryVector: Float32Array | null = null;
+
+  const vectorHits = async () => {
+    if (weights.vector <= 0 || !ctx.embedder || !ctx.store.capabilities.vectorSearch) return [];
+    const stored = await checkEmbedder(ctx);
+    if (!stored) return []; // nothing embedded yet
+    const [qv] = await embedMany(ctx, [query]);
+    queryVector = qv ?? null;
+    return qv ? ctx.store.vectorCandidates(qv, pool, filter) : [];
+  };
+  const lexicalHits = async () => (useLexical ? ctx.store.lexicalCandidates(terms, pool, filter) : []);
+  // Score fusion scales BM25 by the query terms' rarity: Σ idf is what a full match scores.
+  const lexicalScale = async () => {
+    if (method !== 'score' || !useLexical) return 0;
+    const { documents, frequencies } = await ctx.store.termDocumentFrequencies(terms);
+    return terms.reduce((sum, t) => sum + fts5Idf(documents, frequencies.get(t) ?? 0), 0);
+  };
+  const [vec, lex, scale] = await Promise.all([vectorHits(), lexicalHits(), lexicalScale()]);
+  const ids = [...new Set([...vec.map((h) => h.id), ...lex.map((h) => h.id)])];
+  const memories = new Map((await ctx.store.getMemories(ids)).map((m) => [m.id, m]));
+  const nowMs = Date.parse(now);
+  const ageDays = (m: Memory) => (nowMs - Date.parse(m.createdAt)) / 86_400_000;
+  const vectorRanked = vec.map((h) => ({ id: h.id, raw: h.similarity }));
+  const lexicalRanked = lex.map((h) => ({ id: h.id, raw: h.score }));
+  let results =
+    method === 'score'
+      ? fuseScores({ memories, vector: vectorRanked, lexical: lexicalRanked, lexicalScale: scale, ageDays, weights, calibration: ctx.calibration })
+      : fuse({ memories, vector: vectorRanked, lexical: lexicalRanked, ageDays, weights, k: RRF_K });
+  results = await ctx.code.visible(results, (r) => r.memory);
+  if (method === 'score' && ctx.relevanceFloor && !clearsFloor(results, ctx.relevanceFloor, vec[0]?.similarity ?? null, await backgroundCosine(ctx, queryVector))) results = [];
+  // After the floor: a doubted memory sinks among the relevant ones, it does not make a query irrelevant.
+  results = demoteDoubted(results);
+  if (weights.recency > 0 && results.length > 1) {
+    const window = Math.min(results.length, Math.max(limit * 2, 20));
+    const vectors = await ctx.store.getVectors(results.slice(0, window).map((r) => r.memory.id));
+    const termCache = new Map<string, Set<string>>();
+    const needed = termsNeedingWeights(results, vectors, window, termCache);
+    let weight: ((term: string) => number) | undefined;
+    if (needed.length > 0 && ctx.store.capabilities.fullText) {
+      const { documents, frequencies } = await ctx.store.termDocumentFrequencies(needed);
+      if (documents > 0) weight = inverseDocumentFrequency(documents, frequencies);
+    }
+    results = preferNewerOnSameTopic(results, vectors, window, weight, termCache, method === 'score' ? ctx.statedUpdate : null);
+  }
+
+  if (ctx.reranker && results.length > 1) {
+    const head = results.slice(0, Math.max(limit * 3, 30));
+    const scores = await ctx.reranker.score(query, head.map((r) => r.memory.text));
+    head.forEach((r, i) => {
+      r.scoreDetails.rerank = scores[i] ?? 0;
+    });
+    const reranked = head
+      .map((r, i) => ({ r, i }))
+      .sort((a, b) => (b.r.scoreDetails.rerank ?? 0) - (a.r.scoreDetails.rerank ?? 0) || a.i - b.i)
+      .map((x) => x.r);
+    results = [...reranked, ...results.slice(head.length)];
+  }
+  const final = results.slice(0, limit);
+  await ctx.code.mark(final);
+  if (options.countRecall !== false) await countAsRecalled(ctx, namespace, final.map((r) => r.memory), now);
+  return final;
+}
+
+/** The query's cosine to the nearest background sentence (background.ts); null without a query vector. */
+export async function backgroundCosine(ctx: EngineContext, queryVector: Float32Array | null): Promise<number | null> {
+  if (!queryVector) return null;
+  ctx.background ??= embedMany(ctx, [...BACKGROUND_TEXTS]).catch((err: unknown) => {
+    ctx.background = null;
+    throw err;
+  });
+  let best = -1;
+  for (const v of await ctx.background) {
+    const cosine = v ? dot(v, queryVector) : -1;
+    if (cosine > best) best = cosine;
+  }
+  return best;
+}
+
+/** Usage statistics only: a failure (a busy file, a read-only store) never fails the recall that counts. */
+export async function countAsRecalled(ctx: EngineContext, namespace: string, memories: Memory[], now: string): Promise<void> {
+  const ids = memories.filter((m) => m.namespace === namespace).map((m) => m.id);
+  if (!ctx.countRecalls || ids.length === 0) return;
+  await ctx.store.recordRecalls(namespace, ids, now).catch((err: unknown) => {
+    ctx.log?.debug(`recall counts not recorded: ${(err as Error).message}`);
+  });
+}
