@@ -20,7 +20,6 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { createCachingEmbedder } from '../src/adapters/embed-cache/caching-embedder.js';
 import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
@@ -30,6 +29,7 @@ import type { Embedder } from '../src/interfaces/embedder.js';
 import type { MemoryInput } from '../src/interfaces/memory.js';
 import type { Store } from '../src/interfaces/store.js';
 import { openStoreAt } from '../src/surfaces/open-engine.js';
+import { freshLocation, type Location } from './bench-stores.js';
 import { stats, timeEach } from './measure.js';
 import { coreNote, detail, PrecomputedEmbedder, query, rng } from './synthetic-notes.js';
 
@@ -38,40 +38,6 @@ const ROOT = resolve(HERE, HERE.includes(join('dist', 'bench')) ? '../..' : '..'
 
 function log(message: string): void {
   process.stderr.write(`[backends ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
-
-// --------------------------------------------------------------------------------------------- locations
-
-interface Location {
-  backend: 'sqlite' | 'postgres';
-  /** What --db takes: a file path or a URL. */
-  db: string;
-  drop(): Promise<void>;
-}
-
-let counter = 0;
-
-/** A fresh, empty store location of `backend`. */
-async function freshLocation(backend: Location['backend'], dir: string, pgAdmin: string | null, label: string): Promise<Location> {
-  counter++;
-  if (backend === 'sqlite') return { backend, db: join(dir, `${label}-${counter}.db`), drop: async () => {} };
-  const admin = new pg.Client({ connectionString: pgAdmin as string });
-  await admin.connect();
-  const name = `cairn_bench_${process.pid}_${counter}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(pgAdmin as string);
-  url.pathname = `/${name}`;
-  return {
-    backend,
-    db: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: pgAdmin as string });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
 }
 
 // ------------------------------------------------------------------------------------------ vector pool

@@ -6,14 +6,17 @@
  *
  *   node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>] [--workers <n>] [--vector-cache <file>]
  *                             [--modes lexical,vector,hybrid] [--hybrid-weights <vector,lexical,recency>] [--no-floor]
+ *                             [--pg <admin url>]
  *
  * --no-floor runs the engine without its relevance floor (to measure what the floor costs).
+ * --pg runs on PostgreSQL: a fresh database on the server with that admin URL, dropped at the end.
  * --quick runs the first conversation of the split only (a smoke run; writes no file unless --out is given).
  * --workers sets the embedding threads (default: 2, or 1 on a single core). --vector-cache keeps turn and
  * question vectors in a file between runs (a development aid; the recorded runs do not use it).
  * --modes and --hybrid-weights are development aids (run a subset of modes; try other hybrid weights on the dev
  * split); recorded runs use neither.
- * Results: bench/results/locomo.json for --split all, bench/results/locomo-<split>.json otherwise.
+ * Results: bench/results/locomo.json for --split all, bench/results/locomo-<split>.json otherwise (with --pg:
+ * locomo-postgres.json, locomo-<split>-postgres.json).
  * Tuning happens on the dev split only (bench/locomo-sweep.ts); the test split is for reporting.
  */
 import { execFileSync } from 'node:child_process';
@@ -22,7 +25,8 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
-import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
+import { openStoreAt } from '../src/surfaces/open-engine.js';
+import { freshLocation } from './bench-stores.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
 import { DEFAULT_CANDIDATE_FACTOR, DEFAULT_MIN_CANDIDATES, Engine } from '../src/core/engine.js';
 import { DEFAULT_WEIGHTS } from '../src/core/fusion.js';
@@ -71,6 +75,8 @@ interface Args {
   workers: number;
   /** Measurement aid: the engine without its relevance floor (what the floor costs). */
   noFloor: boolean;
+  /** Run on PostgreSQL: a fresh database on the server with this admin URL (default: an SQLite file). */
+  pg: string | null;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -80,6 +86,7 @@ function parseArgs(argv: string[]): Args {
   let vectorCache: string | null = null;
   let workers = Math.max(1, Math.min(2, cpus().length));
   let noFloor = false;
+  let pg: string | null = null;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') quick = true;
@@ -91,6 +98,7 @@ function parseArgs(argv: string[]): Args {
     } else if (a === '--out') out = resolve(argv[++i] ?? '');
     else if (a === '--vector-cache') vectorCache = resolve(argv[++i] ?? '');
     else if (a === '--workers') workers = Math.max(1, Number(argv[++i]) || 1);
+    else if (a === '--pg') pg = argv[++i] ?? null;
     else if (a === '--hybrid-weights') {
       // Development aid: evaluate other hybrid weights (vector,lexical,recency) instead of the defaults.
       const [vector, lexical, recency] = (argv[++i] ?? '').split(',').map(Number);
@@ -100,9 +108,9 @@ function parseArgs(argv: string[]): Args {
     } else if (a === '--modes') {
       const keep = new Set((argv[++i] ?? '').split(','));
       for (let j = MODES.length - 1; j >= 0; j--) if (!keep.has((MODES[j] as { name: string }).name)) MODES.splice(j, 1);
-    } else throw new Error(`unknown argument ${a}; usage: node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>] [--workers <n>] [--vector-cache <file>] [--modes …] [--hybrid-weights v,l,r] [--no-floor]`);
+    } else throw new Error(`unknown argument ${a}; usage: node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>] [--workers <n>] [--vector-cache <file>] [--modes …] [--hybrid-weights v,l,r] [--no-floor] [--pg <admin url>]`);
   }
-  return { split, quick, out, vectorCache, workers, noFloor };
+  return { split, quick, out, vectorCache, workers, noFloor, pg };
 }
 
 function gitCommit(): string | null {
@@ -218,7 +226,8 @@ async function main(): Promise<void> {
   const runs: QuestionRun[] = [];
   for (const group of groups) {
     const dir = mkdtempSync(join(tmpdir(), 'cairn-locomo-'));
-    const store = createSqliteStore({ path: join(dir, 'locomo.db') });
+    const location = await freshLocation(args.pg ? 'postgres' : 'sqlite', dir, args.pg, 'locomo');
+    const store = await openStoreAt(location.db, { mustExist: false });
     const engine = new Engine({ store, embedder, tokenCounter, defaultNamespace: 'locomo', now: () => fixedNow, ...(args.noFloor ? { relevanceFloor: null } : {}) });
     try {
       // Ingest through the engine: one memory per turn, saveMany in batches.
@@ -278,6 +287,7 @@ async function main(): Promise<void> {
       runs.push(...groupRuns);
     } finally {
       await store.close();
+      await location.drop();
       rmSync(dir, { recursive: true, force: true });
     }
   }
@@ -382,7 +392,8 @@ async function main(): Promise<void> {
   console.log(
     `\ntotal ${((timings['totalMs'] as number) / 1000).toFixed(1)} s: embedding ${((timings['embedMs'] as number) / 1000).toFixed(1)} s on ${args.workers} worker(s), ingest ${((timings['ingestMs'] as number) / 1000).toFixed(1)} s (${saved} memories, ${duplicates} duplicate, ${quarantinedTurns.length} quarantined, ${redactedTurns.length} redacted turns), searches ${(MODES.reduce((s, m) => s + (timings[`search_${m.name}_ms`] ?? 0), 0) / 1000).toFixed(1)} s, context ${((timings['contextMs'] as number) / 1000).toFixed(1)} s`,
   );
-  const out = args.out ?? (args.quick ? null : join(resultsDir, args.split === 'all' ? 'locomo.json' : `locomo-${args.split}.json`));
+  const backend = args.pg ? '-postgres' : '';
+  const out = args.out ?? (args.quick ? null : join(resultsDir, args.split === 'all' ? `locomo${backend}.json` : `locomo-${args.split}${backend}.json`));
   if (out) {
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
