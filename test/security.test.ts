@@ -251,13 +251,7 @@ describe('ingest filter', () => {
     const engine = new Engine({ store, embedder: createUseEmbedder(), tokenCounter: createGptTokenCounter(), defaultNamespace: NS });
     await engine.save({ text: 'The release job signs tags with the team key.' });
     await store.close();
-    // Flip bytes inside the cached anchor vectors, as a damaged page would.
-    const db = new Database(path);
-    const row = db.prepare('SELECT key, vectors FROM anchor_cache').get() as { key: string; vectors: Buffer };
-    const bad = Buffer.from(row.vectors);
-    for (let i = 4; i < bad.length - 32; i += 7) bad[i] = (bad[i] as number) ^ 0xff;
-    db.prepare('UPDATE anchor_cache SET vectors = ? WHERE key = ?').run(bad, row.key);
-    db.close();
+    const { row, bad } = damageAnchorCache(path);
     // A new process (a new embedder instance: nothing cached in memory) opens the damaged store.
     const reopened = createSqliteStore({ path });
     const second = new Engine({ store: reopened, embedder: createUseEmbedder(), tokenCounter: createGptTokenCounter(), defaultNamespace: NS });
@@ -438,6 +432,17 @@ describe('secret redaction', () => {
   });
 });
 
+/** Flips bytes inside the cached anchor vectors of the database at `path`, as a damaged page would. */
+function damageAnchorCache(path: string): { row: { key: string; vectors: Buffer }; bad: Buffer } {
+  const db = new Database(path);
+  const row = db.prepare('SELECT key, vectors FROM anchor_cache').get() as { key: string; vectors: Buffer };
+  const bad = Buffer.from(row.vectors);
+  for (let i = 4; i < bad.length - 32; i += 7) bad[i] = (bad[i] as number) ^ 0xff;
+  db.prepare('UPDATE anchor_cache SET vectors = ? WHERE key = ?').run(bad, row.key);
+  db.close();
+  return { row, bad };
+}
+
 describe('cairn quarantine (CLI)', () => {
   it('list and show print hash, preview and score but not the text; release needs --reason; verify passes', async () => {
     const db = join(root, 'cli.db');
@@ -468,6 +473,22 @@ describe('cairn quarantine (CLI)', () => {
     assert.match(release.stdout, /released/u);
     const verified = await run('verify', '--namespace', NS);
     assert.equal(verified.code, 0, verified.stdout + verified.stderr);
+  });
+
+  it('cairn doctor reports a damaged anchor cache as rebuilt, and valid afterwards', async () => {
+    const db = join(root, 'doctor.db');
+    const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
+    assert.equal(await main(['save', '--namespace', NS, 'The release job signs tags with the team key.', '--db', db], { stdout: sink(), stderr: sink() }), 0);
+    const doctor = async () => {
+      let stdout = '';
+      const code = await main(['doctor', '--json', '--db', db], { stdout: new Writable({ write: (c, _e, cb) => ((stdout += String(c)), cb()) }), stderr: sink() });
+      return { code, report: JSON.parse(stdout) as { anchorCache: string } };
+    };
+    assert.equal((await doctor()).report.anchorCache, 'valid');
+    damageAnchorCache(db);
+    const damaged = await doctor();
+    assert.match(damaged.report.anchorCache, /^rebuilt \(it was missing, failed its checksum/u);
+    assert.equal((await doctor()).report.anchorCache, 'valid');
   });
 
   it('an import that held a line says so first and exits 1; the other lines are stored', async () => {

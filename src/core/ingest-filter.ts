@@ -414,21 +414,40 @@ export async function screen(
 /** Seed anchor vectors per embedder instance, so one process embeds the catalogue at most once. */
 const seedCache = new WeakMap<object, Promise<AnchorVector[]>>();
 
+const catalogueTexts = (): string[] => [...SEED_ANCHORS.map((a) => a.text), ...BENIGN_ANCHORS];
+const cacheKey = (embedder: Embedder): string => `${embedder.id}:${embedder.dimensions}:${ANCHOR_CATALOGUE_ID}`;
+
+/** The store's cached catalogue vectors for `embedder`, or null when missing, damaged (checksum) or stale. */
+async function cachedCatalogue(store: Store, embedder: Embedder): Promise<Float32Array[] | null> {
+  const vectors = await store.getAnchorCache(cacheKey(embedder));
+  const ok = vectors && vectors.length === catalogueTexts().length && vectors.every((v) => v.length === embedder.dimensions);
+  return ok ? vectors : null;
+}
+
+/** Embeds the catalogue and writes it to the store's cache. */
+async function rebuildCatalogue(store: Store, embedder: Embedder): Promise<Float32Array[]> {
+  const fresh = await embedder.embed(catalogueTexts());
+  // A cache, derived from code constants: losing the write to a concurrent writer costs nothing.
+  await store.transaction((tx) => tx.putAnchorCache(cacheKey(embedder), fresh)).catch(() => undefined);
+  return fresh;
+}
+
+/**
+ * For `cairn doctor`: whether the store's anchor cache for `embedder` was usable as it is (`valid`), or had
+ * to be written again because it was missing, failed its checksum or belonged to another catalogue (`rebuilt`).
+ */
+export async function checkAnchorCache(store: Store, embedder: Embedder): Promise<'valid' | 'rebuilt'> {
+  if (await cachedCatalogue(store, embedder)) return 'valid';
+  await rebuildCatalogue(store, embedder);
+  return 'rebuilt';
+}
+
 /** The seed catalogue embedded by `embedder`: from memory, else the store's cache, else embedded now. */
 export function seedAnchors(store: Store, embedder: Embedder): Promise<AnchorVector[]> {
   let pending = seedCache.get(embedder);
   if (!pending) {
     pending = (async () => {
-      const key = `${embedder.id}:${embedder.dimensions}:${ANCHOR_CATALOGUE_ID}`;
-      let vectors = await store.getAnchorCache(key);
-      const texts = [...SEED_ANCHORS.map((a) => a.text), ...BENIGN_ANCHORS];
-      if (!vectors || vectors.length !== texts.length || vectors.some((v) => v.length !== embedder.dimensions)) {
-        vectors = await embedder.embed(texts);
-        const fresh = vectors;
-        // A cache, derived from code constants: losing the write to a concurrent writer costs nothing.
-        await store.transaction((tx) => tx.putAnchorCache(key, fresh)).catch(() => undefined);
-      }
-      const all = vectors as Float32Array[];
+      const all = (await cachedCatalogue(store, embedder)) ?? (await rebuildCatalogue(store, embedder));
       return [
         ...SEED_ANCHORS.map((a, i) => ({ id: `seed:${a.id}`, vector: all[i] as Float32Array, kind: 'seed' as const })),
         ...BENIGN_ANCHORS.map((_, i) => ({ id: `benign:${i}`, vector: all[SEED_ANCHORS.length + i] as Float32Array, kind: 'benign' as const })),

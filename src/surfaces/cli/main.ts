@@ -680,6 +680,7 @@ async function doctor(engine: Engine, opened: OpenedEngine): Promise<Record<stri
     storedEmbedder: stored ?? 'none yet',
     reranker: engine.hasReranker ? opened.config.reranker : 'none',
     ingestFilter: ingestFilterLine(engine),
+    anchorCache: await anchorCacheLine(engine),
     redaction: engine.securityStatus().redaction.mode,
     capabilities: caps,
     memories: stats.total,
@@ -688,6 +689,13 @@ async function doctor(engine: Engine, opened: OpenedEngine): Promise<Record<stri
     problems,
     failures,
   };
+}
+
+/** The filter's anchor cache, checked (and rewritten when damaged) only when the filter runs with an embedder. */
+async function anchorCacheLine(engine: Engine): Promise<string> {
+  if (!engine.securityStatus().filter.active || !engine.embedder) return 'not used';
+  const { checkAnchorCache } = await import('../../core/ingest-filter.js');
+  return (await checkAnchorCache(engine.store, engine.embedder)) === 'valid' ? 'valid' : 'rebuilt (it was missing, failed its checksum or was made for another catalogue)';
 }
 
 function ingestFilterLine(engine: Engine): string {
