@@ -27,6 +27,17 @@ describe('preferNewerOnSameTopic', () => {
     assert.equal(out[0]?.scoreDetails.newerThan, 'A');
   });
 
+  it('puts the newest of a three-note chain first when it reads like the middle note only', () => {
+    const v1 = result('V1', 'Start the dev server with make dev', '2026-01-01T00:00:00Z');
+    const v2 = result('V2', 'Start the dev server with pnpm dev', '2026-02-01T00:00:00Z');
+    const v3 = result('V3', 'Start the dev server with pnpm dev --turbo', '2026-03-01T00:00:00Z');
+    // v3 is close to v2 (cos 40° = 0.77) but not to v1 (cos 75° = 0.26): one pass lifts v2 over v1 only.
+    const vectors = new Map([['V1', at(0)], ['V2', at(35)], ['V3', at(75)]]);
+    const out = preferNewerOnSameTopic([v1, v3, v2], vectors, 10);
+    assert.deepEqual(out.map((r) => r.memory.id), ['V3', 'V2', 'V1']);
+    assert.equal(out[0]?.scoreDetails.newerThan, 'V2');
+  });
+
   it('leaves notes alone when their vectors are far apart', () => {
     const vectors = new Map([['A', at(0)], ['B', at(60)], ['C', at(90)]]); // cos 60° = 0.5
     const out = preferNewerOnSameTopic([older, other, newer], vectors, 10);

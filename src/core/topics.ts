@@ -129,6 +129,9 @@ export function termsNeedingWeights(
  * comes first (`a` below is the older, `b` the newer). Notes of different kinds are one topic only by the
  * stated-update rule (when given), and a route never is.
  */
+/** At most this many passes of the same-topic step (it stops as soon as a pass moves nothing). */
+export const SAME_TOPIC_PASSES = 3;
+
 export function preferNewerOnSameTopic(
   results: SearchResult[],
   vectors: Map<string, Float32Array>,
@@ -157,16 +160,23 @@ export function preferNewerOnSameTopic(
     if (a.memory.kind !== b.memory.kind || cosine < SAME_TOPIC_MIN_COSINE) return false;
     return weightedOverlap(termsOf(a, cache), termsOf(b, cache), weight) >= SAME_TOPIC_MIN_OVERLAP;
   };
-  for (let i = 0; i < head.length; i++) {
-    for (let j = i + 1; j < head.length; j++) {
-      const older = head[i] as SearchResult;
-      const newer = head[j] as SearchResult;
-      if (newer.memory.createdAt > older.memory.createdAt && sameTopic(older, newer)) {
-        head.splice(j, 1);
-        head.splice(i, 0, newer);
-        newer.scoreDetails.newerThan = older.memory.id;
+  // Passes until nothing moves (at most SAME_TOPIC_PASSES): in a chain v1, v3, v2 where v3 reads like v2 but
+  // not like v1, the first pass lifts v2 over v1 and only the second lifts v3 over v2.
+  for (let pass = 0; pass < SAME_TOPIC_PASSES; pass++) {
+    let moved = false;
+    for (let i = 0; i < head.length; i++) {
+      for (let j = i + 1; j < head.length; j++) {
+        const older = head[i] as SearchResult;
+        const newer = head[j] as SearchResult;
+        if (newer.memory.createdAt > older.memory.createdAt && sameTopic(older, newer)) {
+          head.splice(j, 1);
+          head.splice(i, 0, newer);
+          newer.scoreDetails.newerThan = older.memory.id;
+          moved = true;
+        }
       }
     }
+    if (!moved) break;
   }
   return [...head, ...results.slice(window)];
 }
