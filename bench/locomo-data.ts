@@ -155,7 +155,8 @@ export function memoryInputs(conv: Conversation): MemoryInput[] {
     text: t.text,
     kind: 'note',
     createdAt: t.createdAt,
-    metadata: { source: 'import', externalId: t.diaId, speaker: t.speaker },
+    // The conversation's session (dia_id D<session>:<turn>), as cairn's own capture records the session it ran in.
+    metadata: { source: 'import', externalId: t.diaId, speaker: t.speaker, sessionId: `${conv.sampleId}/${t.diaId.split(':')[0] as string}` },
   }));
 }
 

@@ -11,26 +11,23 @@
  * Engine.search does. A check re-runs the chosen setting through Engine.search. Coding: every setting is a
  * fresh Engine over one store, each query through Engine.search. Writes bench/results/recall-sweep.json.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
-import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
-import { DEFAULT_MIN_CANDIDATES, Engine } from '../src/core/engine.js';
-import { indexText } from '../src/core/events.js';
-import { clearsFloor, DEFAULT_RRF_WEIGHTS, fts5Idf, fuse, fuseScores, RRF_K, type RankedHit, type RelevanceFloor, type ScoreCalibration } from '../src/core/fusion.js';
+import { Engine } from '../src/core/engine.js';
+import { clearsFloor, DEFAULT_RRF_WEIGHTS, fuse, fuseScores, RRF_K, type RelevanceFloor, type ScoreCalibration } from '../src/core/fusion.js';
 import { BACKGROUND_TEXTS } from '../src/core/background.js';
-import { analyse, queryTerms } from '../src/core/lexical.js';
-import { DEFAULT_STATED_UPDATE, inverseDocumentFrequency, preferNewerOnSameTopic, type StatedUpdateRule } from '../src/core/topics.js';
-import type { Memory, SearchResult, SignalWeights } from '../src/interfaces/memory.js';
+import { DEFAULT_STATED_UPDATE, dot, preferNewerOnSameTopic, type StatedUpdateRule } from '../src/core/topics.js';
+import type { SearchResult, SignalWeights } from '../src/interfaces/memory.js';
+import { openLocomoDevStore, type DevCandidates } from './locomo-dev-store.js';
 import { buildCodingFixture, codingTexts, figures, runQueries, type Figures } from './coding-memory.js';
 import {
   CachingEmbedder,
   KS,
   SPLITS,
-  ingestConversation,
   loadLocomo,
   loadVectorCache,
   prefetchEmbeddings,
@@ -72,19 +69,11 @@ function grid(): Setting[] {
 const key = (s: Setting) => JSON.stringify(s);
 const r4 = (x: number) => Math.round(x * 10000) / 10000;
 
-interface Candidates {
-  vector: RankedHit[];
-  lexical: RankedHit[];
-  scale: number;
+interface Candidates extends DevCandidates {
   /** The query's cosine to the nearest background sentence. */
   background: number;
 }
 
-const dot = (a: Float32Array, b: Float32Array) => {
-  let x = 0;
-  for (let i = 0; i < a.length; i++) x += (a[i] as number) * (b[i] as number);
-  return x;
-};
 
 async function main(): Promise<void> {
   const started = performance.now();
@@ -104,47 +93,19 @@ async function main(): Promise<void> {
   if (vectorCache) saveVectorCache(embedder, vectorCache);
 
   // ---------------------------------------------------------------------------------------- LoCoMo dev
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-recall-sweep-'));
-  const store = createSqliteStore({ path: join(dir, 'locomo.db') });
-  const fixedNow = new Date('2024-01-01T00:00:00.000Z');
   const tokenCounter = createGptTokenCounter();
-  const engine = new Engine({ store, embedder, tokenCounter, defaultNamespace: 'locomo', now: () => fixedNow, countRecalls: false });
   const rows: { setting: Setting; locomo: Record<string, number>; locomoMean: number; coding?: Figures }[] = [];
   const codingRows: { setting: Setting; coding: Figures }[] = [];
   let check: unknown = null;
   let floorTable: unknown = null;
   let chosen: Setting | null = null;
+  const fx = await openLocomoDevStore(embedder);
+  const { store, now: fixedNow, memories, questions, vectors, termCache, rarity, ageDays } = fx;
   try {
-    for (const conv of dev) await ingestConversation(engine, conv);
-    const memories = new Map<string, Memory>();
-    for (const conv of dev) for await (const page of store.iterateMemories(conv.namespace, 1000)) for (const m of page) memories.set(m.id, m);
-    const questions = dev.flatMap((c) => c.questions.map((q) => ({ conv: c, q })));
     const backgroundVectors = await embedder.embed([...BACKGROUND_TEXTS]);
     const backgroundOf = (qv: Float32Array) => Math.max(...backgroundVectors.map((b) => dot(qv, b)));
-    const cands: Candidates[] = [];
-    for (const { conv, q } of questions) {
-      const filter = { namespace: conv.namespace, now: fixedNow.toISOString() };
-      const [qv] = await embedder.embed([q.question]);
-      const terms = queryTerms(q.question);
-      const vec = await store.vectorCandidates(qv as Float32Array, DEFAULT_MIN_CANDIDATES, filter);
-      const lex = terms.length ? await store.lexicalCandidates(terms, DEFAULT_MIN_CANDIDATES, filter) : [];
-      const { documents, frequencies } = await store.termDocumentFrequencies(terms);
-      cands.push({
-        vector: vec.map((h) => ({ id: h.id, raw: h.similarity })),
-        lexical: lex.map((h) => ({ id: h.id, raw: h.score })),
-        scale: terms.reduce((s, t) => s + fts5Idf(documents, frequencies.get(t) ?? 0), 0),
-        background: backgroundOf(qv as Float32Array),
-      });
-    }
+    const cands: Candidates[] = fx.cands.map((c) => ({ ...c, background: backgroundOf(c.queryVector) }));
     log(`LoCoMo dev: ${questions.length} questions, candidates fetched`);
-    const vectors = await store.getVectors([...memories.keys()]);
-    const termCache = new Map<string, Set<string>>();
-    for (const m of memories.values()) termCache.set(m.id, new Set(analyse(indexText(m))));
-    const allTerms = [...new Set([...termCache.values()].flatMap((t) => [...t]))];
-    const df = await store.termDocumentFrequencies(allTerms);
-    const rarity = inverseDocumentFrequency(df.documents, df.frequencies);
-    const nowMs = fixedNow.getTime();
-    const ageDays = (m: Memory) => (nowMs - Date.parse(m.createdAt)) / 86_400_000;
 
     const locomoRanked = (s: Setting | 'rrf', floor: RelevanceFloor | null) =>
       questions.map((_, i) => {
@@ -279,8 +240,7 @@ async function main(): Promise<void> {
       await fixture.close();
     }
   } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await fx.close();
   }
 }
 

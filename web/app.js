@@ -444,7 +444,9 @@
     const parts = SIGNALS.map((name) => details.signals[name] ?? { rank: null, contribution: 0, raw: null });
     // A feedback demotion (wrong/stale marks) is its own negative line, so the lines still add up to the total.
     const demotion = details.feedback;
-    const total = points ? parts.reduce((sum, d) => sum + shown(d), 0) + (demotion ? shown(demotion) : 0) : score;
+    // Points from matching memories of the same session (session context) are their own line too.
+    const lift = details.context;
+    const total = points ? parts.reduce((sum, d) => sum + shown(d), 0) + (lift ? shown(lift) : 0) + (demotion ? shown(demotion) : 0) : score;
     return h(
       'div',
       { class: 'score', 'data-testid': 'score-details' },
@@ -468,6 +470,15 @@
             h('span', { class: 'signal-contribution', 'data-testid': 'signal-contribution', 'data-share': share.toFixed(4) }, points ? `+${shown(d).toFixed(1)}` : `+${fmtNum(d.contribution, 5)}`),
           );
         }),
+        lift
+          ? h(
+              'li',
+              { class: 'signal context', 'data-testid': 'signal-context', title: 'memories of the same session matched too' },
+              h('span', { class: 'signal-name' }, 'session'),
+              h('span', { class: 'signal-rank' }, ''),
+              h('span', { class: 'signal-contribution', 'data-testid': 'signal-contribution' }, `+${shown(lift).toFixed(1)}`),
+            )
+          : null,
         demotion
           ? h(
               'li',

@@ -14,6 +14,7 @@ import {
   type ScoreCalibration,
 } from './fusion.js';
 import { DEFAULT_STATED_UPDATE, type StatedUpdateRule } from './topics.js';
+import { DEFAULT_SESSION_CONTEXT, type SessionContextWeights } from './session-context.js';
 import { CodeAwareness } from './code-awareness.js';
 import { DEFAULT_FILTER_CONFIG, type IngestFilterConfig } from './ingest-filter.js';
 import { DEFAULT_REDACTION_CONFIG, type RedactionConfig, type RedactionCounts } from './redact.js';
@@ -61,6 +62,8 @@ export interface EngineConfig {
   relevanceFloor?: Partial<RelevanceFloor> | null;
   /** Score fusion only: when a newer note stating a change counts as the same subject (topics.ts); null: never. */
   statedUpdate?: StatedUpdateRule | null;
+  /** Score fusion only: points from matching memories of the same session (session-context.ts); null: none. */
+  sessionContext?: SessionContextWeights | null;
 }
 
 /** One input of a batch after screening: saved (or found as a duplicate), or held for review. */
@@ -107,6 +110,7 @@ export interface EngineContext {
   /** The background sentences' vectors, embedded on the first search that needs them (background.ts). */
   background: Promise<(Float32Array | null)[]> | null;
   readonly statedUpdate: StatedUpdateRule | null;
+  readonly sessionContext: SessionContextWeights | null;
   readonly candidateFactor: number;
   readonly minCandidates: number;
   readonly log: Logger | undefined;
@@ -163,6 +167,7 @@ export function createEngineContext(config: EngineConfig): EngineContext {
     relevanceFloor,
     background: null,
     statedUpdate: config.statedUpdate === undefined ? DEFAULT_STATED_UPDATE : config.statedUpdate,
+    sessionContext: config.sessionContext === undefined ? DEFAULT_SESSION_CONTEXT : config.sessionContext,
     candidateFactor: config.candidateFactor ?? DEFAULT_CANDIDATE_FACTOR,
     minCandidates: config.minCandidates ?? DEFAULT_MIN_CANDIDATES,
     log: config.logger,

@@ -7,6 +7,7 @@ import { BACKGROUND_TEXTS } from './background.js';
 import { queryTerms } from './lexical.js';
 import { dot, inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights } from './topics.js';
 import { demoteDoubted } from './feedback.js';
+import { addSessionContext } from './session-context.js';
 import { validateKind, validateLimit, validateFusion, validateTags, MAX_LIMIT } from './validate.js';
 import type { EngineContext } from './engine-context.js';
 import { checkEmbedder, embedMany } from './write-path.js';
@@ -73,6 +74,7 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
       : fuse({ memories, vector: vectorRanked, lexical: lexicalRanked, ageDays, weights, k: RRF_K });
   results = await ctx.code.visible(results, (r) => r.memory);
   if (method === 'score' && ctx.relevanceFloor && !clearsFloor(results, ctx.relevanceFloor, vec[0]?.similarity ?? null, await backgroundCosine(ctx, queryVector))) results = [];
+  if (method === 'score' && ctx.sessionContext) results = addSessionContext(results, ctx.sessionContext);
   // After the floor: a doubted memory sinks among the relevant ones, it does not make a query irrelevant.
   results = demoteDoubted(results);
   if (weights.recency > 0 && results.length > 1) {

@@ -171,6 +171,12 @@ export interface FeedbackDemotion {
   contribution: number;
 }
 
+export interface SessionContextLift {
+  contribution: number;
+  neighbour: string | null;
+  session: string | null;
+}
+
 export interface ScoreDetails {
   signals: Record<SignalName, SignalDetail>;
   /** The fused score (= the result's score): relevance / 100 with score fusion, Σ weight / (60 + rank) with rank fusion. */
@@ -178,12 +184,17 @@ export interface ScoreDetails {
   /** How the signals were combined. */
   method: FusionMethod;
   /**
-   * 0–100: how well the memory matches the query, after any feedback demotion (score fusion only; the signals'
-   * contributions plus `feedback.contribution` add up to it).
+   * 0–100: how well the memory matches the query, after session context and any feedback demotion (score
+   * fusion only; the signals' contributions plus `context.contribution` and `feedback.contribution` add up to it).
    */
   relevance?: number;
   /** Set when wrong/stale marks demoted the memory: what the demotion took off, in the signals' units. */
   feedback?: FeedbackDemotion;
+  /**
+   * Set when memories of its session (same `metadata.sessionId`) matched too (score fusion, session-context.ts):
+   * the points that added, and which neighbour and which best other memory of the session gave them.
+   */
+  context?: SessionContextLift;
   /** The reranker's score when a reranker reordered the results. */
   rerank: number | null;
   /** Set when this memory was moved above an older memory on the same topic (that memory's id). */

@@ -115,7 +115,8 @@ function formatScore(r: SearchResult): string {
     const tenth = (x: number) => Math.round(x * 10) / 10;
     const pts = (x: number) => tenth(x).toFixed(1);
     const feedback = demotion ? tenth(demotion.contribution) : 0;
-    const total = tenth(s.vector.contribution) + tenth(s.lexical.contribution) + tenth(s.recency.contribution) + feedback;
+    const lift = r.scoreDetails.context ? tenth(r.scoreDetails.context.contribution) : 0;
+    const total = tenth(s.vector.contribution) + tenth(s.lexical.contribution) + tenth(s.recency.contribution) + lift + feedback;
     const raw = [
       s.vector.raw === null ? null : `cosine ${s.vector.raw.toFixed(2)}`,
       s.lexical.raw === null ? null : `bm25 ${s.lexical.raw.toFixed(2)}`,
@@ -123,7 +124,8 @@ function formatScore(r: SearchResult): string {
       marks,
     ].filter(Boolean);
     const minus = demotion ? ` − feedback ${(-feedback).toFixed(1)}` : '';
-    return `relevance ${total.toFixed(1)} = vector ${pts(s.vector.contribution)} + lexical ${pts(s.lexical.contribution)} + recency ${pts(s.recency.contribution)}${minus} (${raw.join(', ')}${rerank})`;
+    const plus = r.scoreDetails.context ? ` + session ${lift.toFixed(1)}` : '';
+    return `relevance ${total.toFixed(1)} = vector ${pts(s.vector.contribution)} + lexical ${pts(s.lexical.contribution)} + recency ${pts(s.recency.contribution)}${plus}${minus} (${raw.join(', ')}${rerank})`;
   }
   const part = (name: string, d: { rank: number | null; contribution: number }) => (d.rank === null ? `${name} -` : `${name} #${d.rank} +${d.contribution.toFixed(4)}`);
   const feedback = demotion ? `, feedback ${demotion.contribution.toFixed(4)} (${marks})` : '';
