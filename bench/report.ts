@@ -132,7 +132,7 @@ function renderLatency(r: LatencyResults, file: string): string {
   out.push(`\nSamples (n) per row: ${r.levels.map((l) => `${num(l.targetMemories)}: ${Object.values(l.search).map((x) => x.n).join(' / ')}`).join('; ')}.`);
 
   if (r.levels.some((l) => l.vectorIndex)) {
-    out.push('\n### Approximate vector index (usearch HNSW, i8, rescored exactly) against exhaustive search\n');
+    out.push('\n### Quantised vector index (int8 codes scanned with usearch, rescored exactly) against exhaustive search\n');
     out.push(
       table(
         ['Memories in namespace', 'State', 'Ready after (ms)', 'Builds', 'Vectors', 'Index file', 'File B/memory', 'Recall@10', 'Worst query @10', 'Recall@50', 'Queries', 'Resident (MiB)'],

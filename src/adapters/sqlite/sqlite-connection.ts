@@ -31,7 +31,7 @@ export interface SqliteStoreConfig {
   /** Total time a write keeps retrying on a busy database before failing STORE_UNAVAILABLE. Default 60 s. */
   maxBusyWaitMs?: number;
   /**
-   * The approximate vector index (usearch HNSW, saved as `<path>.usearch`), or false for exhaustive search
+   * The quantised vector index (int8 codes scanned with usearch, saved as `<path>.usearch`), or false for exhaustive search
    * only. Never used for `:memory:` or a store this process cannot write.
    */
   vectorIndex?: SqliteVectorIndexConfig | false;

@@ -1,33 +1,30 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, fsyncSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import type { Index as UsearchIndex, ScalarKind } from 'usearch';
+import { QuantizedVectors } from './sqlite-quantized-vectors.js';
 
 /**
- * The approximate vector index's file, saved beside the database (`<db>.usearch`): one usearch HNSW graph per
- * namespace behind a header that names what the graphs were built from. The file is a cache of the store's
- * vectors, never a source: a reader trusts it only when its header matches the database (store id, embedder,
- * dimensions) and its change counter is one the database can still catch up from; anything else is rebuilt.
+ * The quantised vector index's file, saved beside the database (`<db>.usearch`): one int8 copy of every
+ * namespace's current vectors behind a header that names what they were built from. The file is a cache of the
+ * store's vectors, never a source: a reader trusts it only when its header matches the database (store id,
+ * embedder, dimensions) and its change counter is one the database can still catch up from; anything else is
+ * rebuilt.
  *
- *   "CAIRNVX1" | u32 LE header length | header JSON | segment bytes (usearch's own format), one per namespace
+ *   "CAIRNVX2" | u32 LE header length | header JSON | one segment per namespace: rowids (f64 LE), int8 codes
  */
 
 export type Usearch = typeof import('usearch');
 
-/** HNSW parameters. i8 vectors in the graph (a quarter of f32's bytes); every hit is rescored exactly. */
+/** How vectors are held: int8 codes (a quarter of float32's bytes), scanned exhaustively; hits are rescored exactly. */
 export interface IndexParams {
-  quantization: 'i8' | 'f16' | 'f32';
-  connectivity: number;
-  expansionAdd: number;
-  expansionSearch: number;
+  quantization: 'i8';
 }
 
-export const DEFAULT_INDEX_PARAMS: IndexParams = { quantization: 'i8', connectivity: 16, expansionAdd: 128, expansionSearch: 128 };
+export const DEFAULT_INDEX_PARAMS: IndexParams = { quantization: 'i8' };
 
-export const INDEX_FORMAT = 1;
-const MAGIC = Buffer.from('CAIRNVX1', 'latin1');
+export const INDEX_FORMAT = 2;
+const MAGIC = Buffer.from('CAIRNVX2', 'latin1');
 
 /** What an index file reflects: the database it was built from and the last vector change included. */
 export interface IndexIdentity {
@@ -35,7 +32,7 @@ export interface IndexIdentity {
   /** The database's random id (meta `store_id`): an index of another database (a copy, a restored file) is never read. */
   storeId: string;
   embedder: { id: string; dimensions: number };
-  /** The last `vector_changes` sequence number the graphs include. */
+  /** The last `vector_changes` sequence number the vectors include. */
   seq: number;
   params: IndexParams;
 }
@@ -59,18 +56,6 @@ export function loadUsearch(): { usearch: Usearch } | { error: string } {
     }
   }
   return loaded instanceof Error ? { error: `usearch could not load: ${loaded.message.split('\n')[0]}` } : { usearch: loaded };
-}
-
-export function newIndex(usearch: Usearch, dimensions: number, params: IndexParams): UsearchIndex {
-  return new usearch.Index({
-    dimensions,
-    metric: usearch.MetricKind.Cos,
-    quantization: params.quantization as ScalarKind,
-    connectivity: params.connectivity,
-    expansion_add: params.expansionAdd,
-    expansion_search: params.expansionSearch,
-    multi: false,
-  });
 }
 
 function isAlive(pid: number): boolean {
@@ -99,53 +84,44 @@ function removeStaleTemporaries(path: string): void {
 }
 
 /**
- * Writes the graphs and their header to `path` atomically: a temporary file beside it, flushed, then renamed
+ * Writes the vectors and their header to `path` atomically: a temporary file beside it, flushed, then renamed
  * over the old one. A process killed at any point leaves either the old file or the new one, never a mix.
  */
-export function writeIndexFile(path: string, identity: IndexIdentity, indexes: Map<string, UsearchIndex>): void {
+export function writeIndexFile(path: string, identity: IndexIdentity, indexes: Map<string, QuantizedVectors>): void {
   removeStaleTemporaries(path);
-  const scratch = mkdtempSync(join(tmpdir(), 'cairn-vx-'));
+  const segments: IndexHeader['segments'] = [];
+  const bodies: Buffer[] = [];
+  for (const [namespace, index] of [...indexes].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
+    const body = index.toBuffer();
+    bodies.push(body);
+    segments.push({ namespace, vectors: index.size(), length: body.length, sha256: createHash('sha256').update(body).digest('hex') });
+  }
+  const header: IndexHeader = { ...identity, segments };
+  const json = Buffer.from(JSON.stringify(header), 'utf8');
+  const length = Buffer.alloc(4);
+  length.writeUInt32LE(json.length, 0);
+  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const fd = openSync(tmp, 'w', 0o600);
   try {
-    const segments: IndexHeader['segments'] = [];
-    const bodies: Buffer[] = [];
-    let i = 0;
-    for (const [namespace, index] of [...indexes].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
-      const file = join(scratch, `${i++}.usearch`);
-      index.save(file);
-      const body = readFileSync(file);
-      rmSync(file, { force: true });
-      bodies.push(body);
-      segments.push({ namespace, vectors: index.size(), length: body.length, sha256: createHash('sha256').update(body).digest('hex') });
-    }
-    const header: IndexHeader = { ...identity, segments };
-    const json = Buffer.from(JSON.stringify(header), 'utf8');
-    const length = Buffer.alloc(4);
-    length.writeUInt32LE(json.length, 0);
-    const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-    const fd = openSync(tmp, 'w', 0o600);
-    try {
-      for (const part of [MAGIC, length, json, ...bodies]) writeSync(fd, part);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
-    try {
-      const dirFd = openSync(dirname(path), 'r');
-      try {
-        fsyncSync(dirFd);
-      } finally {
-        closeSync(dirFd);
-      }
-    } catch {
-      // Some filesystems cannot fsync a folder; the rename itself is still atomic.
-    }
+    for (const part of [MAGIC, length, json, ...bodies]) writeSync(fd, part);
+    fsyncSync(fd);
   } finally {
-    rmSync(scratch, { recursive: true, force: true });
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+  try {
+    const dirFd = openSync(dirname(path), 'r');
+    try {
+      fsyncSync(dirFd);
+    } finally {
+      closeSync(dirFd);
+    }
+  } catch {
+    // Some filesystems cannot fsync a folder; the rename itself is still atomic.
   }
 }
 
-/** The header alone (the graphs are read by loadIndexSegments), or why the file cannot be used. */
+/** The header alone (the vectors are read by loadIndexSegments), or why the file cannot be used. */
 export function readIndexHeader(path: string): { header: IndexHeader; bodyOffset: number } | { problem: string } {
   let fd: number;
   try {
@@ -176,48 +152,28 @@ export function readIndexHeader(path: string): { header: IndexHeader; bodyOffset
   }
 }
 
-/** Loads every graph of a file whose header was accepted; each segment's SHA-256 is checked first. */
-export function loadIndexSegments(
-  usearch: Usearch,
-  path: string,
-  file: { header: IndexHeader; bodyOffset: number },
-): { indexes: Map<string, UsearchIndex> } | { problem: string } {
+/** Loads every namespace of a file whose header was accepted; each segment's SHA-256 is checked first. */
+export function loadIndexSegments(path: string, file: { header: IndexHeader; bodyOffset: number }): { indexes: Map<string, QuantizedVectors> } | { problem: string } {
   let bytes: Buffer;
   try {
     bytes = readFileSync(path);
   } catch (err) {
     return { problem: `the index file cannot be read (${(err as Error).message})` };
   }
-  const scratch = mkdtempSync(join(tmpdir(), 'cairn-vx-'));
-  try {
-    const indexes = new Map<string, UsearchIndex>();
-    let at = file.bodyOffset;
-    for (const [i, segment] of file.header.segments.entries()) {
-      const body = bytes.subarray(at, at + segment.length);
-      at += segment.length;
-      if (createHash('sha256').update(body).digest('hex') !== segment.sha256) return { problem: `the index of namespace ${JSON.stringify(segment.namespace)} is damaged (checksum)` };
-      const part = join(scratch, `${i}.usearch`);
-      writeFileSync(part, body);
-      const index = newIndex(usearch, file.header.embedder.dimensions, file.header.params);
-      try {
-        index.load(part);
-      } catch (err) {
-        return { problem: `the index of namespace ${JSON.stringify(segment.namespace)} does not load (${(err as Error).message})` };
-      } finally {
-        unlinkSync(part);
-      }
-      if (index.size() !== segment.vectors || index.dimensions() !== file.header.embedder.dimensions) {
-        return { problem: `the index of namespace ${JSON.stringify(segment.namespace)} holds ${index.size()} vectors, its header says ${segment.vectors}` };
-      }
-      indexes.set(segment.namespace, index);
-    }
-    return { indexes };
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
+  const indexes = new Map<string, QuantizedVectors>();
+  let at = file.bodyOffset;
+  for (const segment of file.header.segments) {
+    const body = bytes.subarray(at, at + segment.length);
+    at += segment.length;
+    if (createHash('sha256').update(body).digest('hex') !== segment.sha256) return { problem: `the index of namespace ${JSON.stringify(segment.namespace)} is damaged (checksum)` };
+    const vectors = QuantizedVectors.fromBuffer(file.header.embedder.dimensions, segment.vectors, body);
+    if (!vectors) return { problem: `the index of namespace ${JSON.stringify(segment.namespace)} does not match its header` };
+    indexes.set(segment.namespace, vectors);
   }
+  return { indexes };
 }
 
-// ------------------------------------------------------------------------------------- what graphs hold
+// ------------------------------------------------------------------------------------ what the index holds
 
 /** Minimal view of a better-sqlite3 connection, so the worker and the store share these reads. */
 interface Connection {
@@ -247,29 +203,20 @@ export function databaseIdentity(db: Connection, params: IndexParams): IndexIden
   return { format: INDEX_FORMAT, storeId: storeId.value, embedder: { id: e.id, dimensions: e.dimensions }, seq: currentChangeSeq(db), params };
 }
 
-/** Builds one graph per namespace from every indexed vector of `db` (call inside a read transaction). */
-export function buildFromDatabase(usearch: Usearch, db: Connection, dimensions: number, params: IndexParams, threads: number): Map<string, UsearchIndex> {
-  const indexes = new Map<string, UsearchIndex>();
-  const pending = new Map<string, { keys: bigint[]; data: Float32Array; n: number }>();
-  const BATCH = 1024;
-  const flush = (namespace: string, p: { keys: bigint[]; data: Float32Array; n: number }) => {
-    if (p.n === 0) return;
-    let index = indexes.get(namespace);
-    if (!index) indexes.set(namespace, (index = newIndex(usearch, dimensions, params)));
-    index.add(BigUint64Array.from(p.keys), p.data.subarray(0, p.n * dimensions), threads);
-    p.keys = [];
-    p.n = 0;
-  };
+/** Quantises every indexed vector of `db`, per namespace (call inside a read transaction). */
+export function buildFromDatabase(db: Connection, dimensions: number): Map<string, QuantizedVectors> {
+  const indexes = new Map<string, QuantizedVectors>();
   for (const raw of db.prepare(INDEXED_VECTORS_SQL).iterate()) {
     const row = raw as { rowid: number; namespace: string; data: Buffer };
     if (row.data.length !== dimensions * 4) continue;
-    let p = pending.get(row.namespace);
-    if (!p) pending.set(row.namespace, (p = { keys: [], data: new Float32Array(BATCH * dimensions), n: 0 }));
-    p.data.set(new Float32Array(row.data.buffer, row.data.byteOffset, dimensions), p.n * dimensions);
-    p.keys.push(BigInt(row.rowid));
-    p.n++;
-    if (p.n === BATCH) flush(row.namespace, p);
+    let index = indexes.get(row.namespace);
+    if (!index) indexes.set(row.namespace, (index = new QuantizedVectors(dimensions)));
+    index.set(row.rowid, floats(row.data, dimensions));
   }
-  for (const [namespace, p] of pending) flush(namespace, p);
   return indexes;
+}
+
+/** A stored float32 vector (a blob that may not be 4-byte aligned) as a Float32Array. */
+export function floats(blob: Buffer, dimensions: number): Float32Array {
+  return blob.byteOffset % 4 === 0 ? new Float32Array(blob.buffer, blob.byteOffset, dimensions) : new Float32Array(Uint8Array.from(blob).buffer, 0, dimensions);
 }

@@ -1,13 +1,12 @@
 /**
- * Builds the approximate vector index off the main thread: reads one consistent snapshot of the database
- * (its own read-only connection, one read transaction), builds a graph per namespace on every core, writes
- * the index file and says which change it reflects. A server keeps answering, exhaustively, meanwhile.
+ * Builds the quantised vector index off the main thread: reads one consistent snapshot of the database (its
+ * own read-only connection, one read transaction), quantises every namespace's vectors, writes the index file
+ * and says which change it reflects. A server keeps answering, exhaustively, meanwhile.
  */
-import { availableParallelism } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
-import { buildFromDatabase, databaseIdentity, loadUsearch, writeIndexFile, type IndexParams } from './sqlite-vector-index-file.js';
+import { buildFromDatabase, databaseIdentity, writeIndexFile, type IndexParams } from './sqlite-vector-index-file.js';
 
 export interface BuildRequest {
   dbPath: string;
@@ -19,8 +18,6 @@ export type BuildReply = { ok: true; seq: number; vectors: number; ms: number } 
 
 function build(request: BuildRequest): BuildReply {
   const started = performance.now();
-  const loaded = loadUsearch();
-  if ('error' in loaded) return { ok: false, error: loaded.error };
   const db = new Database(request.dbPath, { readonly: true, fileMustExist: true });
   try {
     db.pragma('busy_timeout = 5000');
@@ -28,7 +25,7 @@ function build(request: BuildRequest): BuildReply {
     db.exec('BEGIN');
     const identity = databaseIdentity(db, request.params);
     if (!identity) return { ok: false, error: 'the store has no embedder record yet' };
-    const indexes = buildFromDatabase(loaded.usearch, db, identity.embedder.dimensions, request.params, availableParallelism());
+    const indexes = buildFromDatabase(db, identity.embedder.dimensions);
     db.exec('COMMIT');
     writeIndexFile(request.target, identity, indexes);
     const vectors = [...indexes.values()].reduce((s, i) => s + i.size(), 0);

@@ -1,15 +1,14 @@
 import { rmSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import type { Index as UsearchIndex } from 'usearch';
 import type { CandidateFilter, VectorHit, VectorIndexCheck } from '../../interfaces/store.js';
 import {
   databaseIdentity,
   INDEXED_VECTORS_SQL,
   DEFAULT_INDEX_PARAMS,
+  floats,
   loadIndexSegments,
   loadUsearch,
-  newIndex,
   readIndexHeader,
   writeIndexFile,
   type IndexIdentity,
@@ -17,6 +16,7 @@ import {
   type Usearch,
 } from './sqlite-vector-index-file.js';
 import type { BuildReply, BuildRequest } from './sqlite-vector-index-worker.js';
+import { QuantizedVectors } from './sqlite-quantized-vectors.js';
 
 export interface SqliteVectorIndexConfig {
   /**
@@ -24,15 +24,13 @@ export interface SqliteVectorIndexConfig {
    * exact. Default 2,000 (sqlite-vec's KNN over 1,000 vectors took 1.5 ms p50 in the latency bench).
    */
   minVectors?: number;
-  /** HNSW parameters (default i8, connectivity 16, expansion 128 on add and search). */
-  params?: Partial<IndexParams>;
   /** Changes applied in memory between two saves of the file. Default 5,000 (and always on close). */
   saveEvery?: number;
 }
 
 /** What `cairn doctor` and `cairn verify` say about the index. */
 export interface VectorIndexStatus {
-  engine: 'usearch' | 'exhaustive';
+  engine: 'int8 scan (usearch)' | 'exhaustive';
   state: 'ready' | 'building' | 'not built' | 'unavailable' | 'failed';
   /** Why the index is not in use, or why it was last rebuilt. */
   reason: string | null;
@@ -48,24 +46,20 @@ export interface VectorIndexStatus {
 
 type Prepare = (sql: string) => Database.Statement;
 
-/** Indexed vectors held for the same memory rowid; for remove/add of one row. */
-function keyOf(rowid: number | bigint): bigint {
-  return typeof rowid === 'bigint' ? rowid : BigInt(rowid);
-}
-
 /**
- * The embedded store's approximate vector search: one usearch HNSW graph per namespace over the current
- * memories' vectors, kept consistent with the database through its `vector_changes` counter (bumped by
- * triggers on every change of a memory's vector, namespace or currency) and saved beside it as `<db>.usearch`.
+ * The embedded store's fast vector search: quantised candidates with exact rescoring. Every namespace's
+ * current vectors are held in memory as int8 (sqlite-quantized-vectors.ts) and scanned with usearch's SIMD
+ * kernel; the best 3k + 64 are rescored with the exact float cosine of the stored vector in SQL. They are kept
+ * consistent with the database through its `vector_changes` counter (bumped by triggers on every change of a
+ * memory's vector, namespace or currency) and saved beside it as `<db>.usearch`.
  *
- * Consistency: before every search the graphs are brought to the database's latest change: patched from the
+ * Consistency: before every search the codes are brought to the database's latest change: patched from the
  * change log when few changes are pending, otherwise (file missing, damaged, from another database or embedder,
  * ahead of the database, or older than the kept change log) rebuilt in a worker thread while searches stay
- * exhaustive. Correctness: the graph only proposes candidates; each is rescored exactly from the log's vector
- * and filtered in SQL by namespace, currency, expiry, kind and tags, and when fewer than k pass even after
- * widening, the caller's exhaustive search answers. So a stale or wrong graph can cost recall, never a wrong
- * hit. Filtering: per-namespace graphs (no cross-namespace over-fetch), then over-fetch (3k + 64, ×4 up to
- * 4,096) for the other filters.
+ * exhaustive. Correctness: the codes only propose candidates; each is rescored exactly and filtered in SQL by
+ * namespace, currency, expiry, kind and tags, and when fewer than k pass even after widening, the caller's
+ * exhaustive search answers. So stale codes can cost recall, never a wrong hit. Filtering: per-namespace
+ * arrays (no cross-namespace over-fetch), then over-fetch (3k + 64, ×4 up to 4,096) for the other filters.
  */
 export class SqliteVectorIndex {
   private readonly minVectors: number;
@@ -73,10 +67,11 @@ export class SqliteVectorIndex {
   private readonly saveEvery: number;
   private usearch: Usearch | null = null;
   private unavailable: string | null = null;
-  private indexes: Map<string, UsearchIndex> | null = null;
+  private indexes: Map<string, QuantizedVectors> | null = null;
   private identity: IndexIdentity | null = null;
   private unsaved = 0;
   private building: Promise<void> | null = null;
+  private builder: Worker | null = null;
   private failed: { reason: string; at: number } | null = null;
   private reason: string | null = null;
   private builds = 0;
@@ -91,7 +86,7 @@ export class SqliteVectorIndex {
     config: SqliteVectorIndexConfig = {},
   ) {
     this.minVectors = config.minVectors ?? 2_000;
-    this.params = { ...DEFAULT_INDEX_PARAMS, ...config.params };
+    this.params = DEFAULT_INDEX_PARAMS;
     this.saveEvery = config.saveEvery ?? 5_000;
   }
 
@@ -116,16 +111,16 @@ export class SqliteVectorIndex {
        WHERE m.rowid IN (SELECT value FROM json_each(@annKeys)) AND m.namespace = @namespace ORDER BY distance`,
     );
     for (let fetch = Math.max(3 * k + 64, 128); ; fetch *= 4) {
-      const found = index.search(vector, Math.min(fetch, index.size()), 1);
-      const rows = rescore.all({ ...params, annKeys: `[${found.keys.join(',')}]` }) as { id: string; distance: number; ok: number }[];
+      const found = index.nearest(this.usearch as Usearch, vector, fetch);
+      const rows = rescore.all({ ...params, annKeys: `[${found.join(',')}]` }) as { id: string; distance: number; ok: number }[];
       const hits = rows.filter((r) => r.ok === 1).slice(0, k);
-      if (hits.length >= k || found.keys.length < fetch) return hits.map((r) => ({ id: r.id, similarity: 1 - r.distance }));
+      if (hits.length >= k || found.length < fetch) return hits.map((r) => ({ id: r.id, similarity: 1 - r.distance }));
       if (fetch >= 4096) return null;
     }
   }
 
   /**
-   * Brings the graphs to the database's latest vector change; true when they are usable now. Never throws for
+   * Brings the codes to the database's latest vector change; true when they are usable now. Never throws for
    * an index problem: it records why and answers false (exhaustive search).
    */
   private sync(): boolean {
@@ -151,7 +146,7 @@ export class SqliteVectorIndex {
     const file = readIndexHeader(this.file);
     let problem = 'problem' in file ? file.problem : this.mismatch(file.header, want);
     if (problem === null && !('problem' in file)) {
-      const loaded = loadIndexSegments(this.usearch, this.file, file);
+      const loaded = loadIndexSegments(this.file, file);
       if ('indexes' in loaded) {
         this.indexes = loaded.indexes;
         this.identity = { format: file.header.format, storeId: file.header.storeId, embedder: file.header.embedder, seq: file.header.seq, params: file.header.params };
@@ -165,26 +160,23 @@ export class SqliteVectorIndex {
     return false;
   }
 
-  /** Why graphs described by `have` cannot serve the database described by `want`, or null. */
+  /** Why codes described by `have` cannot serve the database described by `want`, or null. */
   private mismatch(have: IndexIdentity, want: IndexIdentity): string | null {
     if (have.storeId !== want.storeId) return 'the index file belongs to another database';
     if (have.embedder.id !== want.embedder.id || have.embedder.dimensions !== want.embedder.dimensions) {
       return `the index was built from ${have.embedder.id} (${have.embedder.dimensions} dimensions); the store holds ${want.embedder.id} (${want.embedder.dimensions})`;
     }
-    const p = have.params;
-    if (p.quantization !== this.params.quantization || p.connectivity !== this.params.connectivity || p.expansionAdd !== this.params.expansionAdd) {
-      return 'the index was built with other parameters';
-    }
+    if (have.params?.quantization !== this.params.quantization) return 'the index was built with other parameters';
     if (have.seq > want.seq) return `the index reflects change ${have.seq}, the database only ${want.seq} (restored from an older copy?)`;
     const { first } = this.prepare('SELECT MIN(seq) AS first FROM vector_changes').get() as { first: number | null };
     if (have.seq < want.seq && (first ?? want.seq + 1) > have.seq + 1) return 'the index is older than the change log the database keeps';
     return null;
   }
 
-  /** Applies the changes after the graphs' counter up to `to`; false when too many are pending to patch. */
+  /** Applies the changes after the codes' counter up to `to`; false when too many are pending to patch. */
   private catchUp(to: number): boolean {
     const identity = this.identity as IndexIdentity;
-    const indexes = this.indexes as Map<string, UsearchIndex>;
+    const indexes = this.indexes as Map<string, QuantizedVectors>;
     const size = [...indexes.values()].reduce((s, i) => s + i.size(), 0);
     if (to - identity.seq > Math.max(20_000, size / 5)) return false;
     const changes = this.prepare('SELECT DISTINCT memory_rowid AS rowid, namespace FROM vector_changes WHERE seq > ? AND seq <= ?').all(identity.seq, to) as {
@@ -198,9 +190,7 @@ export class SqliteVectorIndex {
     const dims = identity.embedder.dimensions;
     const rowids = new Set<number>();
     for (const c of changes) {
-      const index = indexes.get(c.namespace);
-      const key = keyOf(c.rowid);
-      if (index?.contains(key)) index.remove(key);
+      indexes.get(c.namespace)?.remove(c.rowid);
       rowids.add(c.rowid);
     }
     for (const rowid of rowids) {
@@ -208,10 +198,8 @@ export class SqliteVectorIndex {
       const row = current.get(rowid) as { namespace: string; data: Buffer } | undefined;
       if (!row || row.data.length !== dims * 4) continue;
       let index = indexes.get(row.namespace);
-      if (!index) indexes.set(row.namespace, (index = newIndex(this.usearch as Usearch, dims, this.params)));
-      const key = keyOf(rowid);
-      if (index.contains(key)) index.remove(key);
-      index.add(key, new Float32Array(row.data.buffer, row.data.byteOffset, dims));
+      if (!index) indexes.set(row.namespace, (index = new QuantizedVectors(dims)));
+      index.set(rowid, floats(row.data, dims));
     }
     identity.seq = to;
     this.unsaved += changes.length;
@@ -219,7 +207,7 @@ export class SqliteVectorIndex {
     return true;
   }
 
-  /** Writes the in-memory graphs to the file (best effort: a failed save only means a rebuild later). */
+  /** Writes the in-memory codes to the file (best effort: a failed save only means a rebuild later). */
   private save(): void {
     if (!this.indexes || !this.identity) return;
     try {
@@ -263,8 +251,10 @@ export class SqliteVectorIndex {
       const worker = new Worker(new URL('./sqlite-vector-index-worker.js', import.meta.url), { workerData: request });
       // A short command does not wait for a rebuild it started: it answered exhaustively and may exit.
       worker.unref();
+      this.builder = worker;
       const finish = (reply: BuildReply) => {
         this.building = null;
+        this.builder = null;
         this.builds++;
         if (reply.ok) {
           this.lastBuildMs = reply.ms;
@@ -282,7 +272,11 @@ export class SqliteVectorIndex {
 
   /** Resolves when no rebuild is running (at once when none is). */
   async whenIdle(): Promise<void> {
-    while (this.building) await this.building;
+    while (this.building) {
+      // Whoever waits keeps the process alive until the build ends.
+      this.builder?.ref();
+      await this.building;
+    }
   }
 
   status(): VectorIndexStatus {
@@ -290,7 +284,7 @@ export class SqliteVectorIndex {
     const state: VectorIndexStatus['state'] =
       this.unavailable !== null ? 'unavailable' : this.building ? 'building' : this.indexes ? 'ready' : this.failed ? 'failed' : 'not built';
     return {
-      engine: state === 'ready' ? 'usearch' : 'exhaustive',
+      engine: state === 'ready' ? 'int8 scan (usearch)' : 'exhaustive',
       state,
       reason: this.unavailable ?? this.failed?.reason ?? this.reason,
       file: this.file,
@@ -336,9 +330,9 @@ export class SqliteVectorIndex {
     return { status: 'exhaustive', detail: `the rebuilt index is still inconsistent: ${cause ?? ''}` };
   }
 
-  /** The first difference between the graphs and the database's current vectors, or null. */
+  /** The first difference between the codes and the database's current vectors, or null. */
   private compareWithDatabase(): string | null {
-    const indexes = this.indexes as Map<string, UsearchIndex>;
+    const indexes = this.indexes as Map<string, QuantizedVectors>;
     const dims = (this.identity as IndexIdentity).embedder.dimensions;
     const counts = new Map<string, number>();
     let sampled = 0;
@@ -346,13 +340,12 @@ export class SqliteVectorIndex {
       const row = raw as { rowid: number; namespace: string; data: Buffer };
       counts.set(row.namespace, (counts.get(row.namespace) ?? 0) + 1);
       const index = indexes.get(row.namespace);
-      const key = keyOf(row.rowid);
-      if (!index || !index.contains(key)) return `memory row ${row.rowid} of ${JSON.stringify(row.namespace)} is missing from the index`;
-      // Every 97th vector must find itself among its nearest neighbours (a graph holding other bytes would not).
-      if (row.rowid % 97 === 0 && sampled < 512) {
+      if (!index || !index.has(row.rowid)) return `memory row ${row.rowid} of ${JSON.stringify(row.namespace)} is missing from the index`;
+      // Every 97th row's codes must still be its vector (int8 keeps a cosine above 0.999 to the float vector).
+      if (row.rowid % 97 === 0 && sampled < 2048) {
         sampled++;
-        const found = index.search(new Float32Array(row.data.buffer, row.data.byteOffset, dims), 10, 1);
-        if (!found.keys.includes(key)) return `memory row ${row.rowid} of ${JSON.stringify(row.namespace)} does not find its own vector in the index`;
+        const cosine = index.cosine(row.rowid, floats(row.data, dims)) ?? 0;
+        if (cosine < 0.995) return `memory row ${row.rowid} of ${JSON.stringify(row.namespace)} holds another vector in the index (cosine ${cosine.toFixed(3)})`;
       }
     }
     for (const [namespace, index] of indexes) {

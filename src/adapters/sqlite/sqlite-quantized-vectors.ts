@@ -1,0 +1,124 @@
+import type { Usearch } from './sqlite-vector-index-file.js';
+
+/**
+ * One namespace's vectors as int8 (each scaled by 127 / its largest component: cosine ignores a vector's
+ * length, so this keeps the most precision), in one contiguous array for usearch's SIMD exhaustive kernel.
+ * Rows are keyed by the memory's rowid; removal moves the last row into the freed slot.
+ *
+ * Measured on this machine (load average 14, 100,000 vectors of 512 dimensions with about 200 noisy copies
+ * of each of 512 real notes): int8 scan 6.5–9.6 ms, recall@10 of its 64 best against exact float search 1.0;
+ * an HNSW graph (usearch, i8, connectivity 32, expansion 256) reached 0.89 at 256 candidates and 0.95 at 512.
+ */
+export class QuantizedVectors {
+  private keys: Float64Array;
+  private data: Int8Array;
+  private count = 0;
+  private readonly slots = new Map<number, number>();
+
+  constructor(
+    readonly dimensions: number,
+    capacity = 1024,
+  ) {
+    this.keys = new Float64Array(Math.max(1, capacity));
+    this.data = new Int8Array(Math.max(1, capacity) * dimensions);
+  }
+
+  size(): number {
+    return this.count;
+  }
+
+  has(rowid: number): boolean {
+    return this.slots.has(rowid);
+  }
+
+  /** Adds or replaces the row's vector. */
+  set(rowid: number, vector: Float32Array): void {
+    let slot = this.slots.get(rowid);
+    if (slot === undefined) {
+      if (this.count === this.keys.length) this.grow();
+      slot = this.count++;
+      this.slots.set(rowid, slot);
+      this.keys[slot] = rowid;
+    }
+    quantize(vector, this.data, slot * this.dimensions);
+  }
+
+  remove(rowid: number): void {
+    const slot = this.slots.get(rowid);
+    if (slot === undefined) return;
+    const last = --this.count;
+    if (slot !== last) {
+      const moved = this.keys[last] as number;
+      this.keys[slot] = moved;
+      this.data.copyWithin(slot * this.dimensions, last * this.dimensions, (last + 1) * this.dimensions);
+      this.slots.set(moved, slot);
+    }
+    this.slots.delete(rowid);
+  }
+
+  /** Rowids of the `count` nearest rows by the int8 cosine, nearest first. */
+  nearest(usearch: Usearch, query: Float32Array, count: number): number[] {
+    const n = Math.min(count, this.count);
+    if (n === 0) return [];
+    const q = new Int8Array(this.dimensions);
+    quantize(query, q, 0);
+    const found = usearch.exactSearch(this.data.subarray(0, this.count * this.dimensions), q, this.dimensions, n, usearch.MetricKind.Cos, 1);
+    return Array.from(found.keys as BigUint64Array, (position) => this.keys[Number(position)] as number);
+  }
+
+  /** The int8 cosine of a row's stored codes with `vector` (for the consistency check), or null when absent. */
+  cosine(rowid: number, vector: Float32Array): number | null {
+    const slot = this.slots.get(rowid);
+    if (slot === undefined) return null;
+    let dot = 0;
+    let a = 0;
+    let b = 0;
+    for (let i = 0; i < this.dimensions; i++) {
+      const x = this.data[slot * this.dimensions + i] as number;
+      const y = vector[i] as number;
+      dot += x * y;
+      a += x * x;
+      b += y * y;
+    }
+    return a > 0 && b > 0 ? dot / Math.sqrt(a * b) : 0;
+  }
+
+  /** rowids (float64 LE) then codes (int8), `size()` rows. */
+  toBuffer(): Buffer {
+    const keys = Buffer.from(this.keys.buffer, this.keys.byteOffset, this.count * 8);
+    const codes = Buffer.from(this.data.buffer, this.data.byteOffset, this.count * this.dimensions);
+    return Buffer.concat([keys, codes]);
+  }
+
+  static fromBuffer(dimensions: number, rows: number, body: Buffer): QuantizedVectors | null {
+    if (body.length !== rows * (8 + dimensions)) return null;
+    const out = new QuantizedVectors(dimensions, rows);
+    const keys = new Float64Array(rows);
+    Buffer.from(keys.buffer).set(body.subarray(0, rows * 8));
+    out.keys = keys.length ? keys : out.keys;
+    out.data.set(new Int8Array(body.buffer, body.byteOffset + rows * 8, rows * dimensions));
+    out.count = rows;
+    for (let i = 0; i < rows; i++) {
+      const rowid = keys[i] as number;
+      if (!Number.isSafeInteger(rowid) || out.slots.has(rowid)) return null;
+      out.slots.set(rowid, i);
+    }
+    return out;
+  }
+
+  private grow(): void {
+    const keys = new Float64Array(this.keys.length * 2);
+    keys.set(this.keys);
+    const data = new Int8Array(keys.length * this.dimensions);
+    data.set(this.data);
+    this.keys = keys;
+    this.data = data;
+  }
+}
+
+function quantize(vector: Float32Array, out: Int8Array, offset: number): void {
+  let max = 0;
+  for (let i = 0; i < vector.length; i++) max = Math.max(max, Math.abs(vector[i] as number));
+  const scale = max > 0 ? 127 / max : 0;
+  for (let i = 0; i < vector.length; i++) out[offset + i] = Math.round((vector[i] as number) * scale);
+}
