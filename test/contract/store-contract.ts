@@ -6,6 +6,7 @@ import { dedupeKey } from '../../src/core/text.js';
 import { CairnError, isCairnError, type ErrorCode } from '../../src/interfaces/errors.js';
 import type { Memory } from '../../src/interfaces/memory.js';
 import type { CandidateFilter, EmbedderInfo, Store } from '../../src/interfaces/store.js';
+import { describeLogCases } from './store-contract-log.js';
 
 /**
  * The contract every Store backend must pass. It talks to the store only through `Store` and `StoreTx`,
@@ -986,6 +987,8 @@ export function describeStoreContract(name: string, makeStore: MakeStore, option
         await store.close(); // closing twice is harmless
       });
     });
+
+    describeLogCases({ test, makeMemory, filter, axis, rejectsWith, needsVectors, embedder: EMBEDDER, now: NOW });
   });
 
   // A skip must name a case that exists, so a renamed case cannot silently stay skipped.
