@@ -106,8 +106,10 @@ export class SqliteVectorIndex {
     const index = this.indexes?.get(filter.namespace);
     if (!index || index.size() < this.minVectors) return null;
     const rescore = this.prepare(
-      `SELECT m.id AS id, vec_distance_cosine(v.embedding, @q) AS distance, (${postSql}) AS ok FROM memories m
-         JOIN memories_vec v ON v.rowid = m.rowid
+      // The log's copy of the vector (one B-tree lookup; a vec0 lookup by rowid costs several times more),
+      // or the vector table's when the blob is missing.
+      `SELECT m.id AS id, vec_distance_cosine(COALESCE(b.data, (SELECT embedding FROM memories_vec WHERE rowid = m.rowid)), @q) AS distance,
+         (${postSql}) AS ok FROM memories m LEFT JOIN vector_blobs b ON b.hash = m.vector_hash
        WHERE m.rowid IN (SELECT value FROM json_each(@annKeys)) AND m.namespace = @namespace ORDER BY distance`,
     );
     for (let fetch = Math.max(3 * k + 64, 128); ; fetch *= 4) {
