@@ -132,6 +132,9 @@ interface QuestionRun {
   recall: Record<string, Record<number, number>>;
   contextTokens: number;
   historyTokens: number;
+  /** Hybrid recall had the floor been off (k → recall), and whether the floor emptied a search that had results. */
+  withoutFloor?: Record<number, number>;
+  floored?: boolean;
 }
 
 function round4(x: number): number {
@@ -229,6 +232,8 @@ async function main(): Promise<void> {
     const location = await freshLocation(args.pg ? 'postgres' : 'sqlite', dir, args.pg, 'locomo');
     const store = await openStoreAt(location.db, { mustExist: false });
     const engine = new Engine({ store, embedder, tokenCounter, defaultNamespace: 'locomo', now: () => fixedNow, ...(args.noFloor ? { relevanceFloor: null } : {}) });
+    // What the floor costs, in the same run: a hybrid search the floor emptied is asked again without it.
+    const unfloored = new Engine({ store, embedder, tokenCounter, defaultNamespace: 'locomo', now: () => fixedNow, relevanceFloor: null, countRecalls: false });
     try {
       // Ingest through the engine: one memory per turn, saveMany in batches.
       t = performance.now();
@@ -266,6 +271,11 @@ async function main(): Promise<void> {
             for (const k of KS) {
               const found = await engine.search(q.question, { namespace: conv.namespace, limit: k, weights: mode.weights, ...(mode.fusion ? { fusion: mode.fusion } : {}) });
               perK[k] = recallOf(q, found.map((r) => r.memory.metadata.externalId));
+              if (mode.name === 'hybrid' && !args.noFloor) {
+                const again = found.length === 0 ? await unfloored.search(q.question, { namespace: conv.namespace, limit: k, weights: mode.weights }) : found;
+                (run.withoutFloor ??= {})[k] = recallOf(q, again.map((r) => r.memory.metadata.externalId));
+                if (found.length === 0 && again.length > 0) run.floored = true;
+              }
             }
             run.recall[mode.name] = perK;
           }
@@ -324,6 +334,13 @@ async function main(): Promise<void> {
           ];
         }),
       ),
+      floor: args.noFloor
+        ? null
+        : {
+            note: 'hybrid recall minus hybrid recall with the floor off (a search the floor emptied, asked again without it), same run',
+            questionsFloored: subset.filter((r) => r.floored).length,
+            costAtK: Object.fromEntries(KS.map((k) => [k, round4(subset.reduce((a, r) => a + ((r.withoutFloor?.[k] ?? 0) - (r.recall['hybrid']?.[k] ?? 0)), 0) / subset.length)])),
+          },
       context: {
         meanContextTokens: Math.round(meanContext * 10) / 10,
         maxContextTokens: Math.max(...subset.map((r) => r.contextTokens)),
@@ -331,6 +348,10 @@ async function main(): Promise<void> {
         ratio: Math.round((meanContext / meanHistory) * 10000) / 10000,
       },
     };
+    if (!args.noFloor && MODES.some((m) => m.name === 'hybrid')) {
+      const floor = (report[split] as { floor: { questionsFloored: number; costAtK: Record<number, number> } }).floor;
+      printed.push(`floor: ${floor.questionsFloored} questions emptied; costs ${KS.map((k) => `@${k} ${(100 * (floor.costAtK[k] ?? 0)).toFixed(2)}`).join(', ')} points of hybrid recall`);
+    }
     printed.push(
       `context: mean ${meanContext.toFixed(0)} tokens from engine.context(question) (budget 1000) vs mean ${meanHistory.toFixed(0)} tokens of the whole conversation (${((100 * meanContext) / meanHistory).toFixed(1)}%)`,
     );
