@@ -27,6 +27,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'locomo', script: 'dist/bench/locomo.js', args: ['--split', 'all'], core: true },
   { name: 'latency', script: 'dist/bench/latency.js', args: [], core: true },
   { name: 'fusion-latency', script: 'dist/bench/fusion-latency.js', args: [] },
+  { name: 'floor-scale', script: 'dist/bench/floor-scale.js', args: [] },
   { name: 'durability', script: 'dist/bench/durability.js', args: [] },
   { name: 'mcp', script: 'dist/bench/mcp.js', args: [] },
   { name: 'hooks', script: 'dist/bench/hooks.js', args: [] },
