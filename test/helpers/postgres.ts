@@ -59,7 +59,7 @@ export async function createTestDatabase(options: { vector?: boolean } = {}): Pr
       if (!rowCount) await c.query(`CREATE ROLE ${NO_VECTOR_ROLE} LOGIN NOSUPERUSER`).catch(() => {}); // another test file may race us
     }
     await c.query(`CREATE DATABASE ${name}${vector ? '' : ` OWNER ${NO_VECTOR_ROLE}`}`);
-    const dir = (await c.query<{ d: string }>('SHOW data_directory')).rows[0]?.d as string;
+    const dir = (await c.query<{ d: string }>(`SELECT current_setting('data_directory') AS d`)).rows[0]?.d as string;
     const o = (await c.query<{ oid: number }>('SELECT oid FROM pg_database WHERE datname = $1', [name])).rows[0]?.oid as number;
     return { dataDir: dir, oid: o };
   });

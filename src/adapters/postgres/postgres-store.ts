@@ -169,6 +169,9 @@ export class PostgresStore implements Store {
     const pool = await this.open();
     const client: PoolClient = await this.withRetries('starting a write', async () => {
       const c = await pool.connect();
+      // A checked-out connection the server drops emits 'error' between statements; the next statement
+      // then fails and is handled below. Without a listener the event would crash the process.
+      if (c.listenerCount('error') === 0) c.on('error', () => {});
       try {
         await c.query('BEGIN');
         return c;
