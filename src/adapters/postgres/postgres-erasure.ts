@@ -41,9 +41,26 @@ const CHUNK = 8 * 1024 * 1024;
 const SEGMENT = 1024 * 1024 * 1024;
 
 /**
+ * TOAST stores a long value in chunks of about 2 KB (TOAST_MAX_CHUNK_SIZE, 1996 bytes with 8 KB pages), so
+ * a long text is never contiguous in the files. A needle longer than WINDOW bytes is looked for as its
+ * consecutive WINDOW-byte pieces: any run of 1996 stored bytes holds at least one whole piece (900 + 900 − 1
+ * ≤ 1996), so a text that survives anywhere is still seen, and a 900-byte piece of real text cannot occur
+ * by chance.
+ */
+const WINDOW = 900;
+
+export function needlePieces(needle: string): Buffer[] {
+  const bytes = Buffer.from(needle, 'utf8');
+  if (bytes.length <= WINDOW) return [bytes];
+  const pieces: Buffer[] = [];
+  for (let at = 0; at + WINDOW <= bytes.length; at += WINDOW) pieces.push(bytes.subarray(at, at + WINDOW));
+  return pieces;
+}
+
+/**
  * Reads the files of every relation of the schema (heap, TOAST heap and TOAST index, every index; each 1 GB
- * segment) through the server and counts the needles found in their raw bytes. Chunks overlap by the
- * longest needle, so a needle across a chunk border is still seen.
+ * segment) through the server and counts the needles found in their raw bytes (a long needle counts when
+ * any of its pieces is found). Reads overlap by the longest piece, so one across a read border is seen.
  */
 export async function rawFilesContain(pool: Pool, needles: string[]): Promise<ErasureProofReport> {
   if (!(await canReadServerFiles(pool))) {
@@ -58,7 +75,9 @@ export async function rawFilesContain(pool: Pool, needles: string[]): Promise<Er
      SELECT pg_relation_filepath(oid) AS path FROM rels WHERE pg_relation_filepath(oid) IS NOT NULL ORDER BY 1`,
     [[...TABLES]],
   );
-  const targets = needles.map((n) => Buffer.from(n, 'utf8'));
+  const pieces = needles.map(needlePieces);
+  const targets = pieces.flat();
+  const owner = pieces.flatMap((p, i) => p.map(() => i));
   const overlap = Math.max(0, ...targets.map((t) => t.length)) - 1;
   const seen = new Set<number>();
   let files = 0;
@@ -74,7 +93,8 @@ export async function rawFilesContain(pool: Pool, needles: string[]): Promise<Er
         if (data === null) break;
         if (offset === 0) files++;
         targets.forEach((t, i) => {
-          if (!seen.has(i) && data.includes(t)) seen.add(i);
+          const needle = owner[i] as number;
+          if (!seen.has(needle) && data.includes(t)) seen.add(needle);
         });
         read += data.length - (offset - start);
         if (data.length < CHUNK + (offset - start)) break;
