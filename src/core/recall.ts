@@ -46,34 +46,48 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   const useLexical = weights.lexical > 0 && terms.length > 0 && ctx.store.capabilities.fullText;
   let queryVector: Float32Array | null = null;
 
-  const vectorHits = async () => {
-    if (weights.vector <= 0 || !ctx.embedder || !ctx.store.capabilities.vectorSearch) return [];
+  const embedQuery = async (): Promise<Float32Array | null> => {
+    if (weights.vector <= 0 || !ctx.embedder || !ctx.store.capabilities.vectorSearch) return null;
     const stored = await checkEmbedder(ctx);
-    if (!stored) return []; // nothing embedded yet
+    if (!stored) return null; // nothing embedded yet
     const [qv] = await embedMany(ctx, [query]);
-    queryVector = qv ?? null;
-    return qv ? ctx.store.vectorCandidates(qv, pool, filter) : [];
+    return qv ?? null;
   };
-  const lexicalHits = async () => (useLexical ? ctx.store.lexicalCandidates(terms, pool, filter) : []);
-  // Score fusion scales BM25 by the query terms' rarity: Σ idf is what a full match scores.
-  const lexicalScale = async () => {
-    if (method !== 'score' || !useLexical) return 0;
-    const { documents, frequencies } = await ctx.store.termDocumentFrequencies(terms);
-    return terms.reduce((sum, t) => sum + fts5Idf(documents, frequencies.get(t) ?? 0), 0);
-  };
-  const [vec, lex, scale] = await Promise.all([vectorHits(), lexicalHits(), lexicalScale()]);
-  const ids = [...new Set([...vec.map((h) => h.id), ...lex.map((h) => h.id)])];
-  const memories = new Map((await ctx.store.getMemories(ids)).map((m) => [m.id, m]));
-  const nowMs = Date.parse(now);
-  const ageDays = (m: Memory) => (nowMs - Date.parse(m.createdAt)) / 86_400_000;
-  const vectorRanked = vec.map((h) => ({ id: h.id, raw: h.similarity }));
-  const lexicalRanked = lex.map((h) => ({ id: h.id, raw: h.score }));
-  let results =
-    method === 'score'
-      ? fuseScores({ memories, vector: vectorRanked, lexical: lexicalRanked, lexicalScale: scale, ageDays, weights, calibration: ctx.calibration })
-      : fuse({ memories, vector: vectorRanked, lexical: lexicalRanked, ageDays, weights, k: RRF_K });
+  let results: SearchResult[];
+  let bestCosine: number | null;
+  if (method === 'score' && ctx.store.capabilities.serverSideFusion && ctx.store.fusedRecall) {
+    // The backend gathers both signals' candidates and fuses them in one round trip, as fuseScores would.
+    queryVector = await embedQuery();
+    const fused = await ctx.store.fusedRecall({ vector: queryVector, terms: useLexical ? terms : [], k: pool, filter, weights, calibration: ctx.calibration });
+    results = fused.results;
+    bestCosine = fused.bestCosine;
+  } else {
+    const vectorHits = async () => {
+      queryVector = await embedQuery();
+      return queryVector ? ctx.store.vectorCandidates(queryVector, pool, filter) : [];
+    };
+    const lexicalHits = async () => (useLexical ? ctx.store.lexicalCandidates(terms, pool, filter) : []);
+    // Score fusion scales BM25 by the query terms' rarity: Σ idf is what a full match scores.
+    const lexicalScale = async () => {
+      if (method !== 'score' || !useLexical) return 0;
+      const { documents, frequencies } = await ctx.store.termDocumentFrequencies(terms, namespace);
+      return terms.reduce((sum, t) => sum + fts5Idf(documents, frequencies.get(t) ?? 0), 0);
+    };
+    const [vec, lex, scale] = await Promise.all([vectorHits(), lexicalHits(), lexicalScale()]);
+    const ids = [...new Set([...vec.map((h) => h.id), ...lex.map((h) => h.id)])];
+    const memories = new Map((await ctx.store.getMemories(ids)).map((m) => [m.id, m]));
+    const nowMs = Date.parse(now);
+    const ageDays = (m: Memory) => (nowMs - Date.parse(m.createdAt)) / 86_400_000;
+    const vectorRanked = vec.map((h) => ({ id: h.id, raw: h.similarity }));
+    const lexicalRanked = lex.map((h) => ({ id: h.id, raw: h.score }));
+    results =
+      method === 'score'
+        ? fuseScores({ memories, vector: vectorRanked, lexical: lexicalRanked, lexicalScale: scale, ageDays, weights, calibration: ctx.calibration })
+        : fuse({ memories, vector: vectorRanked, lexical: lexicalRanked, ageDays, weights, k: RRF_K });
+    bestCosine = vec[0]?.similarity ?? null;
+  }
   results = await ctx.code.visible(results, (r) => r.memory);
-  if (method === 'score' && ctx.relevanceFloor && !clearsFloor(results, ctx.relevanceFloor, vec[0]?.similarity ?? null, await backgroundCosine(ctx, queryVector))) results = [];
+  if (method === 'score' && ctx.relevanceFloor && !clearsFloor(results, ctx.relevanceFloor, bestCosine, await backgroundCosine(ctx, queryVector))) results = [];
   if (method === 'score' && ctx.sessionContext) results = addSessionContext(results, ctx.sessionContext);
   // After the floor: a doubted memory sinks among the relevant ones, it does not make a query irrelevant.
   results = demoteDoubted(results);
@@ -84,7 +98,7 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
     const needed = termsNeedingWeights(results, vectors, window, termCache);
     let weight: ((term: string) => number) | undefined;
     if (needed.length > 0 && ctx.store.capabilities.fullText) {
-      const { documents, frequencies } = await ctx.store.termDocumentFrequencies(needed);
+      const { documents, frequencies } = await ctx.store.termDocumentFrequencies(needed, namespace);
       if (documents > 0) weight = inverseDocumentFrequency(documents, frequencies);
     }
     results = preferNewerOnSameTopic(results, vectors, window, weight, termCache, method === 'score' ? ctx.statedUpdate : null);
