@@ -15,7 +15,30 @@ import { TABLES } from './postgres-schema.js';
  * base backups and replicas keep what their retention keeps. README (PostgreSQL, erasure) says so.
  */
 export async function compactAfterErasure(pool: Pool, tables: readonly string[] = TABLES): Promise<void> {
+  await waitForOlderSnapshots(pool);
   for (const table of tables) await pool.query(`VACUUM FULL ${table}`);
+}
+
+/**
+ * VACUUM FULL copies a dead tuple that some open snapshot may still see ("recently dead"), so the erased
+ * versions would survive it while any transaction of this database began before the erasure committed (a
+ * long read in another cairn process, an auto-analyze). Waits, up to `timeoutMs`, until every other backend
+ * of the database holds no snapshot older than now; past that the compaction runs anyway and the file check
+ * reports what it finds (a re-run of the erasure compacts and checks again).
+ */
+async function waitForOlderSnapshots(pool: Pool, timeoutMs = 30_000): Promise<void> {
+  const { rows } = await pool.query<{ xmax: string }>('SELECT txid_snapshot_xmax(txid_current_snapshot())::text AS xmax');
+  const horizon = String(BigInt(rows[0]?.xmax ?? '0') % 4294967296n);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL AND age(backend_xmin) > age($1::text::xid)`,
+      [horizon],
+    );
+    if ((r.rows[0]?.n ?? 0) === 0 || Date.now() > deadline) return;
+    await new Promise((done) => setTimeout(done, 100));
+  }
 }
 
 export interface ErasureProofReport {
