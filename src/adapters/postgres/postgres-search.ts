@@ -87,6 +87,8 @@ const B = 0.75;
  * CTEs `lex_idf(term, idf)` and `lex(pk, score)`: Okapi BM25 of the namespace's memories holding any of the
  * terms (OR), computed from the postings with the namespace's own document count, average length and
  * document frequencies; idf as FTS5 computes it (log((N − n + 0.5) / (n + 0.5)), 1e-6 when not positive).
+ * The terms are summed in term order, so equal documents get bit-equal scores (and share a rank) in every
+ * execution, whatever order the aggregate meets their postings in.
  */
 export function lexicalCtes(p: Params, terms: string[], k: number, filter: CandidateFilter): string {
   const ns = p.add(filter.namespace);
@@ -101,7 +103,7 @@ export function lexicalCtes(p: Params, terms: string[], k: number, filter: Candi
       FROM lex_df, lex_stats),
     lex AS (
       SELECT d.memory_pk AS pk,
-        sum(i.idf * (d.tf * ${K1 + 1}) / (d.tf + ${K1} * (1 - ${B} + ${B} * m.doc_length / s.avgdl))) AS score
+        sum(i.idf * (d.tf * ${K1 + 1}) / (d.tf + ${K1} * (1 - ${B} + ${B} * m.doc_length / s.avgdl)) ORDER BY d.term) AS score
       FROM memory_terms d JOIN lex_idf i ON i.term = d.term JOIN memories m ON m.pk = d.memory_pk CROSS JOIN lex_stats s
       WHERE d.namespace = ${ns} AND d.term = ANY(${tp}) AND ${filterSql(filter, p)}
       GROUP BY d.memory_pk ORDER BY score DESC, d.memory_pk LIMIT ${p.add(k)})`;
@@ -130,7 +132,7 @@ export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: Ve
   const clamp = (x: string) => `(CASE WHEN (${x}) <= 0 THEN 0::float8 WHEN (${x}) >= 1 THEN 1::float8 ELSE (${x}) END)`;
   const part = (x: string) => `(CASE WHEN ${total} > 0 THEN (100 * (${x})) / ${total} ELSE 0::float8 END)`;
   const nowMs = `(extract(epoch FROM ${p.add(filter.now)}::timestamptz) * 1000)`;
-  ctes.push(`scale AS (SELECT coalesce(sum(idf), 0)::float8 AS s FROM lex_idf)`);
+  ctes.push(`scale AS (SELECT coalesce(sum(idf ORDER BY term), 0)::float8 AS s FROM lex_idf)`);
   ctes.push(`vr AS (SELECT pk, similarity, rank() OVER (ORDER BY similarity DESC) AS rnk FROM vec)`);
   ctes.push(`lr AS (SELECT pk, score, rank() OVER (ORDER BY score DESC) AS rnk FROM lex)`);
   ctes.push(`cand AS (SELECT pk FROM vr UNION SELECT pk FROM lr)`);
