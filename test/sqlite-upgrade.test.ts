@@ -55,7 +55,7 @@ describe('SQLite schema upgrade to version 8 and 16 KB pages', () => {
     assert.deepEqual(facts(path), { pageSize: 4096, version: 7, changes: null, storeId: null });
     const store = createSqliteStore({ path, vectorIndex: false });
     try {
-      assert.equal((await store.diagnostics())['schemaVersion'], SCHEMA_VERSION);
+      assert.equal((await store.diagnostics()).schemaVersion, SCHEMA_VERSION);
       assert.equal((await store.getMemories(ids)).length, ids.length);
       assert.deepEqual(await store.vectorCandidates(probe, 10, { namespace: NS, now: now() }), before);
       // The triggers count a new vector.

@@ -58,6 +58,24 @@ export interface StoreCapabilities {
   erasureChecks: boolean;
 }
 
+/**
+ * The backend's part of `cairn doctor`. `facts` are the backend's own (JSON values, in display order: e.g.
+ * SQLite's version and journal mode; PostgreSQL's server and pgvector versions, vector index, whether fusion
+ * runs server-side); `notes` name fallbacks in use (nothing is broken); `failures` mean the database is
+ * broken (doctor exits 1).
+ */
+export interface StoreReport {
+  backend: 'sqlite' | 'postgres';
+  /** The file path, or the URL without its password. */
+  location: string;
+  schemaVersion: number;
+  /** Size of the database on disk, when the backend can tell. */
+  bytes: number | null;
+  facts: Record<string, unknown>;
+  notes: string[];
+  failures: string[];
+}
+
 /** What a check of a derived vector index found: consistent, rebuilt (with why), or not in use (exhaustive search). */
 export interface VectorIndexCheck {
   status: 'consistent' | 'rebuilt' | 'exhaustive';
@@ -92,8 +110,8 @@ export interface Store extends MemoryReads, MemorySearch, LogReads, QuarantineRe
    */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
 
-  /** Backend facts for `cairn doctor`: versions, schema version, sizes. */
-  diagnostics(): Promise<Record<string, unknown>>;
+  /** What `cairn doctor` shows about the backend: versions, schema, size, which paths are in use, problems. */
+  diagnostics(): Promise<StoreReport>;
   /**
    * For a backend with a derived approximate vector index kept outside its transactions (the embedded store's
    * usearch file): checks it holds exactly the current vectors, rebuilding it when it does not. Absent when

@@ -58,10 +58,11 @@ describe('SQLite store, file handling', () => {
     const store = createSqliteStore({ path });
     try {
       const diag = await store.diagnostics();
-      assert.equal(diag['schemaVersion'], SCHEMA_VERSION);
-      assert.equal(diag['journalMode'], 'wal');
-      assert.equal(diag['quickCheck'], 'ok');
-      assert.equal(diag['vectorDimensions'], 4);
+      assert.equal(diag.schemaVersion, SCHEMA_VERSION);
+      assert.equal(diag.facts['journalMode'], 'wal');
+      assert.equal(diag.facts['quickCheck'], 'ok');
+      assert.deepEqual(diag.failures, []);
+      assert.equal(diag.facts['vectorDimensions'], 4);
       assert.deepEqual(await store.embedder(), { id: 'axis-4', dimensions: 4 });
       assert.equal((await store.getMemory(ids[1] as string))?.text, 'Deploys go out on Tuesdays');
       assert.deepEqual(await store.getSetting('acme/shop', 'weights'), { vector: 2 });

@@ -61,7 +61,7 @@ async function ensurePgvector(client: PoolClient, create: boolean): Promise<stri
  * a new database at once; the second waits and then finds it done).
  */
 export async function migrate(client: PoolClient, options: { createExtension: boolean; location: string }): Promise<ServerFacts> {
-  const serverVersion = (await client.query<{ v: string }>('SHOW server_version')).rows[0]?.v ?? 'unknown';
+  const serverVersion = (await client.query<{ v: string }>(`SELECT current_setting('server_version') AS v`)).rows[0]?.v ?? 'unknown';
   let version = await schemaVersion(client);
   if (version !== null) refuseNewer(version);
   if (version !== SCHEMA_VERSION) {

@@ -18,6 +18,7 @@ import type {
   SnapshotRecord,
   Store,
   StoreCapabilities,
+  StoreReport,
   StoredEvent,
   StoreTx,
   VectorHit,
@@ -449,26 +450,35 @@ export class PostgresStore implements Store {
     return report.found;
   }
 
-  async diagnostics(): Promise<Record<string, unknown>> {
+  /** For `cairn doctor`: the server, pgvector, the vector index, whether recall fuses server-side, and why not. */
+  async diagnostics(): Promise<StoreReport> {
     await this.open();
     const facts = this.facts as ServerFacts;
     const space = await this.space();
     const [size] = await this.rows<{ bytes: number }>('diagnostics', 'SELECT pg_database_size(current_database()) AS bytes');
-    const index = facts.vectorStorage === 'pgvector' ? (space ? `hnsw (vector_cosine_ops, ${space.dimensions} dimensions)` : 'hnsw once an embedder is recorded') : 'none (real[], exact scan)';
+    const pgvector = facts.vectorStorage === 'pgvector';
+    const notes: string[] = [];
+    if (!pgvector) notes.push(`no pgvector: ${facts.fallbackReason ?? 'vectors stored without an index'}; vectors are scanned exactly and recall fuses in cairn`);
+    if (this.canReadFiles === false) notes.push('this role cannot read the server files (pg_read_server_files): cairn erase cannot prove an erasure and refuses');
     return {
       backend: 'postgres',
       location: this.location,
-      serverVersion: facts.serverVersion,
       schemaVersion: facts.schemaVersion,
-      pgvectorVersion: facts.pgvectorVersion ?? 'not installed',
-      vectorIndex: index,
-      serverSideFusion: this.capabilities.serverSideFusion ? 'yes' : `no (${facts.fallbackReason ?? 'pgvector missing'})`,
-      lexical: 'BM25 over core-analysed terms (postings table, per-namespace statistics)',
-      tls: this.config.tls.mode,
-      poolSize: this.config.poolSize ?? 10,
-      statementTimeoutMs: this.config.statementTimeoutMs ?? 30_000,
       bytes: size?.bytes ?? null,
-      vectorDimensions: space?.dimensions ?? null,
+      facts: {
+        postgres: facts.serverVersion,
+        pgvector: facts.pgvectorVersion ?? 'not installed',
+        vectorIndex: pgvector ? (space ? `hnsw (vector_cosine_ops, ${space.dimensions} dimensions, iterative scan)` : 'hnsw, built when the first vector is stored') : 'none (real[], exact scan)',
+        serverSideFusion: this.capabilities.serverSideFusion ? 'yes (one SQL statement)' : 'no (fused in cairn)',
+        lexical: 'BM25 over the analysed terms (postings, per-namespace statistics)',
+        tls: this.config.tls.mode,
+        poolSize: this.config.poolSize ?? 10,
+        statementTimeoutMs: this.config.statementTimeoutMs ?? 30_000,
+        erasureProof: this.canReadFiles ? 'VACUUM FULL, then the relation files are read through pg_read_binary_file' : 'not available to this role',
+        vectorDimensions: space?.dimensions ?? null,
+      },
+      notes,
+      failures: [],
     };
   }
 

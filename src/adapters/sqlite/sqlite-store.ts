@@ -12,6 +12,7 @@ import type {
   SnapshotRecord,
   Store,
   StoreCapabilities,
+  StoreReport,
   StoredEvent,
   StoreTx,
   VectorHit,
@@ -245,7 +246,7 @@ export class SqliteStore implements Store {
     return this.erasure.rawFilesContain(needles);
   }
 
-  async diagnostics(): Promise<Record<string, unknown>> {
+  async diagnostics(): Promise<StoreReport> {
     return this.c.read('diagnostics', () => {
       const versions = this.c.stmt('SELECT sqlite_version() AS sqlite, vec_version() AS vec').get() as { sqlite: string; vec: string };
       const fts5 = (this.c.stmt(`SELECT sqlite_compileoption_used('ENABLE_FTS5') AS f`).get() as { f: number }).f === 1;
@@ -256,16 +257,20 @@ export class SqliteStore implements Store {
       const integrity = this.c.db.pragma('quick_check', { simple: true }) as string;
       return {
         backend: 'sqlite',
-        path: this.c.location,
+        location: this.c.location,
         schemaVersion: schema,
-        sqliteVersion: versions.sqlite,
-        sqliteVecVersion: versions.vec,
-        fts5,
-        journalMode: journal,
         bytes: pageCount * pageSize,
-        quickCheck: integrity,
-        vectorDimensions: this.c.vectorDims,
-        vectorIndex: this.c.vectorIndex?.status() ?? { engine: 'exhaustive', state: 'off', reason: this.c.readOnly ? 'read-only store' : 'disabled' },
+        facts: {
+          sqlite: versions.sqlite,
+          fts5,
+          sqliteVec: versions.vec,
+          journalMode: journal,
+          quickCheck: integrity,
+          vectorDimensions: this.c.vectorDims,
+          vectorIndex: this.c.vectorIndex?.status() ?? { engine: 'exhaustive', state: 'off', reason: this.c.readOnly ? 'read-only store' : 'disabled' },
+        },
+        notes: fts5 ? [] : ['SQLite was built without FTS5: the lexical signal is off'],
+        failures: integrity === 'ok' ? [] : [`database integrity check: ${integrity}`],
       };
     });
   }

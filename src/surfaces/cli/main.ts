@@ -642,13 +642,13 @@ async function doctor(engine: Engine, opened: OpenedEngine): Promise<Record<stri
     problems.push(p);
     failures.push(p);
   };
-  const diag = await engine.store.diagnostics();
-  if (diag['quickCheck'] !== 'ok') fail(`database integrity check: ${String(diag['quickCheck'])}`);
+  const report = await engine.store.diagnostics();
+  for (const f of report.failures) fail(f);
+  problems.push(...report.notes);
   for (const e of await engine.store.pendingErasures()) {
     const scope = 'namespace' in e.scope ? `--namespace ${JSON.stringify(e.scope.namespace)}` : '--subject <id>';
     fail(`erasure ${e.id} (started ${e.startedAt}) is unfinished and keeps writers out of its scope: run cairn erase ${scope} again to finish it`);
   }
-  if (!diag['fts5']) problems.push('SQLite was built without FTS5: the lexical signal is off');
   const stored = await engine.store.embedder();
   let embedder: Record<string, unknown> = { provider: opened.config.embedder.provider };
   if (engine.embedder) {
@@ -669,15 +669,13 @@ async function doctor(engine: Engine, opened: OpenedEngine): Promise<Record<stri
   const caps = engine.store.capabilities;
   const stats = await engine.stats();
   return {
-    database: opened.config.dbPath,
+    database: report.location,
     namespace: `${opened.config.namespace} (from ${opened.config.namespaceSource})`,
     configFile: opened.config.configFile ?? 'none',
-    schemaVersion: diag['schemaVersion'],
-    sqlite: diag['sqliteVersion'],
-    fts5: diag['fts5'],
-    sqliteVec: diag['sqliteVecVersion'],
-    journalMode: diag['journalMode'],
-    databaseBytes: diag['bytes'],
+    backend: report.backend,
+    schemaVersion: report.schemaVersion,
+    ...report.facts,
+    databaseBytes: report.bytes,
     embedder,
     storedEmbedder: stored ?? 'none yet',
     reranker: engine.hasReranker ? opened.config.reranker : 'none',
