@@ -7,7 +7,8 @@ import { stemmer } from 'stemmer';
  *   are indexed as one lower-cased term each, and also split into their parts (`payments`, `v2`, `enabled`;
  *   `shop`, `checkout`, `tax`, `py`) and camelCase pieces (`getUserName` → `get`, `user`, `name`).
  * - Plain words are lower-cased, stop words dropped, and Porter-stemmed (`requests` → `request`).
- * Terms contain only letters, digits and `_ . / - :`, which the full-text index keeps inside one token.
+ * Terms contain only letters, digits and `_ . / - :`, and are separated by spaces when handed to a backend,
+ * which matches them exactly as given (it neither splits, folds nor stems them again).
  */
 
 // Function words that carry no topic. Compared on the LoCoMo dev split (bench/results/locomo-sweep.json, BM25
@@ -23,6 +24,15 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
     'up down out over under again further once'
   ).split(/\s+/u),
 );
+
+/**
+ * Latin diacritics are folded (`café` → `cafe`, `naïve` → `naive`), so a query typed without accents finds
+ * the accented text and the other way round, on every backend alike: the backend stores and matches the
+ * terms exactly as given.
+ */
+function foldDiacritics(text: string): string {
+  return text.normalize('NFKD').replace(/[\u0300-\u036f]/gu, '').normalize('NFKC');
+}
 
 const COMPOUND_RE = /[\p{L}\p{N}_]+(?:[./\-:][\p{L}\p{N}_]+)*/gu;
 const PART_SPLIT_RE = /[./\-:_]+/u;
@@ -61,7 +71,7 @@ export function createAnalyser(options: AnalyserOptions): Analyser {
   };
   const analyse = (text: string): string[] => {
     const terms: string[] = [];
-    for (const match of text.normalize('NFKC').matchAll(COMPOUND_RE)) {
+    for (const match of foldDiacritics(text).matchAll(COMPOUND_RE)) {
       const token = match[0];
       const pieces = token.split(PART_SPLIT_RE).filter(Boolean);
       const isCompound = pieces.length > 1;

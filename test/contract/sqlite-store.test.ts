@@ -137,6 +137,46 @@ describe('SQLite store, file handling', () => {
     assert.deepEqual(readFileSync(path), before);
   });
 
+  it('a database from before migration 9 gets its full-text rows re-analysed into the exact-term index', async () => {
+    const path = freshPath();
+    const texts = ['Le café ferme le lundi', 'shop/checkout/tax.py owns the VAT rounding', 'PAYMENTS_V2_ENABLED stays false'];
+    const memories = texts.map((text) => makeMemory('acme/shop', text));
+    const store = createSqliteStore({ path });
+    await store.transaction(async (tx) => {
+      for (const m of memories) await tx.insertMemory(m, null, analyse(m.text));
+    });
+    await store.close();
+    // Back to version 8: the unicode61 table of migration 1, filled as that version did.
+    const db = new Database(path);
+    db.exec(`DROP TABLE memories_fts_vocab; DROP TABLE memories_fts;
+      CREATE VIRTUAL TABLE memories_fts USING fts5(ns, terms, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2 tokenchars '_./-:'");
+      CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, col);
+      DELETE FROM schema_version WHERE version >= 9;`);
+    db.close();
+    const reopened = createSqliteStore({ path });
+    try {
+      const now = new Date().toISOString();
+      for (const [i, query] of ['café lundi', 'shop/checkout/tax.py', 'payments_v2_enabled'].entries()) {
+        assert.deepEqual(
+          (await reopened.lexicalCandidates(analyse(query), 5, { namespace: 'acme/shop', now })).map((h) => h.id),
+          [memories[i]?.id],
+          `${query} finds its memory in the rebuilt index`,
+        );
+      }
+      assert.equal((await reopened.termDocumentFrequencies(['shop/checkout/tax.py'], 'acme/shop')).frequencies.get('shop/checkout/tax.py'), 1);
+      assert.equal((await reopened.diagnostics())['schemaVersion'], SCHEMA_VERSION);
+    } finally {
+      await reopened.close();
+    }
+    const after = new Database(path, { readonly: true });
+    try {
+      const { sql } = after.prepare(`SELECT sql FROM sqlite_master WHERE name = 'memories_fts'`).get() as { sql: string };
+      assert.match(sql, /tokenize="ascii tokenchars/u);
+    } finally {
+      after.close();
+    }
+  });
+
   it('two store instances on one file see each other’s writes and share event numbering', async () => {
     const path = freshPath();
     const a = createSqliteStore({ path });

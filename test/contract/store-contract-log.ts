@@ -228,6 +228,65 @@ export function describeLogCases(kit: ContractKit): void {
     });
   });
 
+  describe('analysed terms', () => {
+    test('terms reach the index as given: matched and counted exactly, never split or folded again', async (store, t) => {
+      if (!store.capabilities.fullText) {
+        t.skip('store has no fullText capability');
+        return;
+      }
+      // Written with hand-made terms (not through the analyser), so the backend alone decides the match.
+      const terms = ['café', 'shop/checkout/tax.py', 'payments_v2_enabled', 'straße', 'v2:flag-on'];
+      const m = makeMemory('acme/shop', 'raw terms');
+      const other = makeMemory('acme/shop', 'plain terms');
+      await store.transaction(async (tx) => {
+        await tx.insertMemory(m, null, terms);
+        await tx.insertMemory(other, null, ['cafe', 'shop', 'checkout', 'tax', 'py']);
+      });
+      for (const term of terms) {
+        assert.deepEqual(
+          (await store.lexicalCandidates([term], 10, kit.filter('acme/shop'))).map((h) => h.id),
+          [m.id],
+          `${term} matches the memory indexed with it, and only that one`,
+        );
+      }
+      assert.deepEqual((await store.lexicalCandidates(['cafe'], 10, kit.filter('acme/shop'))).map((h) => h.id), [other.id], 'no folding by the backend');
+      assert.deepEqual((await store.lexicalCandidates(['payments'], 10, kit.filter('acme/shop'))).map((h) => h.id), [], 'no splitting by the backend');
+      const { frequencies } = await store.termDocumentFrequencies([...terms, 'cafe', 'payments'], 'acme/shop');
+      assert.deepEqual(Object.fromEntries(frequencies), { café: 1, 'shop/checkout/tax.py': 1, payments_v2_enabled: 1, straße: 1, 'v2:flag-on': 1, cafe: 1 });
+    });
+
+    test('term document frequencies of a namespace count that namespace only', async (store, t) => {
+      if (!store.capabilities.fullText) {
+        t.skip('store has no fullText capability');
+        return;
+      }
+      await store.transaction(async (tx) => {
+        for (const [ns, text] of [
+          ['acme/shop', 'turbo checkout'],
+          ['acme/shop', 'slow checkout'],
+          ['acme/blog', 'turbo posts'],
+          ['acme/blog', 'turbo drafts'],
+          ['acme/blog', 'turbo pages'],
+        ] as const) {
+          const m = makeMemory(ns, text);
+          await tx.insertMemory(m, null, analyse(m.text));
+        }
+      });
+      const shop = await store.termDocumentFrequencies(['turbo', 'checkout', 'posts'], 'acme/shop');
+      assert.equal(shop.documents, 2);
+      assert.deepEqual(Object.fromEntries(shop.frequencies), { turbo: 1, checkout: 2 });
+      const blog = await store.termDocumentFrequencies(['turbo', 'checkout'], 'acme/blog');
+      assert.equal(blog.documents, 3);
+      assert.deepEqual(Object.fromEntries(blog.frequencies), { turbo: 3 });
+      const none = await store.termDocumentFrequencies(['turbo'], 'acme/none');
+      assert.equal(none.documents, 0);
+      assert.equal(none.frequencies.size, 0);
+      const all = await store.termDocumentFrequencies(['turbo']);
+      assert.equal(all.documents, 5);
+      assert.equal(all.frequencies.get('turbo'), 4, 'without a namespace: the whole store');
+    });
+  });
+
   describe('snapshots', () => {
     test('putSnapshot is compare-and-swap: versions count from 1, a stale expectation fails CONFLICT and writes nothing', async (store) => {
       assert.equal(await store.getSnapshot('acme/shop'), null);

@@ -20,7 +20,7 @@ import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { CairnError } from '../../interfaces/errors.js';
 import type { EmbedderInfo } from '../../interfaces/store.js';
-import { applyPageSize, MIGRATIONS, PAGE_SIZE, SCHEMA_VERSION } from './sqlite-schema.js';
+import { applyPageSize, MIGRATION_FOLLOW_UPS, MIGRATIONS, PAGE_SIZE, SCHEMA_VERSION } from './sqlite-schema.js';
 import { SqliteVectorIndex, type SqliteVectorIndexConfig } from './sqlite-vector-index.js';
 
 export interface SqliteStoreConfig {
@@ -271,6 +271,7 @@ export class SqliteConnection {
         let v = current(); // re-read under the write lock: another process may have migrated meanwhile
         for (; v < SCHEMA_VERSION; v++) {
           this.db.exec(MIGRATIONS[v] as string);
+          MIGRATION_FOLLOW_UPS.get(v + 1)?.(this.db);
           this.stmt('INSERT INTO schema_version (version, applied_at) VALUES (?, ?)').run(v + 1, new Date().toISOString());
         }
         this.db.exec('COMMIT');

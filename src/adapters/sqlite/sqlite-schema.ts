@@ -3,6 +3,23 @@
  * `schema_version`; opening it applies the missing steps in one transaction. The vector table is created
  * later, when the first embedder is recorded, because its dimension is only known then.
  */
+import type Database from 'better-sqlite3';
+import { indexText } from '../../core/events.js';
+import { analyse } from '../../core/lexical.js';
+import type { Memory } from '../../interfaces/memory.js';
+import { nsToken } from './sqlite-rows.js';
+
+/**
+ * The full-text table: a namespace token and the memory's analysed terms, joined by spaces. The ascii
+ * tokenizer splits only on ASCII characters other than letters, digits and `_ . / - :` (core's terms hold
+ * none), folds only ASCII case (core's terms are lower-case already) and leaves other characters as they
+ * are, so each indexed token is exactly one of core's terms.
+ */
+const FTS_TABLE_SQL = `CREATE VIRTUAL TABLE memories_fts USING fts5(
+    ns, terms, content='', contentless_delete=1,
+    tokenize="ascii tokenchars '_./-:'"
+  );`;
+
 export const MIGRATIONS: readonly string[] = [
   // 1: memories (the projection), full-text index, the event log with its vector blobs, snapshots, settings
   `
@@ -170,7 +187,37 @@ export const MIGRATIONS: readonly string[] = [
   END;
   INSERT OR IGNORE INTO meta (key, value) VALUES ('store_id', lower(hex(randomblob(16))));
   `,
+  // 9: the full-text index takes core's analysed terms as they are. unicode61 folded diacritics and split on
+  // characters cairn's analyser keeps, so `café` was indexed as `cafe` and its document frequency was not
+  // found under the term core asks for; the ascii tokenizer splits only on ASCII punctuation and spaces
+  // (never found inside a term, `_ . / - :` kept) and leaves every other character alone. The rows are
+  // re-analysed from the memories by rebuildFullText (MIGRATION_FOLLOW_UPS).
+  `
+  DROP TABLE memories_fts_vocab;
+  DROP TABLE memories_fts;
+  ${FTS_TABLE_SQL}
+  CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, col);
+  `,
 ];
+
+/** What migrations cannot do in SQL, run right after the migration reaching that version, in its transaction. */
+export const MIGRATION_FOLLOW_UPS: ReadonlyMap<number, (db: Database.Database) => void> = new Map([[9, rebuildFullText]]);
+
+/** Re-indexes every memory's terms (analysed by core, as the write path does) into memories_fts. */
+export function rebuildFullText(db: Database.Database): void {
+  const insert = db.prepare('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)');
+  const page = db.prepare('SELECT rowid, namespace, text, route FROM memories WHERE rowid > ? ORDER BY rowid LIMIT 1000');
+  // In pages: the connection cannot insert while a statement is still iterating.
+  for (let after = 0; ; ) {
+    const rows = page.all(after) as { rowid: number; namespace: string; text: string; route: string | null }[];
+    if (rows.length === 0) return;
+    for (const row of rows) {
+      const route = row.route ? (JSON.parse(row.route) as Memory['route']) : null;
+      insert.run(BigInt(row.rowid), nsToken(row.namespace), analyse(indexText({ text: row.text, route })).join(' '));
+    }
+    after = (rows[rows.length - 1] as { rowid: number }).rowid;
+  }
+}
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 

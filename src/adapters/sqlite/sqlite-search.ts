@@ -94,23 +94,40 @@ export class SqliteSearch {
    * Document frequencies are kept in memory until the database changes (this connection's writes, or another
    * process's commit, seen through `PRAGMA data_version`): counting a common term reads its whole posting list.
    */
-  private readonly dfCache = { version: '', documents: 0, frequencies: new Map<string, number>() };
+  private readonly dfCache = new Map<string, { documents: number; frequencies: Map<string, number> }>();
+  private dfVersion = '';
 
-  async termDocumentFrequencies(terms: string[]): Promise<{ documents: number; frequencies: Map<string, number> }> {
+  /**
+   * Store-wide counts come from the FTS5 vocabulary table; a namespace's from counting the matches of its
+   * namespace token and the term (the index holds both in one row).
+   */
+  async termDocumentFrequencies(terms: string[], namespace?: string): Promise<{ documents: number; frequencies: Map<string, number> }> {
     return this.c.read('counting terms', () => {
       const version = `${String(this.c.db.pragma('data_version', { simple: true }))}:${this.c.ownWrites}`;
-      const cache = this.dfCache;
-      if (cache.version !== version || cache.frequencies.size > 100_000) {
-        cache.version = version;
-        cache.documents = (this.c.stmt('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
-        cache.frequencies.clear();
+      if (this.dfVersion !== version) {
+        this.dfVersion = version;
+        this.dfCache.clear();
       }
-      const lookup = this.c.stmt(`SELECT doc FROM memories_fts_vocab WHERE col = 'terms' AND term = ?`);
+      const key = namespace === undefined ? '' : `ns:${namespace}`;
+      let cache = this.dfCache.get(key);
+      if (!cache || cache.frequencies.size > 100_000) {
+        const documents =
+          namespace === undefined
+            ? (this.c.stmt('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n
+            : (this.c.stmt('SELECT COUNT(*) AS n FROM memories WHERE namespace = ?').get(namespace) as { n: number }).n;
+        cache = { documents, frequencies: new Map() };
+        this.dfCache.set(key, cache);
+      }
+      const count =
+        namespace === undefined
+          ? (term: string) => (this.c.stmt(`SELECT doc FROM memories_fts_vocab WHERE col = 'terms' AND term = ?`).get(term) as { doc: number } | undefined)?.doc ?? 0
+          : (term: string) =>
+              (this.c.stmt('SELECT COUNT(*) AS n FROM memories_fts WHERE memories_fts MATCH ?').get(`ns:${quoteTerm(nsToken(namespace))} AND terms:${quoteTerm(term)}`) as { n: number }).n;
       const frequencies = new Map<string, number>();
       for (const term of new Set(terms)) {
         let df = cache.frequencies.get(term);
         if (df === undefined) {
-          df = (lookup.get(term) as { doc: number } | undefined)?.doc ?? 0;
+          df = count(term);
           cache.frequencies.set(term, df);
         }
         if (df > 0) frequencies.set(term, df);

@@ -134,8 +134,8 @@ export class SqliteStore implements Store {
     return this.search.lexicalCandidates(terms, k, filter);
   }
 
-  termDocumentFrequencies(terms: string[]): Promise<{ documents: number; frequencies: Map<string, number> }> {
-    return this.search.termDocumentFrequencies(terms);
+  termDocumentFrequencies(terms: string[], namespace?: string): Promise<{ documents: number; frequencies: Map<string, number> }> {
+    return this.search.termDocumentFrequencies(terms, namespace);
   }
 
   embedder(): Promise<EmbedderInfo | null> {
