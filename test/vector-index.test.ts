@@ -97,6 +97,25 @@ describe('approximate vector index (usearch) of the SQLite store', () => {
     }
   });
 
+  it('an index far behind the database is rebuilt once, not patched, and then answers exactly', async () => {
+    const path = freshPath();
+    const { store, next } = await populated(path, 6);
+    try {
+      await ready(store, next());
+      await insertVectors(store, NS, 21_000, next);
+      await store.vectorCandidates(next(), 10, { namespace: NS, now: now() });
+      assert.equal(store.vectorIndex?.status().state, 'building');
+      assert.match(store.vectorIndex?.status().reason ?? '', /too many changes/);
+      await store.vectorIndex?.whenIdle();
+      await assertSameAsExact(store, path, Array.from({ length: 5 }, next));
+      const status = store.vectorIndex?.status();
+      assert.equal(status?.builds, 2, JSON.stringify(status));
+      assert.equal(status?.vectors, 3000 + 600 + 21_000);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('a deleted index file is detected and rebuilt, by search and by verify', async () => {
     const path = freshPath();
     const { store, next } = await populated(path, 2);

@@ -254,7 +254,11 @@ export class SqliteVectorIndex {
       // A short command does not wait for a rebuild it started: it answered exhaustively and may exit.
       worker.unref();
       this.builder = worker;
+      // Once per build: a worker's exit comes after its reply, possibly while the next build already runs.
+      let finished = false;
       const finish = (reply: BuildReply) => {
+        if (finished) return;
+        finished = true;
         this.building = null;
         this.builder = null;
         this.builds++;
@@ -266,9 +270,7 @@ export class SqliteVectorIndex {
       };
       worker.once('message', (reply: BuildReply) => finish(reply));
       worker.once('error', (err) => finish({ ok: false, error: err.message }));
-      worker.once('exit', (code) => {
-        if (this.building) finish({ ok: false, error: `the index builder exited with code ${code}` });
-      });
+      worker.once('exit', (code) => finish({ ok: false, error: `the index builder exited with code ${code}` }));
     });
   }
 
