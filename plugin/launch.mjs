@@ -235,6 +235,12 @@ async function waitForRuntime(fp, { installHere }) {
     if (installed(fp)) return true;
     const failure = recentFailure(fp);
     if (failure && !existsSync(LOCK)) return false;
+    if (failure) {
+      // The install that just failed is still letting go of its lock: no retry starts while a failure is
+      // recent, so this is the end of that attempt, not a new set-up to announce.
+      await sleep(100);
+      continue;
+    }
     if (installHere) {
       if (!announced) process.stderr.write(`cairn: setting up its runtime in ${RUNTIME} (first start only, about 2–3 minutes); log: ${LOG}\n`);
       announced = true;
