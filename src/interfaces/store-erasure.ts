@@ -42,7 +42,11 @@ export interface ErasureOps {
 export interface ErasureTx {
   /** Replaces an event's type and payload (and clears its memory id) in place; its scope and seq stay. */
   rewriteEvent(scope: string, seq: number, type: string, payload: unknown): Promise<void>;
-  /** Whether any event payload or memory row still refers to this vector hash. */
+  /**
+   * Whether any event still refers to this vector hash (its payload's top-level `vector` member, as the
+   * events of core/events.ts carry vectors) or any memory row's indexed vector has it. A backend answers from
+   * a reference count or index, not by scanning payloads.
+   */
   vectorBlobReferenced(hash: string): Promise<boolean>;
   /** Removes the vector stored under this hash; idempotent. */
   deleteVectorBlob(hash: string): Promise<void>;

@@ -6,6 +6,7 @@ import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { createSqliteStore } from '../../src/adapters/sqlite/sqlite-store.js';
 import { SCHEMA_VERSION } from '../../src/adapters/sqlite/sqlite-schema.js';
+import { vectorHash } from '../../src/core/checksum.js';
 import { analyse } from '../../src/core/lexical.js';
 import { isCairnError, type ErrorCode } from '../../src/interfaces/errors.js';
 import { describeStoreContract, makeMemory } from './store-contract.js';
@@ -151,7 +152,8 @@ describe('SQLite store, file handling', () => {
     db.exec(`DROP TABLE memories_fts_vocab; DROP TABLE memories_fts;
       CREATE VIRTUAL TABLE memories_fts USING fts5(ns, terms, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2 tokenchars '_./-:'");
       CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, col);
-      DELETE FROM schema_version WHERE version >= 9;`);
+      DROP TRIGGER vector_refs_insert; DROP TRIGGER vector_refs_update_old; DROP TRIGGER vector_refs_update_new;
+      DROP TRIGGER vector_refs_delete; DROP TABLE vector_refs; DELETE FROM schema_version WHERE version >= 9;`);
     db.close();
     const reopened = createSqliteStore({ path });
     try {
@@ -174,6 +176,32 @@ describe('SQLite store, file handling', () => {
       assert.match(sql, /tokenize="ascii tokenchars/u);
     } finally {
       after.close();
+    }
+  });
+
+  it('a database from before migration 10 counts the vector references its log already holds', async () => {
+    const path = freshPath();
+    const v = Float32Array.from([1, 0, 0, 0]);
+    const hash = vectorHash(v);
+    const store = createSqliteStore({ path });
+    await store.transaction(async (tx) => {
+      await tx.putVectorBlob(hash, v);
+      await tx.appendEvent({ namespace: 'acme/shop', type: 'memory.reembedded', memoryId: null, payload: { id: 'x', vector: hash }, at: new Date().toISOString() });
+    });
+    await store.close();
+    const db = new Database(path);
+    db.exec(`DROP TRIGGER vector_refs_insert; DROP TRIGGER vector_refs_update_old; DROP TRIGGER vector_refs_update_new;
+      DROP TRIGGER vector_refs_delete; DROP TABLE vector_refs; DELETE FROM schema_version WHERE version >= 10;`);
+    db.close();
+    const reopened = createSqliteStore({ path });
+    try {
+      await reopened.transaction(async (tx) => {
+        assert.equal(await tx.vectorBlobReferenced(hash), true, 'the existing event is counted');
+        await tx.rewriteEvent('acme/shop', 1, 'erased', { erasure: 'E1' });
+        assert.equal(await tx.vectorBlobReferenced(hash), false, 'and uncounted when it is rewritten');
+      });
+    } finally {
+      await reopened.close();
     }
   });
 

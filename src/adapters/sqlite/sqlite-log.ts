@@ -143,7 +143,7 @@ export class SqliteLog {
     },
     getVectorBlob: async (hash) => this.getVectorBlobSync(hash),
     vectorBlobReferenced: async (hash) =>
-      this.c.stmt(`SELECT 1 FROM events WHERE instr(payload, ?) > 0 LIMIT 1`).get(hash) !== undefined ||
+      this.c.stmt('SELECT 1 FROM vector_refs WHERE hash = ? AND events > 0').get(hash) !== undefined ||
       this.c.stmt('SELECT 1 FROM memories WHERE vector_hash = ? LIMIT 1').get(hash) !== undefined,
     deleteVectorBlob: async (hash) => {
       this.c.stmt('DELETE FROM vector_blobs WHERE hash = ?').run(hash);

@@ -193,10 +193,35 @@ export const MIGRATIONS: readonly string[] = [
   // (never found inside a term, `_ . / - :` kept) and leaves every other character alone. The rows are
   // re-analysed from the memories by rebuildFullText (MIGRATION_FOLLOW_UPS).
   `
-  DROP TABLE memories_fts_vocab;
-  DROP TABLE memories_fts;
+  DROP TABLE IF EXISTS memories_fts_vocab;
+  DROP TABLE IF EXISTS memories_fts;
   ${FTS_TABLE_SQL}
   CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, col);
+  `,
+  // 10: how many events refer to each vector blob (an event's \`vector\` member), kept by triggers on the log,
+  // so erasure asks one row whether a blob is still needed instead of scanning every payload. Re-runnable: the
+  // counts are recomputed from the log.
+  `
+  CREATE TABLE IF NOT EXISTS vector_refs (hash TEXT PRIMARY KEY, events INTEGER NOT NULL) WITHOUT ROWID;
+  DELETE FROM vector_refs;
+  INSERT INTO vector_refs (hash, events)
+    SELECT json_extract(payload, '$.vector'), COUNT(*) FROM events WHERE json_type(payload, '$.vector') = 'text' GROUP BY 1;
+  CREATE TRIGGER IF NOT EXISTS vector_refs_insert AFTER INSERT ON events WHEN json_type(NEW.payload, '$.vector') = 'text' BEGIN
+    INSERT INTO vector_refs (hash, events) VALUES (json_extract(NEW.payload, '$.vector'), 1)
+      ON CONFLICT (hash) DO UPDATE SET events = events + 1;
+  END;
+  CREATE TRIGGER IF NOT EXISTS vector_refs_update_old AFTER UPDATE OF payload ON events WHEN json_type(OLD.payload, '$.vector') = 'text' BEGIN
+    UPDATE vector_refs SET events = events - 1 WHERE hash = json_extract(OLD.payload, '$.vector');
+    DELETE FROM vector_refs WHERE hash = json_extract(OLD.payload, '$.vector') AND events <= 0;
+  END;
+  CREATE TRIGGER IF NOT EXISTS vector_refs_update_new AFTER UPDATE OF payload ON events WHEN json_type(NEW.payload, '$.vector') = 'text' BEGIN
+    INSERT INTO vector_refs (hash, events) VALUES (json_extract(NEW.payload, '$.vector'), 1)
+      ON CONFLICT (hash) DO UPDATE SET events = events + 1;
+  END;
+  CREATE TRIGGER IF NOT EXISTS vector_refs_delete AFTER DELETE ON events WHEN json_type(OLD.payload, '$.vector') = 'text' BEGIN
+    UPDATE vector_refs SET events = events - 1 WHERE hash = json_extract(OLD.payload, '$.vector');
+    DELETE FROM vector_refs WHERE hash = json_extract(OLD.payload, '$.vector') AND events <= 0;
+  END;
   `,
 ];
 
