@@ -2,7 +2,8 @@
  * Search latency of score fusion against rank fusion on one 10,000-memory store, in one run: the same
  * engine, the same queries, the two methods interleaved call by call so the shared machine's noise falls on
  * both. Rank fusion (`fusion: 'rrf'`) is the path search took before score fusion (candidates, fusion,
- * same-topic step); score fusion adds a term-frequency lookup for the BM25 scale and the relevance floor.
+ * same-topic step); score fusion adds a term-frequency lookup for the BM25 scale, the relevance floor and the
+ * session context (every stored memory belongs to a session of 20).
  *
  *   node dist/bench/fusion-latency.js [--size <n>] [--samples <n>] [--out <file>] [--quick]
  *
@@ -61,7 +62,9 @@ async function main(): Promise<void> {
         const v = Float32Array.from(embedder.vectors.get(p.text) as Float32Array);
         v[0] = (v[0] as number) + 1e-6 * done;
         embedder.vectors.set(text, v);
-        batch.push({ text, kind: p.kind, tags: p.tags });
+        // Sessions of 20 notes, as captured notes carry the session they were written in: score fusion's
+        // session context has groups to work on.
+        batch.push({ text, kind: p.kind, tags: p.tags, metadata: { sessionId: `s-${Math.floor(done / 20)}` } });
       }
       await engine.saveMany(batch);
     }
