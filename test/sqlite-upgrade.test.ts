@@ -16,7 +16,8 @@ const now = () => new Date().toISOString();
 
 /**
  * A database as cairn left it before schema version 8: 4 KB pages, no vector change log, no store id. Built by
- * a current store, then taken back to version 7 (exactly the objects migration 8 adds are removed).
+ * a current store, then taken back: the objects migration 8 adds are removed and the versions from 8 on are
+ * forgotten, so opening it applies migration 8 and re-applies the later ones (which leave what they find).
  */
 async function version7Database(): Promise<{ path: string; ids: string[]; probe: Float32Array; before: { id: string; similarity: number }[] }> {
   const path = join(root, `old-${++counter}.db`);
