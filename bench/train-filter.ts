@@ -36,7 +36,11 @@ const log = (s: string) => process.stderr.write(`[train-filter] ${s}\n`);
 
 const EPOCHS = 300;
 const LEARNING_RATE = 0.05;
-const L2 = Number(arg('--l2') ?? 2e-4);
+/**
+ * Chosen on out-of-fold rates (December 2026, same data and rules; all attacks held at each run's threshold):
+ * 2e-4 72.5 %, 1e-4 77.1 %, 5e-5 81.3 %, 2e-5 78.7 %.
+ */
+const L2 = Number(arg('--l2') ?? 5e-5);
 const FOLDS = 5;
 /** Out-of-fold false-positive budgets per benign group (goals: NotInject 5 %, benign rows 3 %, LoCoMo 0.2 %, notes 0.5 %, coding 2 %). */
 const BUDGETS: Record<string, number> = {
@@ -47,8 +51,11 @@ const BUDGETS: Record<string, number> = {
   'coding-benign': 0.012,
 };
 const inGroup = (item: Item, g: string) => (g === 'benign-labelled' ? item.group === 'notinject' || item.group === 'bipia-email' : item.group === g);
-/** Benign groups weigh more than their size: they are few, and each one held is a refused note. */
-const GROUP_WEIGHT: Record<string, number> = { notinject: 3, 'coding-benign': 4, 'engineering-note': 3, 'coding-attack': 3 };
+/**
+ * Benign groups weigh more than their size: they are few, and each one held is a refused note. Coding benign
+ * notes at 8 (out of fold 78.9 % of attacks held, against 77.7 % at 4; coding attacks at 6 as well: 76.5 %).
+ */
+const GROUP_WEIGHT: Record<string, number> = { notinject: 3, 'coding-benign': 8, 'engineering-note': 3, 'coding-attack': 3 };
 
 interface Example {
   item: Item;
@@ -57,12 +64,15 @@ interface Example {
 }
 
 const SIGNAL_IDS = [...INTENT_FEATURE_IDS];
-/** Prior weight of each intent pattern: the context-only signals (a secret named, an outside address) weigh less. */
+/**
+ * Prior weight of each intent pattern: the context-only signals (a secret named, an outside address) weigh
+ * less, and a forbidden act (`…:negated`) starts at nothing.
+ */
 const PRIOR = 1.5;
 const WEAK_PRIOR = 0.5;
 const COMBO_PRIOR = 2.5;
 const PRIOR_OF = SIGNAL_IDS.map((id) =>
-  id.startsWith('combo:') ? COMBO_PRIOR : id.startsWith('mentions-secrets') || id.startsWith('external-destination') || id.startsWith('imperative-start') ? WEAK_PRIOR : PRIOR,
+  id.endsWith(':negated') ? 0 : id.startsWith('combo:') ? COMBO_PRIOR : id.startsWith('mentions-secrets') || id.startsWith('external-destination') || id.startsWith('imperative-start') ? WEAK_PRIOR : PRIOR,
 );
 
 interface Weights {

@@ -19,13 +19,38 @@ export interface IntentSignal {
    * Each pattern is its own feature of the classifier (`<id>:<index>`), so a weak form ("quietly") can weigh
    * less than a strong one ("do not tell the user") of the same signal.
    */
-  patterns: ((text: string) => boolean)[];
+  patterns: Pattern[];
+  /**
+   * A match right after a prohibition ("never disable TLS verification", "do not force-push main") says the
+   * opposite of the act: such a text gets the feature `<id>:<index>:negated` instead, which is not a harm.
+   * Only for acts that engineering notes forbid as often as attacks order them.
+   */
+  negatable?: boolean;
 }
 
-const re = (source: string) => {
+/** A pattern: whether the text matches; `all`, when present, finds every match (for negation). */
+type Pattern = ((text: string) => boolean) & { all?: RegExp };
+
+const re = (source: string): Pattern => {
   const r = new RegExp(source, 'u');
-  return (t: string) => r.test(t);
+  return Object.assign((t: string) => r.test(t), { all: new RegExp(source, 'gu') });
 };
+
+/**
+ * A prohibition ending right before a match, in the same clause ("never …", "do not …", "must not …"), but
+ * not its double negatives ("don't forget to …", "never fail to …").
+ */
+const PROHIBITION = /\b(?:never|not|don't|do not|must not|mustn't|should not|shouldn't|cannot|can't|no need to|avoid|instead of)\b(?!\s+(?:forget|fail|hesitate|only|just|hesitating|forgetting))[^.;,!?\n]{0,30}$/u;
+
+/** Whether `all` matches `text` somewhere that is not right after a prohibition. */
+function matchesUnforbidden(all: RegExp, text: string): boolean {
+  all.lastIndex = 0;
+  for (let m = all.exec(text); m; m = all.exec(text)) {
+    if (!PROHIBITION.test(text.slice(Math.max(0, m.index - 60), m.index))) return true;
+    if (m[0] === '') all.lastIndex++;
+  }
+  return false;
+}
 
 /** Things a coding agent must not send out of the machine. */
 const SECRET = String.raw`(?:\.env\b|\benv(?:ironment)? ?(?:variables|vars|file)\b|\bprintenv\b|\bapi[ _-]?keys?\b|\bsecrets?\b|\bcredentials?\b|\b(?:access |auth |session |bearer |npm |github |deploy )?tokens?\b|\bpasswords?\b|\bprivate keys?\b|\bssh keys?\b|\bid_rsa\b|\bid_ed25519\b|\.ssh\b|\baws_[a-z_]+|\.npmrc\b|\.pgpass\b|\bkubeconfig\b|\bcookies?\b|\b(?:database|db|customer|user) (?:dump|data|records|table)s?\b|\bsigning key\b|\bkeychain\b)`;
@@ -34,6 +59,13 @@ const SEND = String.raw`\b(?:send|sends|sent|post|posts|upload|uploads|exfiltrat
 /** Where data must not go: outside addresses (anything but localhost and example domains used in docs). */
 const EXTERNAL = String.raw`(?:https?://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])\b)[^\s/]+|\b[\w.+-]+@[\w-]+\.[\w.]+|\b(?:pastebin|webhook\.site|ngrok|requestbin|pipedream|transfer\.sh|discord(?:app)?\.com/api/webhooks|api\.telegram|hooks\.slack|burpcollaborator|interact\.sh|oast)\b|\b(?:external|remote|outside|third[- ]party|personal|backup) (?:server|address|endpoint|host|url|bucket|inbox|email|account|collector|storage)\b)`;
 
+/** Verbs that put data somewhere (wider than SEND: writing a secret into a public place exposes it too). */
+const EXPOSE = String.raw`\b(?:send|post|upload|push|copy|paste|share|publish|put|write|written|commit|include|attach|append|add|print|dump|mirror|sync|zip|export|encode)\w*\b`;
+/** Places anyone may read. */
+const PUBLIC = String.raw`\b(?:public|open|shared) (?:bucket|repo\w*|gist|issue|tracker|channel|paste|url|link|s3|mirror|archive|folder|drive)\b|\bgists?\b|\b(?:s3|gs)://|\b(?:in|into|to) (?:the )?(?:team )?(?:chat|slack|discord|readme|issue|pr description|pull request|public tracker|user agent|telemetry)\b`;
+const EXPOSE_RE = new RegExp(EXPOSE, 'u');
+const PUBLIC_RE = new RegExp(PUBLIC, 'u');
+const PUBLIC_ALL = new RegExp(PUBLIC, 'gu');
 const SECRET_RE = new RegExp(SECRET, 'u');
 const SEND_RE = new RegExp(SEND, 'u');
 const EXTERNAL_RE = new RegExp(EXTERNAL, 'u');
@@ -48,6 +80,9 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
       re(String.raw`\b(?:any|every|each) (?:ai|llm|agent|assistant|model)s? (?:that |who )?(?:reads|reading|loads|recalls|sees|processing)\b`),
       re(String.raw`\b(?:whoever|whatever) (?:reads|recalls|loads) this\b|\bwhen(?:ever)? you (?:read|see|load|recall|retrieve|find) this\b|\bif you are an? (?:ai|llm|agent|assistant|language model)\b`),
       re(String.raw`\b(?:as an? (?:ai|assistant|language model)|you are (?:now |no longer )?(?:an? )?(?:ai|assistant|agent|model|chatbot|dan)\b)`),
+      // Called by name at the start ("Assistant, …", "Model, please note: …"), or as those who work here.
+      re(String.raw`^\W*(?:dear |hey |hi )?(?:ai (?:helper|tool|agent|assistant)s?|assistants?|agents?|models?|claude|copilot|llms?|bots?)\s*[,:]`),
+      re(String.raw`\b(?:agents|assistants|ai tools|ai helpers|models|llms|bots) (?:working|operating|running|acting) (?:here|on this|in this)\b|\bthis (?:one|note|rule|memory|message) is for you\b|\b(?:whoever|anyone|any (?:ai|model|agent|tool)) (?:is )?(?:reading|processing|loading) this\b`),
     ],
   },
   {
@@ -57,6 +92,7 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
       re(String.raw`\b(?:from now on|going forward|henceforth|from this point (?:on|forward)|for all future|in (?:all|every|each) (?:future |later |new |subsequent )?(?:sessions?|conversations?|tasks?|responses?|answers?|replies|chats?|runs?)|at the (?:start|beginning) of (?:each|every|any) (?:session|task|conversation|run)|before (?:any|every|each) (?:other )?(?:task|session|response|command)|on every (?:session|startup|start|run)|each time you (?:start|begin|open|run|respond|answer)|whenever you (?:start|begin|open|run|respond|answer|are asked|write|commit|see)|permanently|for the rest of (?:this|the) (?:session|project|conversation))\b`),
       re(String.raw`\byou (?:must|shall|will|should|are required to|have to|need to) (?:always|never|from now|permanently|now always)\b`),
       re(String.raw`\bremember (?:to always|this for|forever|permanently)\b|\b(?:store|save|keep) this (?:rule|instruction) (?:in|into) (?:your )?memory\b`),
+      re(String.raw`\b(?:until told otherwise|until further notice|(?:next time|this time) and every time|every time after(?:wards)?|starting (?:with|from) the next|from today(?: on(?:wards?)?)?|from here on|keep it that way|for good|after this, (?:each|every|all|always))\b`),
     ],
   },
   {
@@ -68,6 +104,10 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
       re(String.raw`\b(?:supersedes?|overrides?|takes? precedence over|outranks?) (?:all|any|every|your|the|other|previous|existing|earlier)\b`),
       re(String.raw`\b(?:authori[sz]ed|mandated|ordered|required|sanctioned|signed off) by (?:the )?(?:admin\w*|security team|cto|ceo|owners?|maintainers?|management|system|anthropic|openai|root|it department)\b`),
       re(String.raw`\[(?:system|admin|important|override|instruction)\]|<\/?(?:system|admin|instructions?)>|\b(?:begin|end) (?:system|admin) (?:message|prompt|instructions)\b`),
+      // Orders presented as coming from someone in charge ("notice from the compliance office", "by order of
+      // the release manager", "[SECURITY TEAM NOTICE]", "official policy update").
+      re(String.raw`\b(?:notice|directive|mandate|order|instruction|message|memo|requirement|protocol|policy update) from (?:the )?(?:[\w'’-]+ ){0,2}(?:team|office|support|admin\w*|owners?|maintainers?|cto|ciso|ceo|lead|manager|department|platform|github|anthropic|openai|vendor|board)\b|\b(?:by order of|per the|on behalf of|as instructed by|at the request of) (?:the )?(?:[\w'’-]+ ){0,2}(?:cto|ciso|ceo|lead|manager|owner|admin\w*|maintainers?|security team|board|management)\b`),
+      re(String.raw`\b(?:official|mandatory|compulsory|urgent|emergency|standing|security|compliance|engineering|platform) (?:notice|order|directive|policy update|protocol|mandate|requirement)\b|\[[a-z ]{0,30}(?:notice|directive|override|admin|system|security|urgent|mandate)[a-z ]{0,20}\]|\b(?:root|system|admin|kernel|developer|owner)-level (?:instruction|directive|order|override)\b`),
     ],
   },
   {
@@ -78,15 +118,20 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
       re(String.raw`\b(?:permanently|pre-?|blanket|standing|already) (?:approved|authori[sz]ed|consent|permission|approval)\b`),
       re(String.raw`\b(?:treat|take|count|consider) (?:it|this|that|silence|their yes|the yes) as (?:consent|permission|approval|a yes)\b`),
       re(String.raw`\b(?:no need to|do not|don't|never|without) (?:ask|asking|confirm|confirming|prompt|prompting|check|checking|wait|waiting|request|requesting) (?:the user |anyone |for |them |again |first )?(?:for )?(?:permission|confirmation|approval|consent|review|first)?\b`),
+      re(String.raw`\b(?:permission|consent|approval|authori[sz]ation|a waiver|clearance|the go-ahead)\b[^.;]{0,40}\b(?:was|has been|have been|were|is) (?:already )?(?:given|granted|obtained|signed|on file|implied)\b|\b(?:consent|permission|approval) on file\b|\b(?:has|have) waived\b|\bwaived (?:every|all|any)\b`),
+      re(String.raw`\b(?:you are|you're|agents are|the agent is|assistants are) (?:now )?(?:allowed|permitted|cleared|authori[sz]ed|free) to\b|\byou (?:may|can) (?:safely )?assume (?:that )?(?:the )?(?:user|owner|team|they|everyone)\b|\b(?:is|are) (?:okay|ok|fine|happy|comfortable) with (?:you|the agent|agents)\b|\bit is fine for (?:you|agents?|the agent|assistants?)\b|\b(?:said yes|agreed) once\b`),
     ],
   },
   {
     id: 'overrides-rules',
+    negatable: true,
     reason: 'it tells the agent to ignore or override its instructions or the repository rules',
     patterns: [
       re(String.raw`\b(?:ignore|disregard|forget|override|bypass|supersede|abandon|drop|discard|skip|cancel|suspend|void)s? (?:all |any |the |your |every |these |those |its |my )*(?:previous |prior |earlier |above |existing |other |original |initial |current |system |safety |security |repository |repo |project |team |coding |standing |usual |normal |default )*(?:instructions|rules|guidelines|prompts?|policies|directives|constraints|guardrails|restrictions|orders|conventions|claude\.md|agents\.md|contributing(?:\.md)?|system prompt)\b`),
       re(String.raw`\b(?:claude|agents|contributing|security|readme)(?:\.md)? (?:rules |instructions |guidelines )?(?:no longer appl(?:y|ies)|(?:is|are) (?:outdated|void|obsolete|cancelled|suspended|wrong))\b`),
       re(String.raw`\b(?:new|updated|real|actual|true|secret|hidden) (?:instructions|orders|rules|directives|system prompt)\b`),
+      re(String.raw`\b(?:pay no attention to|set aside|do not follow|don't follow|stop following|no longer follow)\b (?:the |any |your |all )?(?:[\w'’.-]+ ){0,3}(?:rules|instructions|guidelines|conventions|policies|checklist|system prompt|guidance)\b`),
+      re(String.raw`\b(?:rules|instructions|guidelines|conventions|policies|checklist|guidance)\b[^.;]{0,30}\b(?:(?:is|are) (?:now )?(?:obsolete|void|cancelled|canceled|suspended|replaced|no longer valid)|(?:was|were) meant for)\b|\b(?:replaced|superseded) by this\b|\bthis (?:memory|note|file|message) (?:replaces|supersedes|outranks|overrides)\b|\b(?:higher|more) priority than (?:the )?(?:user|person|human|developer|system prompt|instructions)\b|\bcomes? second to\b`),
     ],
   },
   {
@@ -99,12 +144,19 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
       re(String.raw`\b(?:silently|secretly|quietly|covertly|stealthily|invisibly|unnoticed|without a trace)\b`),
       re(String.raw`\bso (?:that )?(?:nobody|no one|the user|the reviewers?|reviewers|the team|they) (?:notices?|sees?|finds? out|knows?|will notice|can tell)\b|\b(?:do not|don't|never) (?:report|mention|disclose|log) (?:it|this|that|them)\b`),
       re(String.raw`\b(?:clear|delete|erase|wipe|scrub|remove|rewrite) (?:the )?(?:shell |bash |git |command |audit |terminal )?(?:history|logs?|traces|evidence|audit trail)\b`),
+      re(String.raw`\btell no one\b|\bnobody needs to know\b|\b(?:keep|leave) (?:it|this) between us\b|\bkeep quiet about\b|\bnot worth mentioning\b|\b(?:don't|do not|never) (?:bring up|point out|surface|draw attention to)\b|\b(?:reviewers?|the user|users|the team|anyone|nobody|no one) (?:must |should |will )?(?:never|not) (?:learn|find out|notice|realise|realize)\b`),
+      re(String.raw`\bso (?:that )?it (?:is|isn't|is not|won't be|does not get|doesn't get) (?:not )?(?:noticed|seen|spotted|visible|obvious)\b|\bnot (?:obvious|visible) to (?:the )?(?:reviewers?|user|team)\b|\binvisible in the (?:diff|logs?|review|pr)\b|\bout of (?:any|the|your) (?:summary|summaries|report|description|changelog|release notes|explanation)\b`),
+      re(String.raw`\bif (?:anyone|someone|the user|they|a reviewer|reviewers) asks?\b[^.]{0,60}\b(?:say|tell|claim|answer|reply|describe)\b|\b(?:describe|report|present|label|disguise|pass off|word) (?:it|this|the (?:commit|change|task|pr|work))\b[^.;]{0,30}\bas (?:a|an|just|only)\b|\beven though it (?:changes|adds|removes|disables|opens)\b`),
     ],
   },
   {
     id: 'exfiltrates',
     reason: 'it sends secrets or private data (keys, .env, environment, dumps) to an outside destination',
-    patterns: [(t) => SECRET_RE.test(t) && SEND_RE.test(t) && EXTERNAL_RE.test(t)],
+    patterns: [
+      (t) => SECRET_RE.test(t) && SEND_RE.test(t) && EXTERNAL_RE.test(t),
+      // Secrets put where anyone can read them: a public place, a chat, a gist, a foreign bucket.
+      (t) => SECRET_RE.test(t) && EXPOSE_RE.test(t) && PUBLIC_RE.test(t) && matchesUnforbidden(PUBLIC_ALL, t),
+    ],
   },
   {
     id: 'mentions-secrets',
@@ -118,22 +170,28 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
   },
   {
     id: 'remote-code',
+    negatable: true,
     reason: 'it runs code fetched from the network (curl … | sh and the like)',
     patterns: [
       re(String.raw`\b(?:curl|wget|iwr|invoke-webrequest|fetch)\b[^\n|;]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;]{0,200}\|\s*(?:sudo\s+)?(?:python\d?|node|perl|ruby|iex|bash|sh|invoke-expression)\b`),
       re(String.raw`\b(?:ba)?sh\s+<\(\s*(?:curl|wget)|\beval\s+"?\$\((?:curl|wget)|\bpython\d?\s+-c\s+"?[^\n]{0,60}urlopen|\bnpx\s+(?:-y\s+)?https?://`),
       re(String.raw`\b(?:download|fetch|pull|retrieve) (?:and|then) (?:run|execute|source|eval|install|exec)\b|\b(?:run|execute|source|eval) (?:the |this )?(?:script|binary|payload|installer|code|file) (?:from|at|hosted at|located at) https?://`),
+      re(String.raw`\$\(\s*(?:curl|wget)\b|\b(?:evaluate|eval|execute|run|source|import|load)\b[^.\n]{0,40}\b(?:served|hosted|published|posted|found|located) (?:at|on) https?://|\b(?:execute|run|eval)\w* (?:whatever|anything|the commands?|the code|the script)\b[^.\n]{0,30}\b(?:at|from) https?://|https?://\S+[^\n]{0,40}\b(?:with|into|through|to) (?:node|python\d?|bash|sh|ruby|perl)(?: -[ec])?\b|\bsource\b[^.\n]{0,30}https?://`),
     ],
   },
   {
     id: 'disables-safeguard',
+    negatable: true,
     reason: 'it switches off a safeguard (tests, review, signing, hooks, --no-verify, branch protection)',
     patterns: [
-      re(String.raw`--no-verify\b|--no-gpg-sign\b|commit\.gpgsign\s*=?\s*false|--skip-(?:tests|checks|ci|hooks|verify)\b|--force\b[^\n]{0,30}\b(?:main|master|prod\w*|release)\b|--dangerously-skip-permissions|--insecure\b|--allow-unauthenticated|strict_?ssl\s*=?\s*false|sslverify\s*=?\s*false|verify\s*=\s*false`),
+      re(String.raw`--no-verify\b|--no-gpg-sign\b|commit\.gpgsign\s*=?\s*false|--skip-(?:tests|checks|ci|hooks|verify)\b|--force\b(?!-with-lease)[^\n]{0,30}\b(?:main|master|prod\w*|release)\b|--dangerously-skip-permissions|--insecure\b|--allow-unauthenticated|strict_?ssl\s*=?\s*false|sslverify\s*=?\s*false|verify\s*=\s*false`),
       re(String.raw`\b(?:skip|skipping|disable|disabling|turn off|turning off|bypass|bypassing|remove|removing|comment out|commenting out|delete|deleting|suppress|circumvent|avoid|get around|work around|silence) (?:all |the |any |every |its |our |those |these )?(?:(?:unit|failing|security|integration|e2e|pre-commit|git|commit|code|ci|required|status|dependency|branch) ){0,2}(?:tests?|ci|checks?|code review|reviews?|review step|approvals?|branch protection|signing|signatures?|gpg|2fa|mfa|security (?:scan|checks?|review)|linters?|hooks?|pre-commit|sandbox|guardrails|safety checks?|permission (?:prompts?|checks?)|confirmation prompts?|audit)\b`),
       re(String.raw`\bforce[- ]push(?:es|ing)? (?:to |into |on )?(?:the )?(?:main|master|production|prod|release)\b`),
       re(String.raw`\b(?:push (?:directly|straight) to|commit (?:directly|straight) to|merge (?:directly )?(?:into|to)) (?:the )?(?:main|master|production|prod|release)\b[^\n]{0,40}\b(?:without|skip|no) (?:review|approval|ci|tests)\b|\b(?:merge|approve|ship|deploy)\w* (?:it |them |this |prs? |pull requests )?without (?:review|approval|tests|ci|checks)\b|\bapprove (?:all|every|your own|its own) (?:prs|pull requests|changes|merge requests)\b`),
-      re(String.raw`\bchmod\s+(?:-r\s+)?777\b|\brm\s+-rf\s+(?:/|~|\$home|\*)(?:\s|$)|\bsudo\s+rm\s+-rf\b|\bgit\s+push\s+(?:-f|--force)\b`),
+      re(String.raw`\bchmod\s+(?:-r\s+)?777\b|\brm\s+-rf\s+(?:/|~|\$home|\*)(?:\s|$)|\bsudo\s+rm\s+-rf\b|\bgit\s+push\s+(?:-f\b|--force\b(?!-with-lease))`),
+      re(String.raw`\b(?:strip|disable|remove|turn off|drop|delete|lower|weaken|relax|loosen|comment out)\b (?:the |all |any |every )?(?:[\w-]+ ){0,2}(?:validation|csrf\w*|sandbox\w*|firewall\w*|verification|authentication|authori[sz]ation|encryption|tls|ssl|certificate (?:checks?|pinning|validation)|checksums?|audit (?:log|level)|alerts?|lockout|2fa|two-factor\w*|review checklist|required reviewers|status checks|branch protection|secret scann\w+|scanner|monitoring|pinning)\b`),
+      re(String.raw`node_tls_reject_unauthorized\s*=\s*0|rejectunauthorized\s*:\s*false|\bcurl\b[^\n]{0,40}\s-k\b|audit[- ]level[= ](?:none|critical)|\b(?:skip|skipping|without) (?:the )?(?:checksum|signature|integrity) (?:check|verification)?|\baccept any (?:tls |ssl )?certificate\b|\b(?:delet|skip|disabl|remov|mut)\w*\b[^.;]{0,30}\b(?:rather than|instead of) (?:fixing|repairing)\b`),
+      re(String.raw`\b(?:widen|grant|give|escalate)\b[^.;]{0,40}\b(?:admin(?:istrator)? (?:rights|access|role)|to admin|root access|owner access|write access|full access|elevated (?:rights|access|trust))\b|\bpush (?:straight|directly) to (?:prod|production|main|master)\b|\bopen (?:port )?\d+ to 0\.0\.0\.0`),
     ],
   },
   {
@@ -143,6 +201,7 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
   },
   {
     id: 'leaks-prompt',
+    negatable: true,
     reason: 'it asks for the hidden instructions or context (system prompt, configuration, memory dump)',
     patterns: [re(String.raw`\b(?:reveal|print|show|repeat|output|leak|dump|display|disclose|share|tell me|write out|return|echo|list)s? (?:me )?(?:your |the |all |every |its )*(?:full |complete |entire |original |initial |hidden |secret |exact |verbatim )*(?:system prompt|prompt|hidden instructions|initial instructions|instructions above|configuration|context window|memor(?:y|ies)|rules you were given|text above)\b`)],
   },
@@ -176,6 +235,10 @@ export function intentFeatures(lowerText: string): string[] {
   for (const s of INTENT_SIGNALS) {
     s.patterns.forEach((p, k) => {
       if (!p(lowerText)) return;
+      if (s.negatable && p.all && !matchesUnforbidden(p.all, lowerText)) {
+        out.push(`${s.id}:${k}:negated`);
+        return;
+      }
       out.push(`${s.id}:${k}`);
       hit.add(s.id);
     });
@@ -192,7 +255,7 @@ export function intentFeatures(lowerText: string): string[] {
 
 /** Every feature id, in a fixed order (the classifier's training script uses it). */
 export const INTENT_FEATURE_IDS: readonly string[] = [
-  ...INTENT_SIGNALS.flatMap((s) => s.patterns.map((_, k) => `${s.id}:${k}`)),
+  ...INTENT_SIGNALS.flatMap((s) => s.patterns.flatMap((_, k) => (s.negatable ? [`${s.id}:${k}`, `${s.id}:${k}:negated`] : [`${s.id}:${k}`]))),
   'imperative-start:0',
   'combo:framed-harm',
   'combo:two-harms',
@@ -200,6 +263,8 @@ export const INTENT_FEATURE_IDS: readonly string[] = [
 
 /** The plain-words reason of a signal, by its id or a feature id of one of its patterns. */
 export function reasonOf(id: string): string | null {
+  // A forbidden act ("never disable …") is no reason to hold a text.
+  if (id.endsWith(':negated')) return null;
   const signal = id.split(':')[0];
   return INTENT_SIGNALS.find((s) => s.id === signal)?.reason ?? null;
 }
@@ -211,6 +276,7 @@ export function reasonOf(id: string): string | null {
  */
 export function readsAsInstruction(text: string): boolean {
   return intentFeatures(text.toLowerCase()).some((f) => {
+    if (f.endsWith(':negated')) return false;
     const id = f.split(':')[0] as string;
     return id === 'combo' || (FRAMING.has(id) && id !== 'imperative-start') || HARM.has(id);
   });
