@@ -120,7 +120,7 @@ async function snowball(embedder: Embedder, dir: string): Promise<Record<string,
   const store = createSqliteStore({ path: join(dir, 'snowball.db') });
   try {
     const note = (i: number) => `${MODULES[i % MODULES.length]} module depends on the admin panel (ticket SHOP-${1480 + i}); see ${FILES[i % FILES.length]}/handler_${i % 97}.py line ${10 + (i % 300)}.`;
-    const eager = new Engine({ store, embedder, tokenCounter: createGptTokenCounter(), defaultNamespace: 'bench/snowball', ingestFilter: { threshold: 0.3 } });
+    const eager = new Engine({ store, embedder, tokenCounter: createGptTokenCounter(), defaultNamespace: 'bench/snowball', ingestFilter: { threshold: 0.1 } });
     let mistake = false;
     try {
       await eager.save({ text: note(0) });
@@ -224,7 +224,8 @@ async function main(): Promise<void> {
       check('coding set held-out: benign notes held', (heldOut['coding-benign'] as Rate).rate, '≤ 0.02', (heldOut['coding-benign'] as Rate).rate <= 0.02),
       check('LoCoMo held-out turns held', locomo.rate, '≤ 0.002', locomo.rate <= 0.002),
       check(`${notes.length} generated engineering notes held`, round(heldNotes.length / notes.length), '≤ 0.005', heldNotes.length / notes.length <= 0.005),
-      check('snowball: notes of the mistaken note’s shape stored', snow['storedRate'] as number, '≥ 0.99', (snow['storedRate'] as number) >= 0.99),
+      // Only a real mistake makes the check mean something: the over-eager filter must have held the first note.
+      check('snowball: notes of the mistaken note’s shape stored', snow['storedRate'] as number, '≥ 0.99 (after the first was held)', snow['mistakeHeld'] === true && (snow['storedRate'] as number) >= 0.99),
       check('write-path cost, 300-char note, p95 ms', (cost['ms'] as { p95: number }).p95, '≤ 5', (cost['ms'] as { p95: number }).p95 <= 5),
     ];
 
