@@ -1,6 +1,6 @@
 import type { AccessTokenRecord } from '../../interfaces/store.js';
 import type { SqliteConnection } from './sqlite-connection.js';
-import { rowToToken, type Row } from './sqlite-rows.js';
+import { rowToToken, type Row } from '../sql/sql-rows.js';
 
 /** Access tokens (stored as hashes), written outside the event log. */
 export class SqliteAccess {

@@ -2,7 +2,7 @@ import { CairnError } from '../../interfaces/errors.js';
 import { vectorFromBytes } from '../../core/checksum.js';
 import type { EventInput, ScopeInfo, SnapshotRecord, StoredEvent, StoreTx } from '../../interfaces/store.js';
 import type { SqliteConnection } from './sqlite-connection.js';
-import { rowToEvent, rowToSnapshot, type Row } from './sqlite-rows.js';
+import { rowToEvent, rowToSnapshot, type Row } from '../sql/sql-rows.js';
 
 /** The event log, snapshots, namespace settings and content-addressed vector blobs. */
 export class SqliteLog {

@@ -3,7 +3,8 @@ import { isCurrent, type Memory, type StoreStats } from '../../interfaces/memory
 import { vectorHash } from '../../core/checksum.js';
 import type { ListFilter, StoreTx } from '../../interfaces/store.js';
 import type { SqliteConnection } from './sqlite-connection.js';
-import { ACTIVE_SQL, CURRENT_SQL, filterSql, memoryParams, nsToken, rowToMemory, type Row } from './sqlite-rows.js';
+import { memoryRecord, rowToMemory, type Row } from '../sql/sql-rows.js';
+import { ACTIVE_SQL, CURRENT_SQL, filterSql, nsToken } from './sqlite-rows.js';
 
 /** The memories table: rows, their full-text terms and vectors kept beside them, lists and counts. */
 export class SqliteMemories {
@@ -135,7 +136,7 @@ export class SqliteMemories {
             @expires_at, @supersedes, @superseded_by, @forgotten_at, @forget_reason, @dedupe_key,
             @code, @feedback)`,
         )
-        .run(memoryParams(memory));
+        .run(memoryRecord(memory));
       const rowid = BigInt(info.lastInsertRowid);
       this.c.stmt('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)').run(rowid, nsToken(memory.namespace), terms.join(' '));
       if (vector) this.writeVector(rowid, memory, vector);
@@ -143,7 +144,7 @@ export class SqliteMemories {
     updateMemory: async (memory, index) => {
       const row = this.c.stmt('SELECT rowid FROM memories WHERE id = ?').get(memory.id) as { rowid: number } | undefined;
       if (!row) throw new CairnError('NOT_FOUND', `no memory ${memory.id}`);
-      const p = memoryParams(memory);
+      const p = memoryRecord(memory);
       this.c.stmt(
         `UPDATE memories SET namespace=@namespace, text=@text, kind=@kind, importance=@importance, tags=@tags, task_id=@task_id,
           metadata=@metadata, route=@route, created_at=@created_at, updated_at=@updated_at, expires_at=@expires_at,
