@@ -36,6 +36,9 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'staleness', script: 'dist/bench/staleness.js', args: [] },
   { name: 'sync', script: 'dist/bench/sync.js', args: [] },
   { name: 'backends', script: 'dist/bench/backends.js', args: [] },
+  // PostgreSQL lexical ranking against SQLite's FTS5 on LoCoMo (needs --pg or CAIRN_BENCH_PG / CAIRN_TEST_PG).
+  { name: 'pg-lexical', script: 'dist/bench/pg-lexical.js', args: ['--split', 'dev'] },
+  { name: 'pg-lexical-test', script: 'dist/bench/pg-lexical.js', args: ['--split', 'test'] },
 ];
 
 const USAGE = `usage: node dist/bench/run.js [--all | --only ${BENCHMARKS.map((b) => b.name).join('|')}[,…]] [--quick]`;

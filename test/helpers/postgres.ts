@@ -1,6 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { parsePostgresUrl, type PostgresStoreConfig } from '../../src/adapters/postgres/postgres-config.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../src/adapters/postgres/postgres-schema.js';
 import { createPostgresStore, type PostgresStore } from '../../src/adapters/postgres/postgres-store.js';
 
 /**
@@ -53,12 +54,19 @@ export async function createTestDatabase(options: { vector?: boolean } = {}): Pr
   const vector = options.vector ?? true;
   counter++;
   const name = `cairn_t_${process.pid}_${counter}_${randomBytes(3).toString('hex')}`;
-  const { dataDir, oid } = await admin(async (c) => {
+  await admin(async (c) => {
     if (!vector) {
       const { rowCount } = await c.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [NO_VECTOR_ROLE]);
       if (!rowCount) await c.query(`CREATE ROLE ${NO_VECTOR_ROLE} LOGIN NOSUPERUSER`).catch(() => {}); // another test file may race us
     }
     await c.query(`CREATE DATABASE ${name}${vector ? '' : ` OWNER ${NO_VECTOR_ROLE}`}`);
+  });
+  return describeDatabase(name, vector);
+}
+
+/** A created database as the tests see it: its URL (as the role the store connects as) and its folder. */
+async function describeDatabase(name: string, vector: boolean): Promise<TestDatabase> {
+  const { dataDir, oid } = await admin(async (c) => {
     const dir = (await c.query<{ d: string }>(`SELECT current_setting('data_directory') AS d`)).rows[0]?.d as string;
     const o = (await c.query<{ oid: number }>('SELECT oid FROM pg_database WHERE datname = $1', [name])).rows[0]?.oid as number;
     return { dataDir: dir, oid: o };
@@ -82,12 +90,50 @@ export function testStoreConfig(url: string, over: Partial<PostgresStoreConfig> 
 }
 
 /**
+ * A database with cairn's schema already migrated, cloned from a template made once per schema and
+ * variant (shared by every test process; migrating costs about half of a fresh database's set-up).
+ */
+async function createMigratedDatabase(vector: boolean): Promise<TestDatabase> {
+  const template = `cairn_tpl_s${SCHEMA_VERSION}_${vector ? 'vector' : 'plain'}_${createHash('sha256').update(MIGRATIONS.map((m) => m('pgvector')).join('')).digest('hex').slice(0, 8)}`;
+  templates[template] ??= (async () => {
+    const exists = await admin(async (c) => ((await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [template])).rowCount ?? 0) > 0);
+    if (exists) return;
+    const fresh = await createTestDatabase({ vector });
+    const store = createPostgresStore(testStoreConfig(fresh.url));
+    await store.open();
+    await store.close();
+    // Another process may have made the same template meanwhile: then this copy is simply dropped.
+    await admin((c) => c.query(`ALTER DATABASE ${fresh.name} RENAME TO ${template}`)).catch(() => fresh.drop());
+  })();
+  await templates[template];
+  counter++;
+  const name = `cairn_t_${process.pid}_${counter}_${randomBytes(3).toString('hex')}`;
+  await admin(async (c) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        // FILE_COPY: no connection may be open to the template, which holds none between clones.
+        await c.query(`CREATE DATABASE ${name} TEMPLATE ${template} STRATEGY FILE_COPY${vector ? '' : ` OWNER ${NO_VECTOR_ROLE}`}`);
+        break;
+      } catch (err) {
+        // Two processes cloning the same template at the same instant: the second waits and retries.
+        if (attempt > 20 || !/being accessed by other users/u.test((err as Error).message)) throw err;
+        await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+      }
+    }
+  });
+  return describeDatabase(name, vector);
+}
+
+const templates: Record<string, Promise<void>> = {};
+
+/**
  * A factory of fresh PostgreSQL stores for the shared suites (contract, engine, replay…): each store lives
- * in its own new database, dropped when the store is closed.
+ * in its own new database (already migrated, cloned from a template), dropped when the store is closed.
+ * Suites about opening an empty database (migrations, faults) use createTestDatabase instead.
  */
 export function postgresStoreFactory(options: { vector?: boolean } = {}): () => Promise<PostgresStore> {
   return async () => {
-    const db = await createTestDatabase(options);
+    const db = await createMigratedDatabase(options.vector ?? true);
     const store = createPostgresStore(testStoreConfig(db.url));
     const close = store.close.bind(store);
     store.close = async () => {
