@@ -16,7 +16,15 @@ import { TABLES } from './postgres-schema.js';
  */
 export async function compactAfterErasure(pool: Pool, tables: readonly string[] = TABLES): Promise<void> {
   await waitForOlderSnapshots(pool);
-  for (const table of tables) await pool.query(`VACUUM FULL ${table}`);
+  // Rewriting a large table can outlast the statement timeout meant for queries: this connection has none,
+  // and is closed afterwards so the setting never reaches another caller.
+  const client = await pool.connect();
+  try {
+    await client.query('SET statement_timeout = 0');
+    for (const table of tables) await client.query(`VACUUM FULL ${table}`);
+  } finally {
+    client.release(true);
+  }
 }
 
 /**

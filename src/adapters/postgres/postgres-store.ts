@@ -205,6 +205,9 @@ export class PostgresStore implements Store {
           { cause: err, hint: 'check the server and retry' },
         );
       }
+      // What `fn` threw itself (a CairnError of core, any other error) is rethrown as it is; only what the
+      // server or the driver raised (it carries a SQLSTATE or a socket code) is translated.
+      if (typeof (err as { code?: unknown }).code !== 'string') throw err;
       throw translatePgError(err, 'writing', this.where());
     } finally {
       client.release(broken);
