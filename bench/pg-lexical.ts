@@ -117,6 +117,7 @@ async function main(): Promise<void> {
   const table = Object.fromEntries(rankers.map((r) => [r, Object.fromEntries(KS.map((k) => [`recall@${k}`, Number(mean(recalls[r]?.[k] ?? []).toFixed(1))]))]));
   const result = {
     bench: 'pg-lexical',
+    command: `node dist/bench/pg-lexical.js --pg <admin url> --split ${split}`,
     split,
     conversations: conversations.map((c) => c.index),
     questions,
