@@ -46,10 +46,20 @@ export async function forget(ctx: EngineContext, id: string, options: ForgetOpti
   });
 }
 
-/** Undoes forget. Fails with CONFLICT when an identical memory was saved since. */
+/** Whether `m` left recall by being marked poisoned (`markPoisoned`), not by an ordinary forget. */
+function isPoisoned(m: Memory): boolean {
+  return m.forgottenAt !== null && (m.forgetReason === 'poisoned' || (m.forgetReason?.startsWith('poisoned: ') ?? false));
+}
+
+/**
+ * Undoes forget. Fails with CONFLICT when an identical memory was saved since, and for a memory marked
+ * poisoned: restoring an attack would let whoever planted it (or an agent it fooled) undo the operator's
+ * decision; a poisoned text that was no attack is saved again, through the filter.
+ */
 export async function restore(ctx: EngineContext, id: string, options: { namespace?: string } = {}): Promise<Memory> {
   return changeLifecycle(ctx, id, options.namespace, 'memory.restored', async (m, now, tx) => {
     if (!m.forgottenAt) throw new CairnError('CONFLICT', `memory ${m.id} is not forgotten`);
+    if (isPoisoned(m)) throw new CairnError('CONFLICT', `memory ${m.id} was marked poisoned and is not restored; if it was no attack, save its text again`);
     const clash = m.supersededBy ? null : await tx.findLiveByDedupeKey(m.namespace, m.dedupeKey);
     if (clash) throw new CairnError('CONFLICT', `an identical live memory was saved since: ${clash.id}`);
     return { ...m, forgottenAt: null, forgetReason: null, updatedAt: now };
@@ -67,7 +77,7 @@ export async function markPoisoned(ctx: EngineContext, id: string, options: { na
   const current = await memoryIn(ctx, validateId(id), { namespace: ctx.ns(options.namespace) });
   const lesson = current && options.teach !== false && ctx.embedder ? await lessonVector(ctx.store, ctx.embedder, ctx.filterConfig, current.text) : null;
   return changeLifecycle(ctx, id, options.namespace, 'memory.poisoned', async (m, now, tx) => {
-    if (m.forgottenAt && m.forgetReason?.startsWith('poisoned')) throw new CairnError('CONFLICT', `memory ${m.id} is already marked poisoned`);
+    if (isPoisoned(m)) throw new CairnError('CONFLICT', `memory ${m.id} is already marked poisoned`);
     if (lesson) await tx.putLearnedAnchor(`poison-${m.id}`, lesson, now);
     return { ...m, forgottenAt: now, forgetReason: reason ? `poisoned: ${reason}` : 'poisoned', updatedAt: now };
   }, { taught: lesson !== null });

@@ -339,6 +339,9 @@ export function describeMcpTools(harness: () => Harness): void {
     assert.ok(!found.structured['results'].some((x: { id: string }) => x.id === id), 'a reported memory is not recalled');
     const twice = await call(client, 'memory_report_attack', { id, reason: 'again' });
     assert.match(twice.text, /^CONFLICT/u);
+    // Nor can it be brought back by a restore (as an agent fooled by it might try).
+    const restored = await call(client, 'memory_restore', { id });
+    assert.match(restored.text, /^CONFLICT: memory \w+ was marked poisoned and is not restored/u);
     const missing = await call(client, 'memory_report_attack', { id: '01ARZ3NDEKTSV4RRFFQ69G5FAV', reason: 'x' });
     assert.match(missing.text, /^NOT_FOUND \(field id\)/u);
   });
