@@ -203,7 +203,13 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
     id: 'leaks-prompt',
     negatable: true,
     reason: 'it asks for the hidden instructions or context (system prompt, configuration, memory dump)',
-    patterns: [re(String.raw`\b(?:reveal|print|show|repeat|output|leak|dump|display|disclose|share|tell me|write out|return|echo|list)s? (?:me )?(?:your |the |all |every |its )*(?:full |complete |entire |original |initial |hidden |secret |exact |verbatim )*(?:system prompt|prompt|hidden instructions|initial instructions|instructions above|configuration|context window|memor(?:y|ies)|rules you were given|text above)\b`)],
+    patterns: [
+      re(String.raw`\b(?:reveal|print|show|repeat|output|leak|dump|display|disclose|share|tell me|write out|return|echo|list)s? (?:me )?(?:your |the |all |every |its )*(?:full |complete |entire |original |initial |hidden |secret |exact |verbatim )*(?:system prompt|prompt|hidden instructions|initial instructions|instructions above|configuration|context window|memor(?:y|ies)|rules you were given|text above)\b`),
+      // The instructions named without "system prompt": "your starting instructions", "the instructions you were
+      // given", "what were you told", a sentence to complete with them.
+      re(String.raw`\byour (?:starting|initial|original|first|hidden|secret|system|underlying|preset|base) (?:instructions|prompt|directives|rules|message)\b|\b(?:instructions|prompt|rules) you were given\b|\bwhat (?:were|are) you (?:told|instructed)\b|\b(?:i was|you were) (?:instructed|told) to'|\bmy instructions (?:are|were)\b`),
+      re(String.raw`\b(?:repeat|print|output|show|display|echo|reveal|copy)\b[^.\n]{0,20}\b(?:the )?(?:above|preceding) (?:text|instructions|message|prompt|words|content)\b`),
+    ],
   },
   {
     id: 'imperative-to-model',
