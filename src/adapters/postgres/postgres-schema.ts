@@ -18,6 +18,8 @@ export const MIGRATION_LOCK = 727_002;
 export const ERASURE_LOCK = 727_003;
 /** Lock key of the store-wide embedder record. */
 export const EMBEDDER_LOCK = 727_004;
+/** Lock key serialising the writers that found no embedder recorded and may record the first one. */
+export const EMBEDDER_RECORD_LOCK = 727_005;
 
 export const MIGRATIONS: readonly ((storage: VectorStorage) => string)[] = [
   // 1: everything the SQLite schema holds after its 7 steps, in one step.

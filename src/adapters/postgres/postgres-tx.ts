@@ -6,8 +6,8 @@ import type { QuarantineEntry } from '../../interfaces/quarantine.js';
 import type { EmbedderInfo, EventInput, PendingErasure, StoreTx } from '../../interfaces/store.js';
 import type { PoolClient } from './postgres-driver.js';
 import { MEMORY_COLUMNS, MEMORY_SELECT, memoryValues, rowToMemory, rowToSnapshot, type Row } from '../sql/sql-rows.js';
-import { vectorLiteral } from './postgres-rows.js';
-import { EMBEDDER_LOCK, ERASURE_LOCK, type VectorStorage } from './postgres-schema.js';
+import { Params, vectorLiteral } from './postgres-rows.js';
+import { EMBEDDER_LOCK, EMBEDDER_RECORD_LOCK, ERASURE_LOCK, type VectorStorage } from './postgres-schema.js';
 
 /**
  * One write transaction on one pooled connection (READ COMMITTED). Writers in many processes and machines
@@ -51,17 +51,36 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
     await q(`SELECT pg_advisory_xact_lock(${scopeKey(scope)})`, [scope]);
     locked.add(scope);
   };
-  let embedderLocked = false;
-  const lockEmbedder = async () => {
-    if (embedderLocked) return;
-    await q(`SELECT pg_advisory_xact_lock(${EMBEDDER_LOCK})`);
-    embedderLocked = true;
-  };
-
-  const readEmbedder = async (): Promise<EmbedderInfo | null> => {
+  /**
+   * The embedder lock: readers of the record take it shared, so writers of different namespaces do not queue
+   * behind each other; a reset takes it exclusive (waiting for every reader, blocking new ones until commit).
+   * A reader that finds no record also takes the record lock, then reads again: of two first writers the
+   * second waits and sees the first's record instead of recording one too. The record as read under the lock
+   * cannot change until commit except by this transaction, so it is read once.
+   */
+  let embedderLock: 'none' | 'shared' | 'exclusive' = 'none';
+  let embedderSeen: EmbedderInfo | null | undefined;
+  const selectEmbedder = async (): Promise<EmbedderInfo | null> => {
     const r = await one<{ value: string }>(`SELECT value FROM meta WHERE key = 'embedder'`);
     return r ? (JSON.parse(r.value) as EmbedderInfo) : null;
   };
+  const lockEmbedder = async (mode: 'shared' | 'exclusive'): Promise<void> => {
+    if (embedderLock === 'exclusive' || embedderLock === mode) return;
+    await q(mode === 'shared' ? `SELECT pg_advisory_xact_lock_shared(${EMBEDDER_LOCK})` : `SELECT pg_advisory_xact_lock(${EMBEDDER_LOCK})`);
+    embedderLock = mode;
+  };
+  const lockedEmbedder = async (): Promise<EmbedderInfo | null> => {
+    if (embedderSeen !== undefined) return embedderSeen;
+    await lockEmbedder('shared');
+    let info = await selectEmbedder();
+    if (info === null && embedderLock === 'shared') {
+      await q(`SELECT pg_advisory_xact_lock(${EMBEDDER_RECORD_LOCK})`);
+      info = await selectEmbedder();
+    }
+    embedderSeen = info;
+    return info;
+  };
+  const readEmbedder = async (): Promise<EmbedderInfo | null> => (embedderSeen !== undefined ? embedderSeen : selectEmbedder());
 
   const checkDims = async (vector: Float32Array): Promise<void> => {
     if (ctx.dims !== vector.length) ctx.dims = (await readEmbedder())?.dimensions ?? null;
@@ -71,30 +90,36 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
     }
   };
 
-  const writeIndex = async (pk: number, memory: Memory, vector: Float32Array | null, terms: string[]): Promise<void> => {
+  /**
+   * Data-modifying CTEs writing the postings (`terms`, when given) and the vector of the memory row `pk` (a
+   * placeholder, or a column of the CTE `source`), so a memory's index costs no round trip of its own.
+   */
+  const indexCtes = async (p: Params, pk: string, source: string | null, memory: Memory, vector: Float32Array | null, terms: string[]): Promise<string[]> => {
+    const ctes: string[] = [];
     const tc = termCounts(terms);
+    const ns = p.add(memory.namespace);
+    const from = source ? ` FROM ${source}` : '';
     if (tc.terms.length > 0) {
-      await q(`INSERT INTO memory_terms (namespace, term, memory_pk, tf) SELECT $1, t, $2, c FROM unnest($3::text[], $4::int[]) AS u(t, c)`, [
-        memory.namespace,
-        pk,
-        tc.terms,
-        tc.counts,
-      ]);
+      const postings = `unnest(${p.add(tc.terms)}::text[], ${p.add(tc.counts)}::int[]) AS u(t, c)`;
+      ctes.push(`t AS (INSERT INTO memory_terms (namespace, term, memory_pk, tf) SELECT ${ns}, u.t, ${pk}, u.c${from ? `${from}, ${postings}` : ` FROM ${postings}`})`);
     }
-    await q('UPDATE memories SET doc_length = $2, vector_hash = $3 WHERE pk = $1', [pk, terms.length + 1, vector ? vectorHash(vector) : null]);
-    if (vector) await writeVector(pk, memory, vector);
+    if (vector) {
+      await checkDims(vector);
+      const cast = ctx.storage === 'pgvector' ? 'vector' : 'real[]';
+      const embedding = `${p.add(vectorLiteral(vector, ctx.storage))}::${cast}`;
+      ctes.push(`v AS (INSERT INTO memory_vectors (memory_pk, namespace, active, kind, embedding) SELECT ${pk}, ${ns}, ${p.add(isCurrent(memory))}, ${p.add(memory.kind)}, ${embedding}${from})`);
+    }
+    return ctes;
   };
 
-  const writeVector = async (pk: number, memory: Memory, vector: Float32Array): Promise<void> => {
-    await checkDims(vector);
-    const cast = ctx.storage === 'pgvector' ? 'vector' : 'real[]';
-    await q(`INSERT INTO memory_vectors (memory_pk, namespace, active, kind, embedding) VALUES ($1, $2, $3, $4, $5::${cast})`, [
-      pk,
-      memory.namespace,
-      isCurrent(memory),
-      memory.kind,
-      vectorLiteral(vector, ctx.storage),
-    ]);
+  /** Rewrites the index of the existing row `pk` (postings only when `terms` is given) in one statement. */
+  const writeIndex = async (pk: number, memory: Memory, vector: Float32Array | null, terms: string[] | null): Promise<void> => {
+    const p = new Params();
+    const pkp = p.add(pk);
+    const ctes = await indexCtes(p, pkp, null, memory, vector, terms ?? []);
+    const docLength = terms ? `doc_length = ${p.add(terms.length + 1)}, ` : '';
+    const update = `UPDATE memories SET ${docLength}vector_hash = ${p.add(vector ? vectorHash(vector) : null)} WHERE pk = ${pkp}`;
+    await q(ctes.length > 0 ? `WITH ${ctes.join(', ')} ${update}` : update, p.values);
   };
 
   const memoryById = async (id: string): Promise<Row | undefined> => {
@@ -105,13 +130,20 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
     return one(`SELECT m.pk, ${MEMORY_SELECT} FROM memories m WHERE m.id = $1`, [id]);
   };
 
+  // The erasures in progress as read under the shared erasure lock, held to the end of the transaction: no
+  // erasure can start meanwhile, so the list is read once and re-read only after this transaction records one.
+  let erasuresSeen: PendingErasure[] | null = null;
   const pendingErasures = async (): Promise<PendingErasure[]> => {
     if (erasureLock === 'none') {
       await q(`SELECT pg_advisory_xact_lock_shared(${ERASURE_LOCK})`);
       erasureLock = 'shared';
     }
-    return (await q('SELECT id, scope, plan, started_at FROM pending_erasures ORDER BY started_at, id')).map(rowToPendingErasure);
+    erasuresSeen ??= (await q('SELECT id, scope, plan, started_at FROM pending_erasures ORDER BY started_at, id')).map(rowToPendingErasure);
+    return [...erasuresSeen];
   };
+
+  // Vector blobs this transaction wrote: a projection reads them straight back (content-addressed, immutable).
+  const blobsPut = new Map<string, Float32Array>();
 
   return {
     getMemory: async (id) => {
@@ -125,9 +157,14 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
     },
     insertMemory: async (memory, vector, terms) => {
       await lockScope(memory.namespace);
-      const placeholders = MEMORY_COLUMNS.map((_, i) => `$${i + 1}`).join(', ');
-      const r = await one<{ pk: number }>(`INSERT INTO memories (${MEMORY_COLUMNS.join(', ')}, doc_length) VALUES (${placeholders}, 1) RETURNING pk`, memoryValues(memory));
-      await writeIndex(r?.pk as number, memory, vector, terms);
+      // The row (with its document length and vector hash), its postings and its vector in one statement.
+      const p = new Params();
+      const values = memoryValues(memory).map((v) => p.add(v));
+      const row = `m AS (INSERT INTO memories (${MEMORY_COLUMNS.join(', ')}, doc_length, vector_hash) VALUES (${values.join(', ')}, ${p.add(terms.length + 1)}, ${p.add(
+        vector ? vectorHash(vector) : null,
+      )}) RETURNING pk)`;
+      const ctes = await indexCtes(p, 'm.pk', 'm', memory, vector, terms);
+      await q(`WITH ${[row, ...ctes].join(', ')} SELECT pk FROM m`, p.values);
     },
     updateMemory: async (memory, index) => {
       await lockScope(memory.namespace);
@@ -159,13 +196,11 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
       );
       return r?.seq as number;
     },
-    embedder: async () => {
-      await lockEmbedder();
-      return readEmbedder();
-    },
+    embedder: lockedEmbedder,
     setEmbedder: async (info) => {
-      await lockEmbedder();
-      const existing = await readEmbedder();
+      // Without a read before, exclusive as a reset (a replay records the embedder right after one).
+      if (embedderLock === 'none') await lockEmbedder('exclusive');
+      const existing = await lockedEmbedder();
       if (existing) {
         if (existing.id === info.id && existing.dimensions === info.dimensions) {
           ctx.dims = existing.dimensions;
@@ -176,6 +211,7 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
         });
       }
       await q(`INSERT INTO meta (key, value) VALUES ('embedder', $1)`, [JSON.stringify(info)]);
+      embedderSeen = info;
       ctx.dims = info.dimensions;
       ctx.embedderRecorded = info;
     },
@@ -184,14 +220,14 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
       if (!r) throw new CairnError('NOT_FOUND', `no memory ${id}`);
       const pk = r['pk'] as number;
       await q('DELETE FROM memory_vectors WHERE memory_pk = $1', [pk]);
-      await writeVector(pk, rowToMemory(r), vector);
-      await q('UPDATE memories SET vector_hash = $2 WHERE pk = $1', [pk, vectorHash(vector)]);
+      await writeIndex(pk, rowToMemory(r), vector, null);
     },
     resetVectors: async () => {
-      await lockEmbedder();
+      await lockEmbedder('exclusive');
       await q('DELETE FROM memory_vectors');
       await q('UPDATE memories SET vector_hash = NULL WHERE vector_hash IS NOT NULL');
       await q(`DELETE FROM meta WHERE key = 'embedder'`);
+      embedderSeen = null;
       ctx.dims = null;
       ctx.vectorsReset = true;
     },
@@ -205,8 +241,11 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
     },
     putVectorBlob: async (hash, vector) => {
       await q('INSERT INTO vector_blobs (hash, data) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING', [hash, vectorBytes(vector)]);
+      blobsPut.set(hash, Float32Array.from(vector));
     },
     getVectorBlob: async (hash) => {
+      const put = blobsPut.get(hash);
+      if (put) return Float32Array.from(put);
       const r = await one<{ data: Buffer }>('SELECT data FROM vector_blobs WHERE hash = $1', [hash]);
       return r ? vectorFromBytes(r.data) : null;
     },
@@ -270,6 +309,7 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
       return r !== undefined;
     },
     deleteVectorBlob: async (hash) => {
+      blobsPut.delete(hash);
       await q('DELETE FROM vector_blobs WHERE hash = $1', [hash]);
     },
     deleteQuarantineEntry: async (id) => {
@@ -288,6 +328,7 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
          ON CONFLICT (id) DO UPDATE SET scope = excluded.scope, plan = excluded.plan, started_at = excluded.started_at`,
         [e.id, JSON.stringify(e.scope), e.plan === null || e.plan === undefined ? null : JSON.stringify(e.plan), e.startedAt],
       );
+      erasuresSeen = null;
     },
     putQuarantine: async (entry) => {
       await q(
