@@ -58,8 +58,9 @@ describe('cairn migrate', () => {
     const query = ['search', 'when do deploys go out', '--namespace', 'shop', '--json'];
     const a = JSON.parse(await ok(sandbox, [...query, '--db', from])) as { results: { id: string; score: number }[] };
     const b = JSON.parse(await ok(sandbox, [...query, '--db', to])) as { results: { id: string; score: number }[] };
-    // Same order, same scores (to 1e-6: recency moves with the clock between the two searches).
-    assert.deepEqual(b.results.map((x) => [x.id, x.score.toFixed(6)]), a.results.map((x) => [x.id, x.score.toFixed(6)]));
+    // Same order, same scores (within 1e-4: recency moves with the clock between the two searches).
+    assert.deepEqual(b.results.map((x) => x.id), a.results.map((x) => x.id));
+    for (const [i, x] of b.results.entries()) assert.ok(Math.abs(x.score - (a.results[i]?.score ?? NaN)) < 1e-4, `score of ${x.id}: ${x.score} vs ${a.results[i]?.score}`);
     assert.equal(b.results[0]?.id, saved.id);
     const shown = await ok(sandbox, ['quarantine', 'show', held.entries[0]!.id, '--reveal', '--db', to]);
     assert.match(shown, /collect\.example\.net/u, 'the held text travelled with its entry');
