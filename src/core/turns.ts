@@ -91,9 +91,7 @@ export async function commitTurnWith(ctx: EngineContext, input: TurnInput, embed
   // its event) and each item that would become a new memory are screened.
   if (options.screen !== false) {
     const fresh: typeof unique = [];
-    await ctx.store.transaction(async (tx) => {
-      for (const p of unique) if (!(await tx.findLiveByDedupeKey(p.namespace, p.dedupeKey))) fresh.push(p);
-    });
+    for (const p of unique) if (!(await ctx.store.findLiveByDedupeKey(p.namespace, p.dedupeKey))) fresh.push(p);
     const candidates = [
       ...(fresh.some((p) => indexText(p) === text) ? [] : [{ text, vector: embedded?.get(text) ?? null }]),
       ...fresh.map((p) => ({ text: indexText(p), vector: vectorByKey.get(p.dedupeKey) ?? null })),

@@ -276,14 +276,12 @@ export async function saveScreened(ctx: EngineContext, inputs: MemoryInput[], op
   await attachCode(ctx, prepared, options.given);
   const stored = await checkEmbedder(ctx);
 
-  // Cheap pre-check outside the transaction so repeats cost no embedding.
+  // Cheap pre-check, a plain read (no writer lock), so repeats cost no embedding; the commit re-checks.
   const known = new Map<string, Memory>();
-  await ctx.store.transaction(async (tx) => {
-    for (const p of prepared) {
-      const hit = await tx.findLiveByDedupeKey(p.namespace, p.dedupeKey);
-      if (hit) known.set(p.dedupeKey, hit);
-    }
-  });
+  for (const p of prepared) {
+    const hit = await ctx.store.findLiveByDedupeKey(p.namespace, p.dedupeKey);
+    if (hit) known.set(p.dedupeKey, hit);
+  }
   const toEmbed = prepared.filter((p, i) => !known.has(p.dedupeKey) && prepared.findIndex((q) => q.dedupeKey === p.dedupeKey) === i);
   const vectors = await embedMany(ctx, toEmbed.map((p) => indexText(p)));
   const vectorByKey = new Map(toEmbed.map((p, i) => [p.dedupeKey, vectors[i] ?? null]));

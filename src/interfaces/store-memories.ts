@@ -96,6 +96,11 @@ export interface MemoryReads {
   getMemory(id: string): Promise<Memory | null>;
   /** The memories with these ids that exist, in no particular order; unknown ids are left out. */
   getMemories(ids: string[]): Promise<Memory[]>;
+  /**
+   * The live (not forgotten, not superseded) memory with this dedupe key in the namespace, or null, read
+   * outside any write transaction (no writer lock taken): a pre-check that a transaction must confirm.
+   */
+  findLiveByDedupeKey(namespace: string, dedupeKey: string): Promise<Memory | null>;
   /** Memories matching the filter, newest first (id descending), at most `filter.limit`. */
   listMemories(filter: ListFilter): Promise<Memory[]>;
   /**

@@ -46,8 +46,6 @@ export interface StoreCapabilities {
   vectorSearch: boolean;
   /** Native BM25 full-text search. Fallback: recall runs on vectors + recency only. */
   fullText: boolean;
-  /** Several processes may write at once without losing a write. */
-  concurrentWriters: boolean;
   /**
    * The backend gathers the vector and lexical candidates and fuses them with recency in one round trip
    * (`Store.fusedRecall`), with the same normalisation as core's score fusion. Fallback: core fetches each

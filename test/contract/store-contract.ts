@@ -221,6 +221,12 @@ export function describeStoreContract(name: string, makeStore: MakeStore, option
           // The same key looked up under another namespace finds nothing.
           assert.equal(await tx.findLiveByDedupeKey('acme/blog', live.dedupeKey), null);
         });
+        // The read outside a transaction answers the same.
+        assert.deepEqual(await store.findLiveByDedupeKey('acme/shop', live.dedupeKey), live);
+        assert.equal(await store.findLiveByDedupeKey('acme/shop', forgotten.dedupeKey), null);
+        assert.equal(await store.findLiveByDedupeKey('acme/shop', superseded.dedupeKey), null);
+        assert.deepEqual(await store.findLiveByDedupeKey('acme/shop', expired.dedupeKey), expired);
+        assert.equal(await store.findLiveByDedupeKey('acme/blog', live.dedupeKey), null);
       });
 
       test('a second live memory with the same dedupe key in a namespace is refused', async (store) => {

@@ -618,7 +618,6 @@ describe('cairn CLI end to end', { concurrency: 3 }, () => {
       const capabilities = report['capabilities'] as Record<string, boolean>;
       assert.equal(capabilities['vectorSearch'], true);
       assert.equal(capabilities['fullText'], true);
-      assert.equal(capabilities['concurrentWriters'], true);
       assert.equal(stats.total, 9);
       assert.equal(report['memories'], stats.total);
       assert.equal(report['events'], stats.events);

@@ -75,7 +75,7 @@ export class PostgresStore implements Store {
    */
   get capabilities(): StoreCapabilities {
     const pgvector = (this.facts?.vectorStorage ?? 'pgvector') === 'pgvector';
-    return { vectorSearch: true, fullText: true, concurrentWriters: true, serverSideFusion: pgvector, erasureChecks: this.canReadFiles ?? true };
+    return { vectorSearch: true, fullText: true, serverSideFusion: pgvector, erasureChecks: this.canReadFiles ?? true };
   }
 
   /** Connects, migrates and detects capabilities once; every method awaits it. */
@@ -216,6 +216,11 @@ export class PostgresStore implements Store {
 
   async getMemory(id: string): Promise<Memory | null> {
     const [r] = await this.rows('reading a memory', `SELECT ${MEMORY_SELECT} FROM memories m WHERE m.id = $1`, [id]);
+    return r ? rowToMemory(r) : null;
+  }
+
+  async findLiveByDedupeKey(namespace: string, key: string): Promise<Memory | null> {
+    const [r] = await this.rows('reading a memory', `SELECT ${MEMORY_SELECT} FROM memories m WHERE m.namespace = $1 AND m.dedupe_key = $2 AND m.forgotten_at IS NULL AND m.superseded_by IS NULL`, [namespace, key]);
     return r ? rowToMemory(r) : null;
   }
 

@@ -29,6 +29,15 @@ export class SqliteMemories {
     return this.c.read('reading a memory', () => this.getMemorySync(id));
   }
 
+  async findLiveByDedupeKey(namespace: string, key: string): Promise<Memory | null> {
+    return this.c.read('reading a memory', () => this.findLiveSync(namespace, key));
+  }
+
+  private findLiveSync(namespace: string, key: string): Memory | null {
+    const r = this.c.stmt(`SELECT * FROM memories m WHERE m.namespace = ? AND m.dedupe_key = ? AND ${CURRENT_SQL}`).get(namespace, key) as Row | undefined;
+    return r ? rowToMemory(r) : null;
+  }
+
   async getMemories(ids: string[]): Promise<Memory[]> {
     if (ids.length === 0) return [];
     return this.c.read('reading memories', () => {
@@ -122,11 +131,7 @@ export class SqliteMemories {
   tx(): Pick<StoreTx, 'getMemory' | 'findLiveByDedupeKey' | 'insertMemory' | 'updateMemory' | 'deleteMemory' | 'memoriesOf' | 'clearProjection' | 'setVector'> {
     return {
     getMemory: async (id) => this.getMemorySync(id),
-    findLiveByDedupeKey: async (namespace, key) => {
-      const r = this.c.stmt(`SELECT * FROM memories m WHERE m.namespace = ? AND m.dedupe_key = ? AND ${CURRENT_SQL}`)
-        .get(namespace, key) as Row | undefined;
-      return r ? rowToMemory(r) : null;
-    },
+    findLiveByDedupeKey: async (namespace, key) => this.findLiveSync(namespace, key),
     insertMemory: async (memory, vector, terms) => {
       const info = this.c.stmt(
           `INSERT INTO memories (id, namespace, text, kind, importance, tags, task_id, metadata, route, created_at, updated_at,

@@ -40,7 +40,7 @@ export type { SqliteStoreConfig } from './sqlite-connection.js';
  * sqlite-quarantine.ts, sqlite-access.ts (tokens), sqlite-usage.ts and sqlite-erasure.ts.
  */
 export class SqliteStore implements Store {
-  readonly capabilities: StoreCapabilities = { vectorSearch: true, fullText: true, concurrentWriters: true, serverSideFusion: false, erasureChecks: true };
+  readonly capabilities: StoreCapabilities = { vectorSearch: true, fullText: true, serverSideFusion: false, erasureChecks: true };
   readonly location: string;
   private readonly c: SqliteConnection;
   private readonly memories: SqliteMemories;
@@ -104,6 +104,10 @@ export class SqliteStore implements Store {
 
   getMemories(ids: string[]): Promise<Memory[]> {
     return this.memories.getMemories(ids);
+  }
+
+  findLiveByDedupeKey(namespace: string, dedupeKey: string): Promise<Memory | null> {
+    return this.memories.findLiveByDedupeKey(namespace, dedupeKey);
   }
 
   listMemories(filter: ListFilter): Promise<Memory[]> {
