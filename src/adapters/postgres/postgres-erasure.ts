@@ -30,8 +30,10 @@ export async function compactAfterErasure(pool: Pool, tables: readonly string[] 
 /**
  * VACUUM FULL copies a dead tuple that some open snapshot may still see ("recently dead"), so the erased
  * versions would survive it while any transaction of this database began before the erasure committed (a
- * long read in another cairn process, an auto-analyze). Waits, up to `timeoutMs`, until every other backend
- * of the database holds no snapshot older than now; past that the compaction runs anyway and the file check
+ * long read in another cairn process, an auto-analyze). Waits, up to `timeoutMs`, until no other backend of
+ * the cluster holds a snapshot or an open transaction id older than now (a transaction between statements
+ * has no snapshot but its id still holds the horizon back; backends of other databases are counted too,
+ * since some of them — CREATE DATABASE among them — hold back every database's horizon); past that the compaction runs anyway and the file check
  * reports what it finds (a re-run of the erasure compacts and checks again).
  */
 async function waitForOlderSnapshots(pool: Pool, timeoutMs = 30_000): Promise<void> {
@@ -41,7 +43,8 @@ async function waitForOlderSnapshots(pool: Pool, timeoutMs = 30_000): Promise<vo
   for (;;) {
     const r = await pool.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL AND age(backend_xmin) > age($1::text::xid)`,
+        WHERE pid <> pg_backend_pid()
+          AND ((backend_xmin IS NOT NULL AND age(backend_xmin) > age($1::text::xid)) OR (backend_xid IS NOT NULL AND age(backend_xid) > age($1::text::xid)))`,
       [horizon],
     );
     if ((r.rows[0]?.n ?? 0) === 0 || Date.now() > deadline) return;
