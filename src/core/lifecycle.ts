@@ -140,7 +140,7 @@ export async function reindex(ctx: EngineContext, onProgress?: ProgressFn, batch
     await emit(tx, STORE_SCOPE, { type: 'store.vectors-reset' }, now);
     await emit(tx, STORE_SCOPE, { type: 'store.embedder', embedder: info }, now);
     for (const p of pending) {
-      const hash = (await putVector(ctx, tx, p.vector)) as string;
+      const hash = (await putVector(tx, p.vector)) as string;
       await emit(tx, p.namespace, { type: 'memory.reembedded', id: p.id, vector: hash }, now);
     }
   });

@@ -112,7 +112,7 @@ export async function commitTurnWith(ctx: EngineContext, input: TurnInput, embed
           text,
           ...(input.speaker !== undefined ? { speaker: input.speaker } : {}),
           ...(at ? { at } : {}),
-          items: prepared.map((p) => (saveRequest(ctx, p) as { input: MemoryInput }).input),
+          items: prepared.map((p) => (saveRequest(p) as { input: MemoryInput }).input),
         },
       };
       const [receipt] = await hold(ctx, [
@@ -148,7 +148,7 @@ export async function commitTurnWith(ctx: EngineContext, input: TurnInput, embed
       }
       const createdAt = p.createdAt ?? now;
       const memory: Memory = { ...p, supersedes: null, id: ulid(Date.parse(createdAt)), createdAt, updatedAt: now };
-      itemEvents.push({ type: 'memory.saved', memory, vector: await putVector(ctx, tx, vectorByKey.get(p.dedupeKey) ?? null), ...redactionField(ctx, p) });
+      itemEvents.push({ type: 'memory.saved', memory, vector: await putVector(tx, vectorByKey.get(p.dedupeKey) ?? null), ...redactionField(ctx, p) });
       itemIds.push(memory.id);
       inTurn.set(p.dedupeKey, memory.id);
       itemsAdded++;

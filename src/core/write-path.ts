@@ -152,7 +152,7 @@ export async function hold(ctx: EngineContext, held: HeldWrite[]): Promise<Quara
 }
 
 /** The request a release replays for a held save: the prepared (redacted) fields. */
-export function saveRequest(ctx: EngineContext, p: Prepared): Record<string, unknown> {
+export function saveRequest(p: Prepared): Record<string, unknown> {
   return {
     op: 'save',
     input: {
@@ -211,7 +211,7 @@ export async function recordEmbedder(ctx: EngineContext, tx: StoreTx, now: strin
 }
 
 /** Stores a vector in the log's blob table and returns its content hash. */
-export async function putVector(ctx: EngineContext, tx: StoreTx, vector: Float32Array | null): Promise<string | null> {
+export async function putVector(tx: StoreTx, vector: Float32Array | null): Promise<string | null> {
   if (!vector) return null;
   const hash = vectorHash(vector);
   await tx.putVectorBlob(hash, vector);
@@ -300,7 +300,7 @@ export async function saveScreened(ctx: EngineContext, inputs: MemoryInput[], op
         namespace: p.namespace,
         source: p.metadata.source ?? null,
         agent: p.metadata.agent ?? null,
-        request: saveRequest(ctx, p),
+        request: saveRequest(p),
       });
     });
   }
@@ -358,10 +358,10 @@ export async function saveScreened(ctx: EngineContext, inputs: MemoryInput[], op
         if (old.supersededBy) {
           throw new CairnError('CONFLICT', `memory ${old.id} is already superseded by ${old.supersededBy}`, { field: 'supersedes' });
         }
-        await emit(tx, memory.namespace, { type: 'memory.saved', memory, vector: await putVector(ctx, tx, vector), ...redactionField(ctx, p) }, now);
+        await emit(tx, memory.namespace, { type: 'memory.saved', memory, vector: await putVector(tx, vector), ...redactionField(ctx, p) }, now);
         await emit(tx, memory.namespace, { type: 'memory.superseded', memory: { ...old, supersededBy: memory.id, updatedAt: now } }, now);
       } else {
-        await emit(tx, memory.namespace, { type: 'memory.saved', memory, vector: await putVector(ctx, tx, vector), ...redactionField(ctx, p) }, now);
+        await emit(tx, memory.namespace, { type: 'memory.saved', memory, vector: await putVector(tx, vector), ...redactionField(ctx, p) }, now);
       }
       savedInBatch.set(p.dedupeKey, memory);
       results.push({ id: memory.id, duplicate: false, memory });
@@ -421,7 +421,7 @@ export async function updateWith(ctx: EngineContext, id: string, patch: UpdatePa
     }
     const redactionField = Object.keys(redactions).length ? { redactions } : {};
     if (textChanged) {
-      await emit(tx, namespace, { type: 'memory.updated', memory: next, vector: await putVector(ctx, tx, vector ?? null), ...redactionField }, now);
+      await emit(tx, namespace, { type: 'memory.updated', memory: next, vector: await putVector(tx, vector ?? null), ...redactionField }, now);
     } else {
       await emit(tx, namespace, { type: 'memory.updated', memory: next, ...redactionField }, now);
     }

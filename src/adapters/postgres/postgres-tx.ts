@@ -31,8 +31,8 @@ export interface TxContext {
   vectorsReset: boolean;
 }
 
-/** Advisory-lock key of a scope (64-bit hash of the namespace; a collision only serialises two namespaces). */
-const scopeKey = (scope: string) => `hashtextextended('cairn-scope:' || $1, 0)`;
+/** Advisory-lock key of the scope given as $1 (64-bit hash of the namespace; a collision only serialises two namespaces). */
+const SCOPE_KEY = `hashtextextended('cairn-scope:' || $1, 0)`;
 
 function termCounts(terms: string[]): { terms: string[]; counts: number[] } {
   const map = new Map<string, number>();
@@ -48,7 +48,7 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
 
   const lockScope = async (scope: string): Promise<void> => {
     if (locked.has(scope)) return;
-    await q(`SELECT pg_advisory_xact_lock(${scopeKey(scope)})`, [scope]);
+    await q(`SELECT pg_advisory_xact_lock(${SCOPE_KEY})`, [scope]);
     locked.add(scope);
   };
   /**
