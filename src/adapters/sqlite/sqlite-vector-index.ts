@@ -107,10 +107,12 @@ export class SqliteVectorIndex {
     if (!index || index.size() < this.minVectors) return null;
     const rescore = this.prepare(
       // The log's copy of the vector (one B-tree lookup; a vec0 lookup by rowid costs several times more),
-      // or the vector table's when the blob is missing.
+      // or the vector table's when the blob is missing. `+m.namespace` keeps the planner on the rowid lookups:
+      // with the namespace index it scanned the whole namespace through a bloom filter (at 100k, most of a
+      // save's write-time `likelyReplaces` search).
       `SELECT m.id AS id, vec_distance_cosine(COALESCE(b.data, (SELECT embedding FROM memories_vec WHERE rowid = m.rowid)), @q) AS distance,
          (${postSql}) AS ok FROM memories m LEFT JOIN vector_blobs b ON b.hash = m.vector_hash
-       WHERE m.rowid IN (SELECT value FROM json_each(@annKeys)) AND m.namespace = @namespace ORDER BY distance`,
+       WHERE m.rowid IN (SELECT value FROM json_each(@annKeys)) AND +m.namespace = @namespace ORDER BY distance`,
     );
     // int8 ranks close to the float order (at 100k the best 64 held all of the exact ten), so k + max(64, k/2)
     // candidates are rescored: rescoring is most of the cost (a CPU profile of the engine's k = 300 search at
