@@ -19,17 +19,55 @@ import type { Memory } from '../interfaces/memory.js';
 
 export const STATE_FORMAT = 'cairn-state/1';
 
+/** Canonical JSON written beforehand: `canonicalJson` copies it verbatim (lets a caller serialise a part once and reuse it). */
+export class CanonicalText {
+  constructor(readonly json: string) {}
+}
+
+const quotedKeys = new Map<string, string>();
+
+function quotedKey(k: string): string {
+  let q = quotedKeys.get(k);
+  if (q === undefined) {
+    q = JSON.stringify(k);
+    if (quotedKeys.size < 10_000) quotedKeys.set(k, q);
+  }
+  return q;
+}
+
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') {
     const s = JSON.stringify(value);
     return s === undefined ? 'null' : s;
   }
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj)
-    .filter((k) => obj[k] !== undefined)
-    .sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+  if (value instanceof CanonicalText) return value.json;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ',';
+      const v: unknown = value[i];
+      out += v === undefined ? 'null' : canonicalJson(v);
+    }
+    return `${out}]`;
+  }
+  return `{${canonicalMembers(value as Record<string, unknown>).join(',')}}`;
+}
+
+/** An object's members as canonical `"key":value` texts, in key order, `undefined` members left out. */
+export function canonicalMembers(obj: Record<string, unknown>): string[] {
+  return sortedMembers(obj).members;
+}
+
+function sortedMembers(obj: Record<string, unknown>): { keys: string[]; members: string[] } {
+  const keys: string[] = [];
+  const members: string[] = [];
+  for (const k of Object.keys(obj).sort()) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    keys.push(k);
+    members.push(`${quotedKey(k)}:${canonicalJson(v)}`);
+  }
+  return { keys, members };
 }
 
 /** SHA-256 of a vector's little-endian float32 bytes, hex. */
@@ -57,7 +95,22 @@ export function vectorFromBytes(bytes: Uint8Array): Float32Array {
 
 /** The canonical line of one memory in the state. */
 export function memoryLine(memory: Memory, vectorHashHex: string | null): string {
-  return canonicalJson({ ...memory, vectorHash: vectorHashHex });
+  return memoryJson(memory, vectorHashHex).line;
+}
+
+/**
+ * One memory serialised once, two ways: its state line (the memory's members with `vectorHash` among them)
+ * and the snapshot's entry `{"memory":{…},"vectorHash":…}`, both canonical JSON.
+ */
+export function memoryJson(memory: Memory, vectorHashHex: string | null): { line: string; entry: string } {
+  const { vectorHash: _own, ...fields } = memory as Memory & { vectorHash?: unknown };
+  const { keys, members } = sortedMembers(fields);
+  const hash = `"vectorHash":${JSON.stringify(vectorHashHex)}`;
+  // In the line, "vectorHash" takes its place in key order among the memory's members.
+  let at = 0;
+  while (at < keys.length && (keys[at] as string) < 'vectorHash') at++;
+  const line = `{${[...members.slice(0, at), hash, ...members.slice(at)].join(',')}}`;
+  return { line, entry: `{"memory":{${members.join(',')}},${hash}}` };
 }
 
 /** Incremental builder of the state checksum; feed namespaces in order, their contents sorted. */
@@ -82,7 +135,12 @@ export class StateHasher {
   }
 
   memory(memory: Memory, vectorHashHex: string | null): void {
-    this.line(`mem ${memoryLine(memory, vectorHashHex)}`);
+    this.memoryLine(memoryLine(memory, vectorHashHex));
+  }
+
+  /** A memory by its state line (`memoryJson(…).line`), for a caller that serialised it already. */
+  memoryLine(line: string): void {
+    this.line(`mem ${line}`);
   }
 
   digest(): string {

@@ -1,7 +1,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Memory } from '../interfaces/memory.js';
 import type { EmbedderInfo, SnapshotRecord, StoreTx } from '../interfaces/store.js';
-import { canonicalJson, StateHasher } from './checksum.js';
+import { CanonicalText, canonicalJson, memoryJson, memoryLine, StateHasher } from './checksum.js';
 import { sha256Hex } from './text.js';
 
 /**
@@ -33,22 +33,33 @@ export type SnapshotCheck = { ok: true; state: SnapshotState } | { ok: false; pr
 
 /** Checksum of one scope's state, the same construction as the whole-store checksum restricted to it. */
 export function scopeChecksum(state: Pick<SnapshotState, 'scope' | 'embedder' | 'settings' | 'memories'>): string {
+  return checksumOfLines(state, state.memories.map((m) => memoryLine(m.memory, m.vectorHash)));
+}
+
+/** scopeChecksum from the memories' state lines, in id order. */
+function checksumOfLines(state: Pick<SnapshotState, 'scope' | 'embedder' | 'settings'>, lines: string[]): string {
   const h = new StateHasher(state.embedder);
   h.namespace(state.scope);
   for (const s of state.settings) h.setting(s.key, s.value);
-  for (const m of state.memories) h.memory(m.memory, m.vectorHash);
+  for (const line of lines) h.memoryLine(line);
   return h.digest();
 }
 
-/** Reads the scope's projection inside `tx` and serialises it as a snapshot at `seq`. */
+/**
+ * Reads the scope's projection inside `tx` and serialises it as a snapshot at `seq`. Each memory is
+ * serialised once, for both the checksum and the blob; gzip runs at level 1 (the blob is a disposable
+ * cache, read back only on recovery, so speed inside the turn's transaction matters more than its size).
+ */
 export async function buildSnapshot(tx: StoreTx, scope: string, seq: number, now: string): Promise<Omit<SnapshotRecord, 'version'>> {
   const embedder = await tx.embedder();
   const settings = await tx.settingsOf(scope);
   const memories = await tx.memoriesOf(scope);
-  const body = { scope, embedder, settings, memories };
-  const state: SnapshotState = { format: 'cairn-snapshot/1', engineVersion: ENGINE_STATE_VERSION, seq, ...body, checksum: scopeChecksum(body) };
-  const blob = gzipSync(canonicalJson(state), { level: 6 });
-  return { scope, seq, blob: new Uint8Array(blob), blobSha256: sha256Hex(blob), checksum: state.checksum, engineVersion: ENGINE_STATE_VERSION, createdAt: now };
+  const json = memories.map((m) => memoryJson(m.memory, m.vectorHash));
+  const checksum = checksumOfLines({ scope, embedder, settings }, json.map((j) => j.line));
+  const entries = json.map((j) => new CanonicalText(j.entry));
+  const state = { format: 'cairn-snapshot/1', engineVersion: ENGINE_STATE_VERSION, seq, scope, embedder, settings, memories: entries, checksum };
+  const blob = gzipSync(canonicalJson(state), { level: 1 });
+  return { scope, seq, blob: new Uint8Array(blob), blobSha256: sha256Hex(blob), checksum, engineVersion: ENGINE_STATE_VERSION, createdAt: now };
 }
 
 /** Checks a stored snapshot; tells storage corruption, version mismatch and checksum mismatch apart. */

@@ -172,8 +172,8 @@ export async function commitTurnWith(ctx: EngineContext, input: TurnInput, embed
     if (options.inTx) await options.inTx(tx, now, itemIds);
     let snapshotVersion: number | null = null;
     if (ctx.snapshotEvery > 0 && (await tx.countEvents(namespace, 'turn.committed')) % ctx.snapshotEvery === 0) {
-      const current = await tx.getSnapshot(namespace);
-      snapshotVersion = await tx.putSnapshot(await buildSnapshot(tx, namespace, lastSeq, now), current?.version ?? null);
+      const current = await tx.snapshotVersion(namespace);
+      snapshotVersion = await tx.putSnapshot(await buildSnapshot(tx, namespace, lastSeq, now), current);
     }
     return { eventSeq, itemIds, itemsAdded, deduplicated, snapshot: snapshotVersion !== null, snapshotVersion };
   });

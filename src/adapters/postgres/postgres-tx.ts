@@ -272,10 +272,13 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
       const r = await one('SELECT * FROM snapshots WHERE scope = $1', [scope]);
       return r ? rowToSnapshot(r) : null;
     },
+    snapshotVersion: async (scope) => {
+      await lockScope(scope);
+      return (await one<{ version: number }>('SELECT version FROM snapshots WHERE scope = $1', [scope]))?.version ?? null;
+    },
     putSnapshot: async (snap, expectedVersion) => {
       await lockScope(snap.scope);
-      const current = await one<{ version: number }>('SELECT version FROM snapshots WHERE scope = $1', [snap.scope]);
-      const have = current?.version ?? null;
+      const have = (await one<{ version: number }>('SELECT version FROM snapshots WHERE scope = $1', [snap.scope]))?.version ?? null;
       if (have !== expectedVersion) {
         throw new CairnError('CONFLICT', `snapshot of scope ${JSON.stringify(snap.scope)} is at version ${have ?? 'none'}, expected ${expectedVersion ?? 'none'}: another writer checkpointed first`);
       }
