@@ -46,10 +46,29 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
   const q = async <R extends Row = Row>(sql: string, values: unknown[] = []): Promise<R[]> => (await client.query<R>(sql, values)).rows;
   const one = async <R extends Row = Row>(sql: string, values: unknown[] = []): Promise<R | undefined> => (await q<R>(sql, values))[0];
 
+  /**
+   * Takes a lock, then reads, in one round trip: both statements go in one simple-protocol query (no
+   * parameters), and under READ COMMITTED the read takes its snapshot after the lock is granted, so it sees
+   * every commit of the lock's previous holder.
+   */
+  const lockThenRead = async <R extends Row = Row>(lockSql: string, readSql: string): Promise<R[]> => {
+    const results = (await client.query(`${lockSql}; ${readSql}`)) as unknown as { rows: R[] }[];
+    return (results[1] as { rows: R[] }).rows;
+  };
+
   const lockScope = async (scope: string): Promise<void> => {
     if (locked.has(scope)) return;
     await q(`SELECT pg_advisory_xact_lock(${SCOPE_KEY})`, [scope]);
     locked.add(scope);
+  };
+  /** `sql` (text parameters only) under the scope's lock; the first time, lock and read share a round trip. */
+  const inScope = async (scope: string, sql: string, values: string[]): Promise<Row[]> => {
+    if (locked.has(scope)) return q(sql, values);
+    const literal = (n: string) => client.escapeLiteral(values[Number(n) - 1] as string);
+    const lock = `SELECT pg_advisory_xact_lock(${SCOPE_KEY.replace('$1', client.escapeLiteral(scope))})`;
+    const rows = await lockThenRead(lock, sql.replace(/\$(\d+)/g, (_, n: string) => literal(n)));
+    locked.add(scope);
+    return rows;
   };
   /**
    * The embedder lock: readers of the record take it shared, so writers of different namespaces do not queue
@@ -60,10 +79,9 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
    */
   let embedderLock: 'none' | 'shared' | 'exclusive' = 'none';
   let embedderSeen: EmbedderInfo | null | undefined;
-  const selectEmbedder = async (): Promise<EmbedderInfo | null> => {
-    const r = await one<{ value: string }>(`SELECT value FROM meta WHERE key = 'embedder'`);
-    return r ? (JSON.parse(r.value) as EmbedderInfo) : null;
-  };
+  const EMBEDDER_SQL = `SELECT value FROM meta WHERE key = 'embedder'`;
+  const embedderOf = (r: { value: string } | undefined): EmbedderInfo | null => (r ? (JSON.parse(r.value) as EmbedderInfo) : null);
+  const selectEmbedder = async (): Promise<EmbedderInfo | null> => embedderOf(await one<{ value: string }>(EMBEDDER_SQL));
   const lockEmbedder = async (mode: 'shared' | 'exclusive'): Promise<void> => {
     if (embedderLock === 'exclusive' || embedderLock === mode) return;
     await q(mode === 'shared' ? `SELECT pg_advisory_xact_lock_shared(${EMBEDDER_LOCK})` : `SELECT pg_advisory_xact_lock(${EMBEDDER_LOCK})`);
@@ -71,8 +89,11 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
   };
   const lockedEmbedder = async (): Promise<EmbedderInfo | null> => {
     if (embedderSeen !== undefined) return embedderSeen;
-    await lockEmbedder('shared');
-    let info = await selectEmbedder();
+    let info: EmbedderInfo | null;
+    if (embedderLock === 'none') {
+      info = embedderOf((await lockThenRead<{ value: string }>(`SELECT pg_advisory_xact_lock_shared(${EMBEDDER_LOCK})`, EMBEDDER_SQL))[0]);
+      embedderLock = 'shared';
+    } else info = await selectEmbedder();
     if (info === null && embedderLock === 'shared') {
       await q(`SELECT pg_advisory_xact_lock(${EMBEDDER_RECORD_LOCK})`);
       info = await selectEmbedder();
@@ -134,11 +155,12 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
   // erasure can start meanwhile, so the list is read once and re-read only after this transaction records one.
   let erasuresSeen: PendingErasure[] | null = null;
   const pendingErasures = async (): Promise<PendingErasure[]> => {
+    const read = 'SELECT id, scope, plan, started_at FROM pending_erasures ORDER BY started_at, id';
     if (erasureLock === 'none') {
-      await q(`SELECT pg_advisory_xact_lock_shared(${ERASURE_LOCK})`);
+      erasuresSeen = (await lockThenRead(`SELECT pg_advisory_xact_lock_shared(${ERASURE_LOCK})`, read)).map(rowToPendingErasure);
       erasureLock = 'shared';
     }
-    erasuresSeen ??= (await q('SELECT id, scope, plan, started_at FROM pending_erasures ORDER BY started_at, id')).map(rowToPendingErasure);
+    erasuresSeen ??= (await q(read)).map(rowToPendingErasure);
     return [...erasuresSeen];
   };
 
@@ -151,8 +173,7 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
       return r ? rowToMemory(r) : null;
     },
     findLiveByDedupeKey: async (namespace, key) => {
-      await lockScope(namespace);
-      const r = await one(`SELECT ${MEMORY_SELECT} FROM memories m WHERE m.namespace = $1 AND m.dedupe_key = $2 AND ${'m.forgotten_at IS NULL AND m.superseded_by IS NULL'}`, [namespace, key]);
+      const [r] = await inScope(namespace, `SELECT ${MEMORY_SELECT} FROM memories m WHERE m.namespace = $1 AND m.dedupe_key = $2 AND ${'m.forgotten_at IS NULL AND m.superseded_by IS NULL'}`, [namespace, key]);
       return r ? rowToMemory(r) : null;
     },
     insertMemory: async (memory, vector, terms) => {
