@@ -332,7 +332,9 @@ function embedWorkers(env: NodeJS.ProcessEnv): number {
  */
 export function buildEmbedder(config: ResolvedConfig['embedder'], options: { pool?: boolean } = {}): { embedder: Embedder | null; pool: PoolEmbedder | null } {
   if (config.provider === 'use' && options.pool && config.workers > 0) {
-    const pool = createPoolEmbedder({ workers: config.workers });
+    // Concurrent requests share model calls: the server's throughput is what counts here, and vectors differ
+    // from the in-thread embedder's only in their last bits (pool-embedder.ts).
+    const pool = createPoolEmbedder({ workers: config.workers, shareCalls: true });
     return { embedder: createCachingEmbedder(pool, 2000), pool };
   }
   return { embedder: buildSingleEmbedder(config), pool: null };
