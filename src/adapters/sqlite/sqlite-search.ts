@@ -18,13 +18,16 @@ export class SqliteSearch {
     if (this.c.vectorDims === null) this.c.read('reading the vector index', () => this.c.loadVectorInfo());
     if (this.c.vectorDims === null) return out;
     return this.c.read('reading vectors', () => {
-      const rowOf = this.c.stmt('SELECT rowid FROM memories WHERE id = ?');
-      const vec = this.c.stmt('SELECT embedding FROM memories_vec WHERE rowid = ?');
+      // The log's copy of the vector (one B-tree lookup by its hash; a vec0 lookup by rowid costs several times
+      // more), or the vector table's when the blob is missing. A memory has a vector row exactly when it has a
+      // vector hash (writeVector sets both, every removal clears both).
+      const vec = this.c.stmt(
+        `SELECT COALESCE(b.data, (SELECT embedding FROM memories_vec WHERE rowid = m.rowid)) AS embedding FROM memories m
+           LEFT JOIN vector_blobs b ON b.hash = m.vector_hash WHERE m.id = ? AND m.vector_hash IS NOT NULL`,
+      );
       for (const id of ids) {
-        const r = rowOf.get(id) as { rowid: number } | undefined;
-        if (!r) continue;
-        const v = vec.get(BigInt(r.rowid)) as { embedding: Buffer } | undefined;
-        if (v) out.set(id, vectorFromBytes(v.embedding));
+        const v = vec.get(id) as { embedding: Buffer | null } | undefined;
+        if (v?.embedding) out.set(id, vectorFromBytes(v.embedding));
       }
       return out;
     });
