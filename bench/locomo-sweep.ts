@@ -170,6 +170,7 @@ async function main(): Promise<void> {
       const vdir = mkdtempSync(join(tmpdir(), 'cairn-locomo-variant-'));
       const vstore = createSqliteStore({ path: join(vdir, 'variant.db') });
       try {
+        await vstore.prepareVectors(info);
         await vstore.transaction(async (tx) => {
           await tx.setEmbedder(info);
           for (const m of memories.values()) {

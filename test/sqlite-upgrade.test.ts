@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
 import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { PAGE_SIZE, SCHEMA_VERSION } from '../src/adapters/sqlite/sqlite-schema.js';
+import { vectorTableName, vectorTableSql } from '../src/adapters/sqlite/sqlite-vector-table.js';
 import { insertVectors, vectorSource } from './fixtures/vector-index-data.js';
 
 const root = mkdtempSync(join(tmpdir(), 'cairn-sqlite-upgrade-'));
@@ -90,5 +92,43 @@ describe('SQLite schema upgrade to version 8 and 16 KB pages', () => {
     const store = createSqliteStore({ path, vectorIndex: false });
     await store.close();
     assert.equal(facts(path).pageSize, PAGE_SIZE);
+  });
+});
+
+describe('SQLite schema upgrade to version 11 (a vector table per dimension)', () => {
+  it('moves the vectors of the old memories_vec table into memories_vec_<n>, every search answer kept', async () => {
+    const path = join(root, `old-${++counter}.db`);
+    const store = createSqliteStore({ path, vectorIndex: false });
+    const next = vectorSource(11);
+    const memories = await insertVectors(store, NS, 200, next);
+    const probe = next();
+    const before = await store.vectorCandidates(probe, 10, { namespace: NS, now: now() });
+    await store.close();
+    // Taken back to version 10: the same vectors in a vec0 table named without its dimension.
+    const db = new Database(path);
+    sqliteVec.load(db);
+    const table = vectorTableName(probe.length);
+    db.exec(vectorTableSql(probe.length).replace(table, 'memories_vec'));
+    db.exec(`INSERT INTO memories_vec (rowid, namespace, active, kind, embedding) SELECT rowid, namespace, active, kind, embedding FROM ${table}`);
+    db.exec(`DROP TABLE ${table}; DELETE FROM schema_version WHERE version >= 11`);
+    db.close();
+    const names = (p: string) => {
+      const raw = new Database(p, { readonly: true });
+      try {
+        return (raw.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'memories_vec%' AND sql LIKE 'CREATE VIRTUAL%'`).all() as { name: string }[]).map((r) => r.name);
+      } finally {
+        raw.close();
+      }
+    };
+    assert.deepEqual(names(path), ['memories_vec']);
+    const upgraded = createSqliteStore({ path, vectorIndex: false });
+    try {
+      assert.equal((await upgraded.diagnostics()).schemaVersion, SCHEMA_VERSION);
+      assert.deepEqual(await upgraded.vectorCandidates(probe, 10, { namespace: NS, now: now() }), before);
+      assert.equal((await upgraded.getVectors(memories.map((m) => m.id))).size, memories.length);
+    } finally {
+      await upgraded.close();
+    }
+    assert.deepEqual(names(path), [table]);
   });
 });

@@ -156,6 +156,7 @@ describe('approximate vector index (usearch) of the SQLite store', () => {
     const plain = createSqliteStore({ path, vectorIndex: false });
     const other = { id: 'other-model', dimensions: DIMS };
     const fresh = vectorSource(33);
+    await plain.prepareVectors(other);
     await plain.transaction(async (tx) => {
       await tx.resetVectors();
       await tx.setEmbedder(other);

@@ -135,6 +135,7 @@ export async function reindex(ctx: EngineContext, onProgress?: ProgressFn, batch
     page.forEach((m, i) => pending.push({ id: m.id, namespace: m.namespace, vector: vectors[i] as Float32Array }));
     onProgress?.(pending.length, total);
   }
+  await ctx.store.prepareVectors(info); // the new embedder's vector objects, before the swap's transaction
   await ctx.store.transaction(async (tx) => {
     const now = ctx.now();
     await emit(tx, STORE_SCOPE, { type: 'store.vectors-reset' }, now);

@@ -138,10 +138,25 @@ async function applyStored(tx: StoreTx, event: StoredEvent, source: Store | null
   await project(tx, body, event.namespace);
 }
 
+/**
+ * Has `target` prepare the vector objects of every embedder these events record (Store.prepareVectors),
+ * before the transaction that projects them: projecting a `store.embedder` event runs no DDL.
+ */
+async function prepareRecordedEmbedders(target: Store, events: readonly StoredEvent[]): Promise<void> {
+  const done = new Set<string>();
+  for (const e of events) {
+    const body = bodyOf(e);
+    if (body.type !== 'store.embedder' || done.has(`${body.embedder.dimensions}`)) continue;
+    done.add(`${body.embedder.dimensions}`);
+    await target.prepareVectors(body.embedder);
+  }
+}
+
 /** Replays every event of `source`, in commit order, into the empty store `target`; `onPage` after each commit. */
 export async function replayInto(source: Store, target: Store, batchSize = 5000, onPage?: (events: number) => void): Promise<number> {
   let n = 0;
   for await (const page of source.iterateEvents(0, batchSize)) {
+    await prepareRecordedEmbedders(target, page);
     await target.transaction(async (tx) => {
       for (const event of page) {
         await tx.appendEvent({ namespace: event.namespace, type: event.type, memoryId: event.memoryId, payload: event.payload, at: event.at });
@@ -186,6 +201,17 @@ export async function verify(store: Store, scratch: Store): Promise<VerifyReport
   };
 }
 
+/** Every event of one scope, in order (the store-wide scope is small: embedder and quarantine events). */
+async function scopeEvents(store: Store, scope: string): Promise<StoredEvent[]> {
+  const out: StoredEvent[] = [];
+  for (let after = 0; ; ) {
+    const page = await store.events(scope, after, 5000);
+    if (page.length === 0) return out;
+    out.push(...page);
+    after = (page[page.length - 1] as StoredEvent).seq;
+  }
+}
+
 /** Replays the events of one scope with seq > afterSeq into `tx`; returns how many. */
 async function replayScopeTail(store: Store, tx: StoreTx, scope: string, afterSeq: number): Promise<number> {
   let n = 0;
@@ -212,6 +238,7 @@ export async function recover(store: Store, options: { namespace?: string } = {}
   const names = new Set(allScopes.map((s) => s.scope).filter((s) => s !== STORE_SCOPE));
   if (!options.namespace) for (const n of (await store.stats(new Date(0).toISOString())).namespaces) names.add(n.namespace);
   const targets = options.namespace ? [options.namespace] : [...names].sort();
+  if (!options.namespace) await prepareRecordedEmbedders(store, await scopeEvents(store, STORE_SCOPE));
   await store.transaction(async (tx) => {
     if (!options.namespace) {
       // Store-wide scope first: the embedder record decides which vectors the namespaces can hold.

@@ -18,6 +18,7 @@ import {
   hold,
   prepare,
   putVector,
+  prepareEmbedder,
   recordEmbedder,
   redactionField,
   saveRequest,
@@ -80,7 +81,7 @@ export async function commitTurnWith(ctx: EngineContext, input: TurnInput, embed
       metadata: { source: 'turn', sessionId: input.session, ...(input.speaker ? { speaker: input.speaker } : {}), ...item.metadata },
     }),
   );
-  await checkEmbedder(ctx);
+  const stored = await checkEmbedder(ctx);
   const unique = prepared.filter((p, i) => prepared.findIndex((q) => q.dedupeKey === p.dedupeKey) === i);
   const missing = unique.filter((p) => !embedded?.has(indexText(p)));
   const fresh = await embedMany(ctx, missing.map((p) => indexText(p)));
@@ -122,6 +123,7 @@ export async function commitTurnWith(ctx: EngineContext, input: TurnInput, embed
     }
   }
 
+  await prepareEmbedder(ctx, stored);
   return ctx.store.transaction(async (tx) => {
     const now = ctx.now();
     await recordEmbedder(ctx, tx, now);

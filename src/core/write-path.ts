@@ -196,7 +196,21 @@ export async function checkEmbedder(ctx: EngineContext): Promise<EmbedderInfo | 
   return stored;
 }
 
-/** Records the configured embedder in the log on the first vector write; refuses a different one. */
+/**
+ * Before a transaction that may record the configured embedder (`stored`, read just before, is null): the
+ * store prepares its vector objects outside any transaction (Store.prepareVectors), so recording it runs no
+ * DDL. Idempotent; a store that already holds an embedder needs nothing.
+ */
+export async function prepareEmbedder(ctx: EngineContext, stored: EmbedderInfo | null): Promise<void> {
+  if (!ctx.embedder || !ctx.store.capabilities.vectorSearch || stored) return;
+  await ctx.store.prepareVectors({ id: ctx.embedder.id, dimensions: ctx.embedder.dimensions });
+}
+
+/**
+ * Records the configured embedder in the log on the first vector write; refuses a different one. Read inside
+ * the transaction on purpose: whether to record decides the write, and must hold against a concurrent first
+ * writer (prepareEmbedder ran before it).
+ */
 export async function recordEmbedder(ctx: EngineContext, tx: StoreTx, now: string): Promise<void> {
   if (!ctx.embedder || !ctx.store.capabilities.vectorSearch) return;
   const current = await tx.embedder();
@@ -316,7 +330,7 @@ export async function saveScreened(ctx: EngineContext, inputs: MemoryInput[], op
     throw quarantinedError(held, prepared.length);
   }
 
-  void stored;
+  if (prepared.some((p) => !blocked.has(p.dedupeKey))) await prepareEmbedder(ctx, stored);
   return ctx.store.transaction(async (tx) => {
     const now0 = ctx.now();
     // A batch that is held as a whole records nothing else: not even the embedder of a fresh store.

@@ -145,6 +145,23 @@ export interface MemorySearch {
   embedder(): Promise<EmbedderInfo | null>;
 }
 
+/**
+ * Schema a vector space needs, made outside any write transaction. A backend whose vector storage depends
+ * on the dimension (SQLite's vec0 table, PostgreSQL's HNSW index) creates it here, so no transaction that
+ * records or switches an embedder runs DDL (on SQLite DDL inside the write lock rewrites the schema under
+ * every reader; on PostgreSQL an index build would hold the write transaction open).
+ */
+export interface VectorSetup {
+  /**
+   * Creates what vectors of `info.dimensions` need, committed at once, outside any transaction. Idempotent
+   * and safe while other processes read and write: it only adds objects, never drops or empties one a
+   * transaction might be using. Core calls it before every transaction that may record an embedder
+   * (`StoreTx.setEmbedder`): the first save, a reindex, a replay or recovery. A crash after it and before
+   * that transaction commits leaves an unused, empty object and a store that works as before.
+   */
+  prepareVectors(info: EmbedderInfo): Promise<void>;
+}
+
 /** Writes of the memories projection, inside a write transaction (StoreTx). */
 export interface MemoryTx {
   /** As `Store.getMemory`, seeing this transaction's writes. */
@@ -178,11 +195,15 @@ export interface VectorTx {
   embedder(): Promise<EmbedderInfo | null>;
   /**
    * Records which embedder produces the vectors. The same one again is a no-op; another one fails
-   * EMBEDDER_MISMATCH (reset first). Rolled back with the transaction like any write.
+   * EMBEDDER_MISMATCH (reset first). Rolled back with the transaction like any write. Runs no DDL: a new
+   * record needs `Store.prepareVectors(info)` first, and fails INTERNAL (naming it) when that was not done.
    */
   setEmbedder(info: EmbedderInfo): Promise<void>;
   /** Replaces the indexed vector of one memory (reindex); NOT_FOUND for an unknown id. */
   setVector(id: string, vector: Float32Array): Promise<void>;
-  /** Drops every indexed vector and the embedder record (reindex starts here); vector blobs of the log stay. */
+  /**
+   * Removes every indexed vector and the embedder record (reindex starts here); vector blobs of the log stay.
+   * Deletes rows, drops nothing: the emptied vector objects stay for a later `prepareVectors`.
+   */
   resetVectors(): Promise<void>;
 }

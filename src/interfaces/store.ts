@@ -1,5 +1,5 @@
 import type { SessionStore } from './sessions.js';
-import type { MemoryReads, MemorySearch, MemoryTx, VectorTx } from './store-memories.js';
+import type { MemoryReads, MemorySearch, MemoryTx, VectorSetup, VectorTx } from './store-memories.js';
 import type { LogReads, LogTx } from './store-log.js';
 import type { QuarantineReads, QuarantineTx } from './store-quarantine.js';
 import type { AccessTokens } from './store-access.js';
@@ -17,6 +17,7 @@ export type {
   MemorySearch,
   MemoryTx,
   VectorHit,
+  VectorSetup,
   VectorTx,
 } from './store-memories.js';
 export type { EventInput, LogReads, LogTx, ScopeInfo, SnapshotRecord, StoredEvent } from './store-log.js';
@@ -91,7 +92,7 @@ export interface StoreTx extends MemoryTx, VectorTx, LogTx, QuarantineTx, Erasur
  * Every read is confined to the namespace it names unless it says otherwise; a lookup that finds nothing
  * returns null or [].
  */
-export interface Store extends MemoryReads, MemorySearch, LogReads, QuarantineReads, AccessTokens, UsageStats, ErasureOps {
+export interface Store extends MemoryReads, MemorySearch, VectorSetup, LogReads, QuarantineReads, AccessTokens, UsageStats, ErasureOps {
   readonly capabilities: StoreCapabilities;
   /** Human-readable location, e.g. the database path or the URL without its password. */
   readonly location: string;

@@ -1,5 +1,5 @@
 import { describe } from 'node:test';
-import { pgSkip, postgresStoreFactory } from '../helpers/postgres.js';
+import { pgSkip, postgresCatalog, postgresStoreFactory } from '../helpers/postgres.js';
 import { describeStoreContract } from './store-contract.js';
 
 // The one Store contract, on a real PostgreSQL server: with pgvector (HNSW, server-side fusion) and in a
@@ -7,6 +7,6 @@ import { describeStoreContract } from './store-contract.js';
 if (pgSkip) {
   describe('Store contract: postgres', { skip: pgSkip }, () => {});
 } else {
-  describeStoreContract('postgres (pgvector)', postgresStoreFactory({ vector: true }));
-  describeStoreContract('postgres (no pgvector)', postgresStoreFactory({ vector: false }));
+  describeStoreContract('postgres (pgvector)', postgresStoreFactory({ vector: true }), { catalog: postgresCatalog });
+  describeStoreContract('postgres (no pgvector)', postgresStoreFactory({ vector: false }), { catalog: postgresCatalog });
 }

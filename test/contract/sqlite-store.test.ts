@@ -21,7 +21,17 @@ function freshPath(): string {
   return join(root, `case-${counter}`, 'cairn.db');
 }
 
-describeStoreContract('sqlite', async () => createSqliteStore({ path: freshPath() }));
+/** The committed schema (sqlite_master), read on a connection of its own. */
+async function sqliteCatalog(store: { location: string }): Promise<string[]> {
+  const db = new Database(store.location, { readonly: true, fileMustExist: true });
+  try {
+    return (db.prepare(`SELECT type || ' ' || name || ' ' || COALESCE(sql, '') AS entry FROM sqlite_master ORDER BY name`).all() as { entry: string }[]).map((r) => r.entry);
+  } finally {
+    db.close();
+  }
+}
+
+describeStoreContract('sqlite', async () => createSqliteStore({ path: freshPath() }), { catalog: sqliteCatalog });
 
 function assertOpenFails(path: string, code: ErrorCode): void {
   assert.throws(
@@ -38,6 +48,7 @@ function assertOpenFails(path: string, code: ErrorCode): void {
 async function populatedDatabase(path: string): Promise<{ ids: string[] }> {
   const store = createSqliteStore({ path });
   const memories = [makeMemory('acme/shop', 'Prices are stored in cents'), makeMemory('acme/shop', 'Deploys go out on Tuesdays')];
+  await store.prepareVectors({ id: 'axis-4', dimensions: 4 });
   await store.transaction(async (tx) => {
     await tx.setEmbedder({ id: 'axis-4', dimensions: 4 });
     for (const [i, m] of memories.entries()) {

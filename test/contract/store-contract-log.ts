@@ -159,6 +159,7 @@ export function describeLogCases(kit: ContractKit): void {
       if (!kit.needsVectors(store, t)) return;
       const v = kit.axis(2);
       const m = makeMemory('acme/shop', 'a memory holding a vector');
+      await store.prepareVectors(kit.embedder);
       await store.transaction(async (tx) => {
         await tx.setEmbedder(kit.embedder);
         await tx.putVectorBlob(vectorHash(v), v);
@@ -450,6 +451,7 @@ export function describeLogCases(kit: ContractKit): void {
       const near = makeMemory('acme/shop', 'prices are stored in cents');
       const far = makeMemory('acme/shop', 'deploys go out on tuesdays');
       const foreign = makeMemory('acme/blog', 'prices are stored in cents too');
+      await store.prepareVectors(kit.embedder);
       await store.transaction(async (tx) => {
         await tx.setEmbedder(kit.embedder);
         await tx.insertMemory(near, kit.axis(0), analyse(near.text));

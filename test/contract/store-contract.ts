@@ -19,6 +19,11 @@ import { describeLogCases } from './store-contract-log.js';
 export interface StoreContractOptions {
   /** Cases this backend does not run, by test name, each with its reason. */
   skip?: Partial<Record<string, string>>;
+  /**
+   * The backend's committed schema objects (names and definitions, sorted), read on a connection of its own:
+   * the DDL case compares it around transactions to prove none of them changed the schema.
+   */
+  catalog?: (store: Store) => Promise<string[]>;
 }
 
 /** Builds a fresh, empty store. The suite closes it at the end of each test. */
@@ -80,6 +85,7 @@ function filter(namespace: string, over: Partial<CandidateFilter> = {}): Candida
 }
 
 async function insertAll(store: Store, rows: [Memory, Float32Array | null][], embedder: EmbedderInfo | null = EMBEDDER): Promise<void> {
+  if (embedder && rows.some(([, v]) => v !== null)) await store.prepareVectors(embedder);
   await store.transaction(async (tx) => {
     if (embedder && rows.some(([, v]) => v !== null)) await tx.setEmbedder(embedder);
     for (const [m, v] of rows) await tx.insertMemory(m, v, analyse(m.text));
@@ -381,6 +387,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore, option
         const doomed = makeMemory('acme/shop', 'Written then rolled back');
         const failure = new CairnError('CONFLICT', 'deliberate failure');
         let caught: unknown;
+        if (store.capabilities.vectorSearch) await store.prepareVectors(EMBEDDER);
         try {
           await store.transaction(async (tx) => {
             await tx.insertMemory(doomed, null, analyse(doomed.text));
@@ -432,11 +439,14 @@ export function describeStoreContract(name: string, makeStore: MakeStore, option
 
       test('a rolled-back setEmbedder leaves no record, so another embedder can be set later', async (store, t) => {
         if (!needsVectors(store, t)) return;
+        await store.prepareVectors({ id: 'first-16', dimensions: 16 });
+        const abort = new CairnError('INTERNAL', 'abort');
         await assert.rejects(
           store.transaction(async (tx) => {
             await tx.setEmbedder({ id: 'first-16', dimensions: 16 });
-            throw new CairnError('INTERNAL', 'abort');
+            throw abort;
           }),
+          (err) => err === abort,
         );
         assert.equal(await store.embedder(), null);
         const m = makeMemory('acme/shop', 'Vector after a rolled-back embedder');
@@ -699,6 +709,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore, option
         assert.equal(await store.embedder(), null);
         // Without an embedder there is nothing to search.
         assert.deepEqual(await store.vectorCandidates(QUERY, 5, filter('acme/shop')), []);
+        await store.prepareVectors(EMBEDDER);
         await store.transaction((tx) => tx.setEmbedder(EMBEDDER));
         assert.deepEqual(await store.embedder(), EMBEDDER);
         await store.transaction((tx) => tx.setEmbedder({ ...EMBEDDER }));
@@ -722,6 +733,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore, option
         // Memories themselves survive a reset.
         assert.deepEqual(await store.getMemory(a.id), a);
         const next: EmbedderInfo = { id: 'contract-axis-16', dimensions: 16 };
+        await store.prepareVectors(next);
         await store.transaction(async (tx) => {
           await tx.setEmbedder(next);
           await tx.setVector(a.id, axis(3, 16));
@@ -759,6 +771,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore, option
 
       test('setVector of an unknown id fails NOT_FOUND', async (store, t) => {
         if (!needsVectors(store, t)) return;
+        await store.prepareVectors(EMBEDDER);
         await rejectsWith(
           store.transaction(async (tx) => {
             await tx.setEmbedder(EMBEDDER);
@@ -767,6 +780,59 @@ export function describeStoreContract(name: string, makeStore: MakeStore, option
           'NOT_FOUND',
         );
         assert.equal(await store.embedder(), null);
+      });
+
+      test('no transaction runs DDL: vector objects come from prepareVectors, before the embedder is recorded', async (store, t) => {
+        if (!needsVectors(store, t)) return;
+        const catalog = options.catalog;
+        if (!catalog) {
+          t.skip('no catalog probe for this backend');
+          return;
+        }
+        const empty = await catalog(store);
+        // Without preparing: the transaction either refuses (naming prepareVectors) or needs nothing, and in
+        // neither case changes the schema.
+        const unprepared = await store.transaction((tx) => tx.setEmbedder(EMBEDDER)).then(
+          () => null,
+          (err: unknown) => err,
+        );
+        assert.deepEqual(await catalog(store), empty, 'a transaction recording an unprepared embedder changed the schema');
+        if (unprepared !== null) {
+          assert.ok(isCairnError(unprepared) && unprepared.code === 'INTERNAL' && /prepareVectors/.test(unprepared.message), String(unprepared));
+          assert.equal(await store.embedder(), null, 'the refused record was rolled back');
+        } else {
+          await store.transaction((tx) => tx.resetVectors());
+        }
+        await store.prepareVectors(EMBEDDER);
+        await store.prepareVectors({ ...EMBEDDER }); // idempotent
+        const prepared = await catalog(store);
+        if (JSON.stringify(prepared) !== JSON.stringify(empty)) assert.notEqual(unprepared, null, 'the backend had objects to prepare, so the unprepared record must be refused');
+        const next: EmbedderInfo = { id: 'contract-axis-16', dimensions: 16 };
+        await store.prepareVectors(next);
+        const both = await catalog(store);
+        // Record, write, reset and switch to the other prepared dimension, all inside transactions.
+        const m = makeMemory('acme/shop', 'Vectors written after prepareVectors');
+        await store.transaction(async (tx) => {
+          await tx.setEmbedder(EMBEDDER);
+          await tx.insertMemory(m, angle(0), analyse(m.text));
+        });
+        assert.deepEqual(await catalog(store), both, 'recording the prepared embedder changed the schema');
+        await store.transaction(async (tx) => {
+          await tx.resetVectors();
+          await tx.setEmbedder(next);
+          await tx.setVector(m.id, axis(3, 16));
+        });
+        assert.deepEqual(await catalog(store), both, 'switching to a prepared embedder changed the schema');
+        assert.deepEqual(await store.embedder(), next);
+        assert.deepEqual(ids(await store.vectorCandidates(axis(3, 16), 3, filter('acme/shop'))), [m.id]);
+        // And back: the emptied table of the first dimension is still there to be used again.
+        await store.transaction(async (tx) => {
+          await tx.resetVectors();
+          await tx.setEmbedder(EMBEDDER);
+          await tx.setVector(m.id, angle(0));
+        });
+        assert.deepEqual(await catalog(store), both, 'switching back changed the schema');
+        assert.deepEqual(ids(await store.vectorCandidates(QUERY, 3, filter('acme/shop'))), [m.id]);
       });
     });
 

@@ -83,6 +83,22 @@ async function describeDatabase(name: string, vector: boolean): Promise<TestData
   };
 }
 
+/**
+ * The committed schema objects of the store's database (relations and their kinds, indexes with their
+ * definitions, in cairn's schema), read on a connection of their own: what a DDL statement would change.
+ */
+export async function postgresCatalog(store: { location: string }): Promise<string[]> {
+  const database = new URL(store.location).pathname.slice(1);
+  return admin(async (c) => {
+    const { rows } = await c.query<{ entry: string }>(
+      `SELECT c.relkind::text || ' ' || c.relname || CASE WHEN c.relkind = 'i' THEN ' ' || pg_get_indexdef(c.oid) ELSE '' END AS entry
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') ORDER BY 1`,
+    );
+    return rows.map((r) => r.entry);
+  }, database);
+}
+
 /** The store configuration for a test database URL. */
 export function testStoreConfig(url: string, over: Partial<PostgresStoreConfig> = {}): PostgresStoreConfig {
   const { rootCertPath: _ignored, ...parsed } = parsePostgresUrl(url);

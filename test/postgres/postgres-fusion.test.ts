@@ -119,6 +119,7 @@ describe('PostgreSQL server-side fusion equals fusion in cairn', { skip: pgSkip 
         rows.push([m, v.map((x) => x / n)]);
       }
     }
+    await store.prepareVectors({ id: 'fusion-test-16', dimensions: DIMS });
     await store.transaction(async (tx) => {
       await tx.setEmbedder({ id: 'fusion-test-16', dimensions: DIMS });
       for (const [m, v] of rows) await tx.insertMemory(m, v, analyse(m.text));

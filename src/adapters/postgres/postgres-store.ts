@@ -110,7 +110,7 @@ export class PostgresStore implements Store {
       if (this.facts.fallbackReason) {
         this.logger?.warn(`PostgreSQL without pgvector: ${this.facts.fallbackReason}; vectors are kept without an index and recall fuses its signals in cairn`);
       }
-      if (this.dims !== null) await this.ensureVectorIndex(pool, this.dims);
+      if (this.dims !== null) await this.createVectorIndex(pool, this.dims); // repairs a dropped index
       this.canReadFiles = await canReadServerFiles(pool);
       this.pool = pool;
       return pool;
@@ -121,22 +121,26 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Builds the HNSW index for the embedder's dimension if it is missing and drops those of other dimensions
-   * (left by a reindex to another embedder), outside any write transaction.
+   * Builds the HNSW index of one dimension if it is missing: a partial index, so rows of other sizes stay
+   * out, and never dropped (an index left empty by a reindex to another dimension costs a few pages, and
+   * dropping it could pull it from under another process that prepared it).
    */
-  private async ensureVectorIndex(pool: Pool, dims: number): Promise<void> {
+  private async createVectorIndex(pool: Pool, dims: number): Promise<void> {
     if (this.facts?.vectorStorage !== 'pgvector') return;
-    const { rows } = await pool.query<{ name: string }>(
-      `SELECT indexname AS name FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'memory_vectors' AND indexname LIKE 'memory_vectors_hnsw_%'`,
-    );
-    for (const { name } of rows) if (name !== hnswIndexName(dims)) await pool.query(`DROP INDEX IF EXISTS ${name}`);
-    if (rows.some((r) => r.name === hnswIndexName(dims))) return;
     try {
       await pool.query(hnswIndexSql(dims));
     } catch (err) {
       // Two processes building it at once: one wins, the other's duplicate name is harmless.
       if ((err as { code?: string }).code !== '23505' && (err as { code?: string }).code !== '42P07') throw err;
     }
+  }
+
+  /**
+   * The HNSW index of `info.dimensions`, built before the transaction that records the embedder, so that
+   * transaction's setEmbedder only checks it exists. Without pgvector there is nothing to prepare.
+   */
+  async prepareVectors(info: EmbedderInfo): Promise<void> {
+    await this.read('preparing the vector index', (pool) => this.createVectorIndex(pool, info.dimensions));
   }
 
   /** Runs `fn`, retrying a bounded number of times while the connection fails, then translating the error. */
@@ -181,7 +185,7 @@ export class PostgresStore implements Store {
         throw err;
       }
     });
-    const ctx: TxContext = { storage: this.facts?.vectorStorage ?? 'pgvector', dims: this.dims, embedderRecorded: null, vectorsReset: false };
+    const ctx: TxContext = { storage: this.facts?.vectorStorage ?? 'pgvector', dims: this.dims };
     let broken = false;
     let committing = false;
     try {
@@ -189,9 +193,6 @@ export class PostgresStore implements Store {
       committing = true;
       await client.query('COMMIT');
       this.dims = ctx.dims;
-      if (ctx.embedderRecorded) await this.ensureVectorIndex(pool, ctx.embedderRecorded.dimensions).catch((err: unknown) => {
-        this.logger?.warn(`the HNSW index was not built (${(err as Error).message}); vector recall scans exactly until it is`);
-      });
       return result;
     } catch (err) {
       broken = isTransient(err);

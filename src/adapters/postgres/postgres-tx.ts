@@ -7,7 +7,7 @@ import type { EmbedderInfo, EventInput, PendingErasure, StoreTx } from '../../in
 import type { PoolClient } from './postgres-driver.js';
 import { MEMORY_COLUMNS, MEMORY_SELECT, memoryValues, rowToMemory, rowToSnapshot, type Row } from '../sql/sql-rows.js';
 import { Params, vectorLiteral } from './postgres-rows.js';
-import { EMBEDDER_LOCK, EMBEDDER_RECORD_LOCK, ERASURE_LOCK, type VectorStorage } from './postgres-schema.js';
+import { EMBEDDER_LOCK, EMBEDDER_RECORD_LOCK, ERASURE_LOCK, hnswIndexName, type VectorStorage } from './postgres-schema.js';
 
 /**
  * One write transaction on one pooled connection (READ COMMITTED). Writers in many processes and machines
@@ -26,9 +26,6 @@ export interface TxContext {
   storage: VectorStorage;
   /** The dimension of the recorded embedder as this process last saw it. */
   dims: number | null;
-  /** Set when the transaction recorded an embedder: the HNSW index is built after commit. */
-  embedderRecorded: EmbedderInfo | null;
-  vectorsReset: boolean;
 }
 
 /** Advisory-lock key of the scope given as $1 (64-bit hash of the namespace; a collision only serialises two namespaces). */
@@ -231,10 +228,12 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
           hint: 'run `cairn reindex`',
         });
       }
+      if (ctx.storage === 'pgvector' && !(await one<{ ok: boolean }>('SELECT to_regclass($1) IS NOT NULL AS ok', [hnswIndexName(info.dimensions)]))?.ok) {
+        throw new CairnError('INTERNAL', `no HNSW index for ${info.dimensions} dimensions: Store.prepareVectors must run before the transaction that records the embedder`);
+      }
       await q(`INSERT INTO meta (key, value) VALUES ('embedder', $1)`, [JSON.stringify(info)]);
       embedderSeen = info;
       ctx.dims = info.dimensions;
-      ctx.embedderRecorded = info;
     },
     setVector: async (id, vector) => {
       const r = await memoryById(id);
@@ -250,7 +249,6 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
       await q(`DELETE FROM meta WHERE key = 'embedder'`);
       embedderSeen = null;
       ctx.dims = null;
-      ctx.vectorsReset = true;
     },
     setSetting: async (namespace, key, value) => {
       await lockScope(namespace);

@@ -22,6 +22,7 @@ import { CairnError } from '../../interfaces/errors.js';
 import type { EmbedderInfo } from '../../interfaces/store.js';
 import { applyPageSize, MIGRATION_FOLLOW_UPS, MIGRATIONS, PAGE_SIZE, SCHEMA_VERSION } from './sqlite-schema.js';
 import { SqliteVectorIndex, type SqliteVectorIndexConfig } from './sqlite-vector-index.js';
+import { vectorTableName } from './sqlite-vector-table.js';
 
 export interface SqliteStoreConfig {
   /** Path of the database file; created with its folder when missing. `:memory:` for a throwaway store. */
@@ -299,8 +300,19 @@ export class SqliteConnection {
 
   loadVectorInfo(): void {
     const row = this.stmt(`SELECT value FROM meta WHERE key = 'embedder'`).get() as { value: string } | undefined;
-    const hasTable = this.stmt(`SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'`).get();
-    this.vectorDims = row && hasTable ? (JSON.parse(row.value) as EmbedderInfo).dimensions : null;
+    const dims = row ? (JSON.parse(row.value) as EmbedderInfo).dimensions : null;
+    this.vectorDims = dims !== null && this.hasVectorTable(dims) ? dims : null;
+  }
+
+  /** Whether the vector table of this dimension exists (prepareVectors made it). */
+  hasVectorTable(dimensions: number): boolean {
+    return this.stmt(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(vectorTableName(dimensions)) !== undefined;
+  }
+
+  /** The vector table of the recorded embedder; only while `vectorDims` is set. */
+  get vectorTable(): string {
+    if (this.vectorDims === null) throw new CairnError('INTERNAL', 'no embedder recorded before using the vector table');
+    return vectorTableName(this.vectorDims);
   }
 
   ensureOpen(): void {

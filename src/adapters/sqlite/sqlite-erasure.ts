@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { isCurrent } from '../../interfaces/memory.js';
 import type { PendingErasure, StoreTx } from '../../interfaces/store.js';
-import { vectorTableSql } from './sqlite-schema.js';
+import { vectorTableSql } from './sqlite-vector-table.js';
 import { translate, type SqliteConnection } from './sqlite-connection.js';
 import type { Row } from './sqlite-rows.js';
 
@@ -57,10 +57,11 @@ export class SqliteErasure {
           if (options.vectorsRemoved && this.c.vectorDims !== null) {
             // vec0 marks deleted rows but may keep their bytes in its chunks: rebuild the index from the rows left.
             const rows = this.c.stmt('SELECT m.rowid AS rowid, m.namespace, m.kind, m.forgotten_at, m.superseded_by, b.data FROM memories m JOIN vector_blobs b ON b.hash = m.vector_hash').all() as Row[];
-            this.c.db.exec('DROP TABLE memories_vec');
+            // A maintenance transaction of its own (not a StoreTx), so dropping and re-creating the table is allowed.
+            this.c.db.exec(`DROP TABLE ${this.c.vectorTable}`);
             this.c.statements.clear();
             this.c.db.exec(vectorTableSql(this.c.vectorDims));
-            const ins = this.c.stmt('INSERT INTO memories_vec (rowid, namespace, active, kind, embedding) VALUES (?, ?, ?, ?, ?)');
+            const ins = this.c.stmt(`INSERT INTO ${this.c.vectorTable} (rowid, namespace, active, kind, embedding) VALUES (?, ?, ?, ?, ?)`);
             for (const r of rows) {
               const current = isCurrent({ forgottenAt: r['forgotten_at'] as string | null, supersededBy: r['superseded_by'] as string | null });
               ins.run(BigInt(r['rowid'] as number), r['namespace'], current ? 1n : 0n, r['kind'], r['data']);

@@ -15,7 +15,7 @@ export class SqliteMemories {
     if (vector.length !== this.c.vectorDims) {
       throw new CairnError('EMBEDDER_MISMATCH', `vector has ${vector.length} dimensions; the store holds ${this.c.vectorDims}`, { hint: 'run `cairn reindex`' });
     }
-    this.c.stmt('INSERT INTO memories_vec (rowid, namespace, active, kind, embedding) VALUES (?, ?, ?, ?, ?)')
+    this.c.stmt(`INSERT INTO ${this.c.vectorTable} (rowid, namespace, active, kind, embedding) VALUES (?, ?, ?, ?, ?)`)
       .run(rowid, memory.namespace, isCurrent(memory) ? 1n : 0n, memory.kind, vector);
     this.c.stmt('UPDATE memories SET vector_hash = ? WHERE rowid = ?').run(vectorHash(vector), rowid);
   }
@@ -161,11 +161,11 @@ export class SqliteMemories {
       if (index) {
         this.c.stmt('DELETE FROM memories_fts WHERE rowid = ?').run(rowid);
         this.c.stmt('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)').run(rowid, nsToken(memory.namespace), index.terms.join(' '));
-        if (this.c.vectorDims !== null) this.c.stmt('DELETE FROM memories_vec WHERE rowid = ?').run(rowid);
+        if (this.c.vectorDims !== null) this.c.stmt(`DELETE FROM ${this.c.vectorTable} WHERE rowid = ?`).run(rowid);
         this.c.stmt('UPDATE memories SET vector_hash = NULL WHERE rowid = ?').run(rowid);
         if (index.vector) this.writeVector(rowid, memory, index.vector);
       } else if (this.c.vectorDims !== null) {
-        this.c.stmt('UPDATE memories_vec SET active = ?, kind = ? WHERE rowid = ?').run(isCurrent(memory) ? 1n : 0n, memory.kind, rowid);
+        this.c.stmt(`UPDATE ${this.c.vectorTable} SET active = ?, kind = ? WHERE rowid = ?`).run(isCurrent(memory) ? 1n : 0n, memory.kind, rowid);
       }
     },
     deleteMemory: async (id) => {
@@ -173,7 +173,7 @@ export class SqliteMemories {
       if (!row) return;
       const rowid = BigInt(row.rowid);
       this.c.stmt('DELETE FROM memories_fts WHERE rowid = ?').run(rowid);
-      if (this.c.vectorDims !== null) this.c.stmt('DELETE FROM memories_vec WHERE rowid = ?').run(rowid);
+      if (this.c.vectorDims !== null) this.c.stmt(`DELETE FROM ${this.c.vectorTable} WHERE rowid = ?`).run(rowid);
       this.c.stmt('DELETE FROM memories WHERE rowid = ?').run(rowid);
       this.c.stmt('DELETE FROM recall_counts WHERE memory_id = ?').run(id);
     },
@@ -184,7 +184,7 @@ export class SqliteMemories {
     clearProjection: async (namespace) => {
       const rowids = this.c.stmt('SELECT rowid FROM memories WHERE namespace = ?').all(namespace) as { rowid: number }[];
       const delFts = this.c.stmt('DELETE FROM memories_fts WHERE rowid = ?');
-      const delVec = this.c.vectorDims !== null ? this.c.stmt('DELETE FROM memories_vec WHERE rowid = ?') : null;
+      const delVec = this.c.vectorDims !== null ? this.c.stmt(`DELETE FROM ${this.c.vectorTable} WHERE rowid = ?`) : null;
       for (const { rowid } of rowids) {
         delFts.run(BigInt(rowid));
         delVec?.run(BigInt(rowid));
@@ -196,7 +196,7 @@ export class SqliteMemories {
       const r = this.c.stmt('SELECT * FROM memories WHERE id = ?').get(id) as Row | undefined;
       if (!r) throw new CairnError('NOT_FOUND', `no memory ${id}`);
       const rowid = BigInt(r['rowid'] as number);
-      this.c.stmt('DELETE FROM memories_vec WHERE rowid = ?').run(rowid);
+      this.c.stmt(`DELETE FROM ${this.c.vectorTable} WHERE rowid = ?`).run(rowid);
       this.writeVector(rowid, rowToMemory(r), vector);
     },
     };

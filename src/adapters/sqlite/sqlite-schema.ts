@@ -1,13 +1,15 @@
 /**
  * Schema of the embedded store, as ordered migrations. A database records the version it reached in
- * `schema_version`; opening it applies the missing steps in one transaction. The vector table is created
- * later, when the first embedder is recorded, because its dimension is only known then.
+ * `schema_version`; opening it applies the missing steps in one transaction. The vector tables are created
+ * later, one per dimension, by `prepareVectors` before the transaction that records an embedder (its
+ * dimension is only known then, and no write transaction runs DDL).
  */
 import type Database from 'better-sqlite3';
 import { indexText } from '../../core/events.js';
 import { analyse } from '../../core/lexical.js';
 import type { Memory } from '../../interfaces/memory.js';
 import { nsToken } from './sqlite-rows.js';
+import { vectorTableName, vectorTableSql } from './sqlite-vector-table.js';
 
 /**
  * The full-text table: a namespace token and the memory's analysed terms, joined by spaces. The ascii
@@ -223,10 +225,27 @@ export const MIGRATIONS: readonly string[] = [
     DELETE FROM vector_refs WHERE hash = json_extract(OLD.payload, '$.vector') AND events <= 0;
   END;
   `,
+  // 11: the vector table is named by its dimension (memories_vec_<n>), so prepareVectors can create the
+  // next embedder's table beside the current one before a reindex's transaction, instead of that
+  // transaction dropping and creating it. vec0 tables cannot be renamed: moveVectorTable copies the rows.
+  `SELECT 1;`,
 ];
 
 /** What migrations cannot do in SQL, run right after the migration reaching that version, in its transaction. */
-export const MIGRATION_FOLLOW_UPS: ReadonlyMap<number, (db: Database.Database) => void> = new Map([[9, rebuildFullText]]);
+export const MIGRATION_FOLLOW_UPS: ReadonlyMap<number, (db: Database.Database) => void> = new Map([
+  [9, rebuildFullText],
+  [11, moveVectorTable],
+]);
+
+/** Moves the vectors of the unnamed-dimension table `memories_vec` (before migration 11) into memories_vec_<n>. */
+export function moveVectorTable(db: Database.Database): void {
+  const legacy = db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'memories_vec'`).get() as { sql: string } | undefined;
+  if (!legacy) return;
+  const dims = Number(/float\[(\d+)\]/.exec(legacy.sql)?.[1]);
+  db.exec(vectorTableSql(dims));
+  db.exec(`INSERT INTO ${vectorTableName(dims)} (rowid, namespace, active, kind, embedding) SELECT rowid, namespace, active, kind, embedding FROM memories_vec`);
+  db.exec('DROP TABLE memories_vec');
+}
 
 /** Re-indexes every memory's terms (analysed by core, as the write path does) into memories_fts. */
 export function rebuildFullText(db: Database.Database): void {
@@ -287,19 +306,3 @@ export function applyPageSize(db: Connection, fileBytes: number, pageSize = PAGE
   }
 }
 
-/**
- * The vec0 table. The namespace is a partition key, so a KNN query scans only its namespace's vectors;
- * `active` and `kind` are metadata columns filtered inside the index. Chunks of 64 vectors instead of the
- * default 1024: every partition allocates whole chunks, and with 1024 a namespace of a few notes would cost
- * 2 MB (measured: 100 namespaces × 100 vectors took 214 MB with 1024, 27 MB with 64, inserts 2× faster).
- */
-export function vectorTableSql(dimensions: number): string {
-  if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 8192) throw new Error(`bad dimensions ${dimensions}`);
-  return `CREATE VIRTUAL TABLE memories_vec USING vec0(
-    namespace TEXT PARTITION KEY,
-    active INTEGER,
-    kind TEXT,
-    embedding float[${dimensions}] distance_metric=cosine,
-    chunk_size=64
-  )`;
-}

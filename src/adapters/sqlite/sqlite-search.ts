@@ -1,7 +1,7 @@
 import { CairnError } from '../../interfaces/errors.js';
 import { vectorFromBytes } from '../../core/checksum.js';
 import type { CandidateFilter, EmbedderInfo, LexicalHit, StoreTx, VectorHit } from '../../interfaces/store.js';
-import { vectorTableSql } from './sqlite-schema.js';
+import { vectorTableSql } from './sqlite-vector-table.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { filterSql, nsToken, quoteTerm, type Row } from './sqlite-rows.js';
 
@@ -22,7 +22,7 @@ export class SqliteSearch {
       // more), or the vector table's when the blob is missing. A memory has a vector row exactly when it has a
       // vector hash (writeVector sets both, every removal clears both).
       const vec = this.c.stmt(
-        `SELECT COALESCE(b.data, (SELECT embedding FROM memories_vec WHERE rowid = m.rowid)) AS embedding FROM memories m
+        `SELECT COALESCE(b.data, (SELECT embedding FROM ${this.c.vectorTable} WHERE rowid = m.rowid)) AS embedding FROM memories m
            LEFT JOIN vector_blobs b ON b.hash = m.vector_hash WHERE m.id = ? AND m.vector_hash IS NOT NULL`,
       );
       for (const id of ids) {
@@ -55,7 +55,7 @@ export class SqliteSearch {
       // nearer inactive or filtered-out memories never hide the k nearest matching ones.
       params['limit'] = k;
       const knn = this.c.stmt(
-        `SELECT m.id AS id, v.distance AS distance, (${post}) AS ok FROM (SELECT rowid, distance FROM memories_vec v WHERE ${knnWhere.join(' AND ')}) v
+        `SELECT m.id AS id, v.distance AS distance, (${post}) AS ok FROM (SELECT rowid, distance FROM ${this.c.vectorTable} v WHERE ${knnWhere.join(' AND ')}) v
          JOIN memories m ON m.rowid = v.rowid ORDER BY v.distance`,
       );
       let fetch = Math.min(MAX_KNN, filter.tags?.length || (filter.kinds?.length ?? 0) > 1 ? k * 4 : k + 16);
@@ -68,7 +68,7 @@ export class SqliteSearch {
         fetch = Math.min(MAX_KNN, fetch * 4);
       }
       const rows = this.c.stmt(
-          `SELECT m.id AS id, vec_distance_cosine(v.embedding, @q) AS distance FROM memories m JOIN memories_vec v ON v.rowid = m.rowid
+          `SELECT m.id AS id, vec_distance_cosine(v.embedding, @q) AS distance FROM memories m JOIN ${this.c.vectorTable} v ON v.rowid = m.rowid
            WHERE m.namespace = @namespace AND ${post} ORDER BY distance LIMIT @limit`,
         )
         .all(params) as { id: string; distance: number }[];
@@ -148,6 +148,18 @@ export class SqliteSearch {
     return this.c.read('reading the embedder record', () => this.embedderSync());
   }
 
+  /**
+   * Creates the vector table of this dimension if it is missing, in its own short write (outside any
+   * transaction of the store, which may not run DDL). Never drops one: a table left empty by a reindex to
+   * another dimension stays, since dropping it could pull it from under another process that prepared it.
+   */
+  async prepareVectors(info: EmbedderInfo): Promise<void> {
+    const ready = this.c.read('reading the vector tables', () => this.c.hasVectorTable(info.dimensions));
+    if (ready) return;
+    this.c.refuseWrite('preparing the vector table');
+    await this.c.mutex.run(() => this.c.whileBusy('preparing the vector table', () => this.c.db.exec(vectorTableSql(info.dimensions))));
+  }
+
   /** This part's operations inside a write transaction (the caller holds the write lock). */
   tx(): Pick<StoreTx, 'embedder' | 'setEmbedder' | 'resetVectors'> {
     return {
@@ -164,15 +176,15 @@ export class SqliteSearch {
           hint: 'run `cairn reindex`',
         });
       }
+      if (!this.c.hasVectorTable(info.dimensions)) {
+        throw new CairnError('INTERNAL', `no vector table for ${info.dimensions} dimensions: Store.prepareVectors must run before the transaction that records the embedder`);
+      }
       this.c.stmt(`INSERT INTO meta (key, value) VALUES ('embedder', ?)`).run(JSON.stringify(info));
-      this.c.db.exec('DROP TABLE IF EXISTS memories_vec');
-      this.c.statements.clear();
-      this.c.db.exec(vectorTableSql(info.dimensions));
       this.c.vectorDims = info.dimensions;
     },
     resetVectors: async () => {
-      this.c.db.exec('DROP TABLE IF EXISTS memories_vec');
-      this.c.statements.clear();
+      // Rows only: the table stays (a later prepareVectors of the same dimension finds it), so no DDL runs here.
+      if (this.c.vectorDims !== null) this.c.stmt(`DELETE FROM ${this.c.vectorTable}`).run();
       this.c.stmt('UPDATE memories SET vector_hash = NULL WHERE vector_hash IS NOT NULL').run();
       this.c.stmt(`DELETE FROM meta WHERE key = 'embedder'`).run();
       this.c.vectorDims = null;

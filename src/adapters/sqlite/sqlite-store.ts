@@ -146,6 +146,10 @@ export class SqliteStore implements Store {
     return this.search.embedder();
   }
 
+  prepareVectors(info: EmbedderInfo): Promise<void> {
+    return this.search.prepareVectors(info);
+  }
+
   getVectorBlob(hash: string): Promise<Float32Array | null> {
     return this.log.getVectorBlob(hash);
   }

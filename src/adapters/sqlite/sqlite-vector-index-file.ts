@@ -3,6 +3,7 @@ import { closeSync, fstatSync, fsyncSync, openSync, readdirSync, readFileSync, r
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { QuantizedVectors } from './sqlite-quantized-vectors.js';
+import { indexedVectorsSql } from './sqlite-vector-table.js';
 
 /**
  * The quantised vector index's file, saved beside the database (`<db>.usearch`): one int8 copy of every
@@ -180,14 +181,6 @@ interface Connection {
   prepare(sql: string): { get(...params: unknown[]): unknown; iterate(...params: unknown[]): IterableIterator<unknown> };
 }
 
-/**
- * The vectors an index holds: every current memory (not forgotten, not superseded) with a vector in the
- * store's vector table, the same vectors its exhaustive search reads. Expiry, kinds and tags are checked when
- * hits are rescored, not here.
- */
-export const INDEXED_VECTORS_SQL = `SELECT m.rowid AS rowid, m.namespace AS namespace, v.embedding AS data FROM memories m
-  JOIN memories_vec v ON v.rowid = m.rowid WHERE m.forgotten_at IS NULL AND m.superseded_by IS NULL`;
-
 /** The last vector change of the database (kept by triggers, see the schema), 0 before the first. */
 export function currentChangeSeq(db: Connection): number {
   const row = db.prepare(`SELECT seq FROM sqlite_sequence WHERE name = 'vector_changes'`).get() as { seq: number } | undefined;
@@ -206,7 +199,7 @@ export function databaseIdentity(db: Connection, params: IndexParams): IndexIden
 /** Quantises every indexed vector of `db`, per namespace (call inside a read transaction). */
 export function buildFromDatabase(db: Connection, dimensions: number): Map<string, QuantizedVectors> {
   const indexes = new Map<string, QuantizedVectors>();
-  for (const raw of db.prepare(INDEXED_VECTORS_SQL).iterate()) {
+  for (const raw of db.prepare(indexedVectorsSql(dimensions)).iterate()) {
     const row = raw as { rowid: number; namespace: string; data: Buffer };
     if (row.data.length !== dimensions * 4) continue;
     let index = indexes.get(row.namespace);

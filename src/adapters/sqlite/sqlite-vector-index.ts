@@ -4,7 +4,6 @@ import type Database from 'better-sqlite3';
 import type { CandidateFilter, VectorHit, VectorIndexCheck } from '../../interfaces/store.js';
 import {
   databaseIdentity,
-  INDEXED_VECTORS_SQL,
   DEFAULT_INDEX_PARAMS,
   floats,
   loadIndexSegments,
@@ -17,6 +16,7 @@ import {
 } from './sqlite-vector-index-file.js';
 import type { BuildReply, BuildRequest } from './sqlite-vector-index-worker.js';
 import { QuantizedVectors } from './sqlite-quantized-vectors.js';
+import { indexedVectorsSql, vectorTableName } from './sqlite-vector-table.js';
 
 export interface SqliteVectorIndexConfig {
   /**
@@ -110,7 +110,7 @@ export class SqliteVectorIndex {
       // or the vector table's when the blob is missing. `+m.namespace` keeps the planner on the rowid lookups:
       // with the namespace index it scanned the whole namespace through a bloom filter (at 100k, most of a
       // save's write-time `likelyReplaces` search).
-      `SELECT m.id AS id, vec_distance_cosine(COALESCE(b.data, (SELECT embedding FROM memories_vec WHERE rowid = m.rowid)), @q) AS distance,
+      `SELECT m.id AS id, vec_distance_cosine(COALESCE(b.data, (SELECT embedding FROM ${vectorTableName(vector.length)} WHERE rowid = m.rowid)), @q) AS distance,
          (${postSql}) AS ok FROM memories m LEFT JOIN vector_blobs b ON b.hash = m.vector_hash
        WHERE m.rowid IN (SELECT value FROM json_each(@annKeys)) AND +m.namespace = @namespace ORDER BY distance`,
     );
@@ -191,7 +191,7 @@ export class SqliteVectorIndex {
       namespace: string;
     }[];
     const current = this.prepare(
-      `SELECT m.namespace AS namespace, v.embedding AS data FROM memories m JOIN memories_vec v ON v.rowid = m.rowid
+      `SELECT m.namespace AS namespace, v.embedding AS data FROM memories m JOIN ${vectorTableName(identity.embedder.dimensions)} v ON v.rowid = m.rowid
         WHERE m.rowid = ? AND m.forgotten_at IS NULL AND m.superseded_by IS NULL`,
     );
     const dims = identity.embedder.dimensions;
@@ -345,7 +345,7 @@ export class SqliteVectorIndex {
     const dims = (this.identity as IndexIdentity).embedder.dimensions;
     const counts = new Map<string, number>();
     let sampled = 0;
-    for (const raw of this.prepare(INDEXED_VECTORS_SQL).iterate()) {
+    for (const raw of this.prepare(indexedVectorsSql(dims)).iterate()) {
       const row = raw as { rowid: number; namespace: string; data: Buffer };
       counts.set(row.namespace, (counts.get(row.namespace) ?? 0) + 1);
       const index = indexes.get(row.namespace);
