@@ -6,7 +6,7 @@
  * less than SESSION_GAP_MS apart, so nothing LoCoMo-specific is read).
  *
  *   node dist/bench/recall-levers.js [--vector-cache <file>] [--out <file>] [--background-extra <file>] [--no-zscore]
- *                                    [--neighbours a,b,…] [--session a,b,…]
+ *                                    [--neighbours a,b,…] [--session a,b,…] [--shares a,b,…]
  *
  * --background-extra: more background sentences (one a line) to measure the relevance floor with;
  * --neighbours/--session: the session-context grid (defaults 0–0.5 and 0–0.6).
@@ -21,10 +21,11 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
 import { BACKGROUND_TEXTS } from '../src/core/background.js';
-import { clearsFloor, DEFAULT_CALIBRATION, DEFAULT_FLOOR, DEFAULT_WEIGHTS, fuseScores, type RankedHit } from '../src/core/fusion.js';
+import { clearsFloor, DEFAULT_CALIBRATION, DEFAULT_FLOOR, DEFAULT_WEIGHTS, fts5Idf, fuseScores, unknownTermShare, type RankedHit } from '../src/core/fusion.js';
 import { addSessionContext, DEFAULT_SESSION_CONTEXT, type SessionContextWeights } from '../src/core/session-context.js';
-import { dot } from '../src/core/topics.js';
-import { DEFAULT_STATED_UPDATE, preferNewerOnSameTopic } from '../src/core/topics.js';
+import { DEFAULT_STATED_UPDATE, dot, preferNewerOnSameTopic, termsOf } from '../src/core/topics.js';
+import { queryTerms } from '../src/core/lexical.js';
+import { applyTermCoverage, COVERAGE_MIN_WINDOW, DEFAULT_TERM_COVERAGE } from '../src/core/term-coverage.js';
 import type { Memory, SearchResult } from '../src/interfaces/memory.js';
 import { CachingEmbedder, CATEGORIES, KS, SPLITS, loadLocomo, loadVectorCache, prefetchEmbeddings, recallOf, saveVectorCache, summarise, type Conversation } from './locomo-data.js';
 import { openLocomoDevStore, type DevCandidates } from './locomo-dev-store.js';
@@ -34,12 +35,16 @@ const repoRoot = resolve(here, '..', '..');
 const log = (m: string) => process.stderr.write(`${m}\n`);
 
 
-const USAGE = 'node dist/bench/recall-levers.js [--vector-cache <file>] [--out <file>] [--background-extra <file>] [--no-zscore] [--neighbours a,b,…] [--session a,b,…]';
+const USAGE = 'node dist/bench/recall-levers.js [--vector-cache <file>] [--out <file>] [--background-extra <file>] [--no-zscore] [--neighbours a,b,…] [--session a,b,…] [--shares a,b,…]';
 /** The session-context grid (session-context.ts weights). */
 let NEIGHBOURS = [0, 0.1, 0.2, 0.3, 0.5];
 let SESSION = [0, 0.2, 0.3, 0.4, 0.6];
 
-type Variant = { name: string; rank: (c: DevCandidates) => SearchResult[] };
+/** `rank` orders a question's candidates for a search of limit `k` (the engine's coverage window grows with it). */
+type Variant = { name: string; rank: (c: DevCandidates, k: number) => SearchResult[] };
+
+/** Query-term coverage shares measured (term-coverage.ts), each with the default session context. */
+let SHARES = [0, 0.25, 0.5, 0.75, 1];
 
 /**
  * z-score fusion: each signal standardised over the query's candidates (cosine of a candidate missing from
@@ -100,6 +105,7 @@ async function main(): Promise<void> {
     else if (argv[i] === '--no-zscore') withZ = false;
     else if (argv[i] === '--neighbours') NEIGHBOURS = (argv[++i] ?? '').split(',').map(Number);
     else if (argv[i] === '--session') SESSION = (argv[++i] ?? '').split(',').map(Number);
+    else if (argv[i] === '--shares') SHARES = (argv[++i] ?? '').split(',').map(Number);
     else throw new Error(`unknown argument ${argv[i]}; usage: ${USAGE}`);
   }
   const extraBackground = extraFile ? readFileSync(extraFile, 'utf8').split('\n').map((l) => l.trim()).filter(Boolean) : [];
@@ -124,6 +130,24 @@ async function main(): Promise<void> {
     for (const ctx of contexts) {
       variants.push({ name: `score + neighbours ${ctx.neighbours} session ${ctx.session}`, rank: (c) => addSessionContext(base(c), ctx) });
     }
+    // Query-term coverage as Engine.search applies it: after fusion, on the first max(3k, 30) results, then
+    // session context.
+    const idfs = await Promise.all(questions.map(async ({ conv, q }) => {
+      const terms = queryTerms(q.question);
+      const { documents, frequencies } = await fx.store.termDocumentFrequencies(terms, conv.namespace);
+      const idf = new Map(terms.map((t) => [t, fts5Idf(documents, frequencies.get(t) ?? 0)]));
+      return { terms, idf, unknownShare: unknownTermShare(idf, frequencies, documents) };
+    }));
+    for (const share of SHARES) {
+      variants.push({
+        name: `coverage ${share} + default session context`,
+        rank: (c, k) => {
+          const { terms, idf } = idfs[cands.indexOf(c)] as { terms: string[]; idf: Map<string, number> };
+          const covered = applyTermCoverage(base(c), { terms, idf, termsOf: (r) => termsOf(r, termCache), weights, calibration: DEFAULT_CALIBRATION, coverage: { share }, window: Math.max(3 * k, COVERAGE_MIN_WINDOW) });
+          return addSessionContext(covered, DEFAULT_SESSION_CONTEXT);
+        },
+      });
+    }
     if (withZ) {
       for (const alpha of [0.5, 0.6]) {
         variants.push({ name: `zscore ${alpha} + neighbours 0.2 session 0.3 (additive)`, rank: (c) => zContext(fuseZScores(memories, c.vector, c.lexical, alpha), 0.2, 0.3) });
@@ -137,10 +161,12 @@ async function main(): Promise<void> {
       const bgCos = questionVectors.map((qv) => Math.max(...bg.map((b) => dot(b, qv))));
       variants.push({
         name: `defaults + floor (${name})`,
-        rank: (c) => {
+        rank: (c, k) => {
           const fused = base(c);
           const i = cands.indexOf(c);
-          return clearsFloor(fused, DEFAULT_FLOOR, c.vector[0]?.raw ?? null, bgCos[i] as number) ? addSessionContext(fused, DEFAULT_SESSION_CONTEXT) : [];
+          const { terms, idf, unknownShare } = idfs[i] as { terms: string[]; idf: Map<string, number>; unknownShare: number };
+          const covered = applyTermCoverage(fused, { terms, idf, termsOf: (r) => termsOf(r, termCache), weights, calibration: DEFAULT_CALIBRATION, coverage: DEFAULT_TERM_COVERAGE, window: Math.max(3 * k, COVERAGE_MIN_WINDOW) });
+          return clearsFloor(covered, DEFAULT_FLOOR, c.vector[0]?.raw ?? null, bgCos[i] as number, unknownShare) ? addSessionContext(covered, DEFAULT_SESSION_CONTEXT) : [];
         },
       });
     }
@@ -149,8 +175,8 @@ async function main(): Promise<void> {
       const perK: Record<number, number[]> = {};
       for (const k of KS) perK[k] = [];
       questions.forEach(({ q }, i) => {
-        const fused = v.rank(cands[i] as DevCandidates);
         for (const k of KS) {
+          const fused = v.rank(cands[i] as DevCandidates, k);
           let ranked: SearchResult[] = fused;
           if (fused.length > 1) {
             const window = Math.min(fused.length, Math.max(k * 2, 20));

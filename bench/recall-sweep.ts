@@ -197,7 +197,7 @@ async function main(): Promise<void> {
         tops.push({ type: o.query.type, answerable: o.query.expect !== null, found: o.rank !== null, top: 100 * (r[0]?.score ?? 0), margin: (near[0]?.similarity ?? -1) - backgroundOf(qv as Float32Array) });
       }
       const floors: RelevanceFloor[] = [];
-      for (const relevance of [30, 40, 50]) for (const margin of [-0.2, -0.15, -0.13, -0.1, -0.05, 0]) floors.push({ relevance, margin });
+      for (const relevance of [30, 40, 50]) for (const margin of [-0.2, -0.15, -0.13, -0.1, -0.05, 0]) floors.push({ relevance, margin, unknownShare: 1, unknownMargin: margin });
       const clears = (t: { top: number; margin: number }, f: RelevanceFloor) => t.top >= f.relevance || t.margin >= f.margin;
       const base = locomoRecall(chosen, null);
       floorTable = floors.map((f) => ({

@@ -15,6 +15,7 @@ import {
 } from './fusion.js';
 import { DEFAULT_STATED_UPDATE, type StatedUpdateRule } from './topics.js';
 import { DEFAULT_SESSION_CONTEXT, type SessionContextWeights } from './session-context.js';
+import { DEFAULT_TERM_COVERAGE, type TermCoverage } from './term-coverage.js';
 import { CodeAwareness } from './code-awareness.js';
 import { DEFAULT_FILTER_CONFIG, type IngestFilterConfig } from './ingest-filter.js';
 import { DEFAULT_REDACTION_CONFIG, type RedactionConfig, type RedactionCounts } from './redact.js';
@@ -64,6 +65,8 @@ export interface EngineConfig {
   statedUpdate?: StatedUpdateRule | null;
   /** Score fusion only: points from matching memories of the same session (session-context.ts); null: none. */
   sessionContext?: SessionContextWeights | null;
+  /** Score fusion only: how much query-term coverage counts in the lexical signal (term-coverage.ts); null: none. */
+  termCoverage?: TermCoverage | null;
 }
 
 /** One input of a batch after screening: saved (or found as a duplicate), or held for review. */
@@ -111,6 +114,7 @@ export interface EngineContext {
   background: Promise<(Float32Array | null)[]> | null;
   readonly statedUpdate: StatedUpdateRule | null;
   readonly sessionContext: SessionContextWeights | null;
+  readonly termCoverage: TermCoverage | null;
   readonly candidateFactor: number;
   readonly minCandidates: number;
   readonly log: Logger | undefined;
@@ -136,8 +140,21 @@ export function createEngineContext(config: EngineConfig): EngineContext {
   const fusion = validateFusion(config.fusion ?? 'score', 'fusion');
   resolveWeights(defaultWeightsFor(fusion), config.weights); // validates
   const relevanceFloor = config.relevanceFloor === null ? null : { ...DEFAULT_FLOOR, ...config.relevanceFloor };
-  if (relevanceFloor && !(relevanceFloor.relevance >= 0 && relevanceFloor.relevance <= 100 && Math.abs(relevanceFloor.margin) <= 2)) {
-    throw new CairnError('INVALID_INPUT', 'relevanceFloor: relevance must be 0–100 and margin −2 to 2', { field: 'relevanceFloor' });
+  if (
+    relevanceFloor &&
+    !(
+      relevanceFloor.relevance >= 0 &&
+      relevanceFloor.relevance <= 100 &&
+      Math.abs(relevanceFloor.margin) <= 2 &&
+      Math.abs(relevanceFloor.unknownMargin) <= 2 &&
+      relevanceFloor.unknownShare >= 0 &&
+      relevanceFloor.unknownShare <= 1
+    )
+  ) {
+    throw new CairnError('INVALID_INPUT', 'relevanceFloor: relevance must be 0–100, margin and unknownMargin −2 to 2, unknownShare 0–1', { field: 'relevanceFloor' });
+  }
+  if (config.termCoverage && !(config.termCoverage.share >= 0 && config.termCoverage.share <= 1)) {
+    throw new CairnError('INVALID_INPUT', 'termCoverage.share: must be a number from 0 to 1', { field: 'termCoverage.share' });
   }
   const clock = config.now ?? (() => new Date());
   const snapshotEvery = config.snapshotEvery ?? 10;
@@ -168,6 +185,7 @@ export function createEngineContext(config: EngineConfig): EngineContext {
     background: null,
     statedUpdate: config.statedUpdate === undefined ? DEFAULT_STATED_UPDATE : config.statedUpdate,
     sessionContext: config.sessionContext === undefined ? DEFAULT_SESSION_CONTEXT : config.sessionContext,
+    termCoverage: config.termCoverage === undefined ? DEFAULT_TERM_COVERAGE : config.termCoverage,
     candidateFactor: config.candidateFactor ?? DEFAULT_CANDIDATE_FACTOR,
     minCandidates: config.minCandidates ?? DEFAULT_MIN_CANDIDATES,
     log: config.logger,

@@ -75,9 +75,20 @@ export const DEFAULT_CALIBRATION: ScoreCalibration = { vectorZero: 0.2, vectorFu
 export interface RelevanceFloor {
   relevance: number;
   margin: number;
+  /**
+   * Words the namespace has never used: when at least `unknownShare` of the query's weight (idf) is in such
+   * words, the query must be at least `unknownMargin` closer to the store than to the background. A query
+   * mostly made of words no note holds is more likely about something else, and USE-lite reads nonsense such
+   * as "xyzzy nothing matches" as close to notes about empty search results (margin −0.03 on the coding dev
+   * half). On that dev half the off-topic questions had 0.75–1 of their weight in unknown words, answerable
+   * queries with a margin below 0 at most 0.60 (answerable ones with more unknown words had margins of +0.11
+   * or more). A query the lexical signal cannot weigh (no terms, or lexical-only recall) counts as 0.
+   */
+  unknownShare: number;
+  unknownMargin: number;
 }
 
-export const DEFAULT_FLOOR: RelevanceFloor = { relevance: 40, margin: -0.14 };
+export const DEFAULT_FLOOR: RelevanceFloor = { relevance: 40, margin: -0.14, unknownShare: 0.7, unknownMargin: 0 };
 
 /**
  * Whether anything in `results` is worth returning. `storeCosine`: the best candidate's cosine to the query;
@@ -86,11 +97,41 @@ export const DEFAULT_FLOOR: RelevanceFloor = { relevance: 40, margin: -0.14 };
  * a three-note store, "Fix the VAT rounding bug in the invoice export" finds the VAT note at relevance 22 only,
  * since half its words occur nowhere; a lexical-only floor would drop it.
  */
-export function clearsFloor(results: readonly SearchResult[], floor: RelevanceFloor, storeCosine: number | null, backgroundCosine: number | null): boolean {
+export function clearsFloor(
+  results: readonly SearchResult[],
+  floor: RelevanceFloor,
+  storeCosine: number | null,
+  backgroundCosine: number | null,
+  unknownShare = 0,
+): boolean {
   if (results.length === 0) return false;
   if (storeCosine === null || backgroundCosine === null) return true;
   if ((results[0]?.score ?? 0) * 100 >= floor.relevance) return true;
-  return storeCosine - backgroundCosine >= floor.margin;
+  const margin = unknownShare >= floor.unknownShare ? Math.max(floor.margin, floor.unknownMargin) : floor.margin;
+  return storeCosine - backgroundCosine >= margin;
+}
+
+/**
+ * Below this many memories a namespace's vocabulary says little: a genuine question shares no word with a
+ * store of a few dozen notes as often as not ("what is the traffic limit" against "The API allows 100
+ * requests per minute per client", margin −0.07, in a 35-note store), so unknown words count as 0 there. The
+ * coding-memory namespaces hold 72–81 notes each, LoCoMo conversations 370–690 turns.
+ */
+export const UNKNOWN_WORDS_MIN_DOCUMENTS = 50;
+
+/**
+ * The share (0–1) of the query terms' idf in terms no memory of the namespace holds (`idf` from fts5Idf);
+ * 0 in a namespace of fewer than UNKNOWN_WORDS_MIN_DOCUMENTS memories.
+ */
+export function unknownTermShare(idf: ReadonlyMap<string, number>, frequencies: ReadonlyMap<string, number>, documents: number): number {
+  if (documents < UNKNOWN_WORDS_MIN_DOCUMENTS) return 0;
+  let total = 0;
+  let unknown = 0;
+  for (const [term, w] of idf) {
+    total += w;
+    if (!(frequencies.get(term) ?? 0)) unknown += w;
+  }
+  return total > 0 ? unknown / total : 0;
 }
 
 export interface RankedHit {

@@ -2,10 +2,11 @@
 import { CairnError } from '../interfaces/errors.js';
 import type { FusionMethod, Memory, SearchOptions, SearchResult, SignalWeights } from '../interfaces/memory.js';
 import type { CandidateFilter } from '../interfaces/store.js';
-import { clearsFloor, defaultWeightsFor, fts5Idf, fuse, fuseScores, resolveWeights, RRF_K } from './fusion.js';
+import { clearsFloor, defaultWeightsFor, fts5Idf, fuse, fuseScores, resolveWeights, RRF_K, unknownTermShare } from './fusion.js';
 import { BACKGROUND_TEXTS } from './background.js';
 import { queryTerms } from './lexical.js';
-import { dot, inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights } from './topics.js';
+import { dot, inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights, termsOf } from './topics.js';
+import { applyTermCoverage, COVERAGE_MIN_WINDOW } from './term-coverage.js';
 import { demoteDoubted } from './feedback.js';
 import { addSessionContext } from './session-context.js';
 import { validateKind, validateLimit, validateFusion, validateTags, MAX_LIMIT } from './validate.js';
@@ -55,12 +56,18 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   };
   let results: SearchResult[];
   let bestCosine: number | null;
+  let termWeights: TermWeights | null = null;
+  const coverage = method === 'score' && useLexical ? ctx.termCoverage : null;
   if (method === 'score' && ctx.store.capabilities.serverSideFusion && ctx.store.fusedRecall) {
     // The backend gathers both signals' candidates and fuses them in one round trip, as fuseScores would.
     queryVector = await embedQuery();
-    const fused = await ctx.store.fusedRecall({ vector: queryVector, terms: useLexical ? terms : [], k: pool, filter, weights, calibration: ctx.calibration });
+    const [fused, idf] = await Promise.all([
+      ctx.store.fusedRecall({ vector: queryVector, terms: useLexical ? terms : [], k: pool, filter, weights, calibration: ctx.calibration }),
+      useLexical ? termIdf(ctx, terms, namespace) : null,
+    ]);
     results = fused.results;
     bestCosine = fused.bestCosine;
+    termWeights = idf;
   } else {
     const vectorHits = async () => {
       queryVector = await embedQuery();
@@ -68,12 +75,9 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
     };
     const lexicalHits = async () => (useLexical ? ctx.store.lexicalCandidates(terms, pool, filter) : []);
     // Score fusion scales BM25 by the query terms' rarity: Σ idf is what a full match scores.
-    const lexicalScale = async () => {
-      if (method !== 'score' || !useLexical) return 0;
-      const { documents, frequencies } = await ctx.store.termDocumentFrequencies(terms, namespace);
-      return terms.reduce((sum, t) => sum + fts5Idf(documents, frequencies.get(t) ?? 0), 0);
-    };
-    const [vec, lex, scale] = await Promise.all([vectorHits(), lexicalHits(), lexicalScale()]);
+    const [vec, lex, weighed] = await Promise.all([vectorHits(), lexicalHits(), method === 'score' && useLexical ? termIdf(ctx, terms, namespace) : null]);
+    termWeights = weighed;
+    const scale = weighed ? [...weighed.idf.values()].reduce((sum, w) => sum + w, 0) : 0;
     const ids = [...new Set([...vec.map((h) => h.id), ...lex.map((h) => h.id)])];
     const memories = new Map((await ctx.store.getMemories(ids)).map((m) => [m.id, m]));
     const nowMs = Date.parse(now);
@@ -87,14 +91,19 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
     bestCosine = vec[0]?.similarity ?? null;
   }
   results = await ctx.code.visible(results, (r) => r.memory);
-  if (method === 'score' && ctx.relevanceFloor && !clearsFloor(results, ctx.relevanceFloor, bestCosine, await backgroundCosine(ctx, queryVector))) results = [];
+  const unknownShare = termWeights?.unknownShare ?? 0;
+  const termCache = new Map<string, Set<string>>();
+  if (coverage && termWeights) {
+    const window = Math.max(limit * 3, COVERAGE_MIN_WINDOW);
+    results = applyTermCoverage(results, { terms, idf: termWeights.idf, termsOf: (r) => termsOf(r, termCache), weights, calibration: ctx.calibration, coverage, window });
+  }
+  if (method === 'score' && ctx.relevanceFloor && !clearsFloor(results, ctx.relevanceFloor, bestCosine, await backgroundCosine(ctx, queryVector), unknownShare)) results = [];
   if (method === 'score' && ctx.sessionContext) results = addSessionContext(results, ctx.sessionContext);
   // After the floor: a doubted memory sinks among the relevant ones, it does not make a query irrelevant.
   results = demoteDoubted(results);
   if (weights.recency > 0 && results.length > 1) {
     const window = Math.min(results.length, Math.max(limit * 2, 20));
     const vectors = await ctx.store.getVectors(results.slice(0, window).map((r) => r.memory.id));
-    const termCache = new Map<string, Set<string>>();
     const needed = termsNeedingWeights(results, vectors, window, termCache);
     let weight: ((term: string) => number) | undefined;
     if (needed.length > 0 && ctx.store.capabilities.fullText) {
@@ -120,6 +129,19 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   await ctx.code.mark(final);
   if (options.countRecall !== false) await countAsRecalled(ctx, namespace, final.map((r) => r.memory), now);
   return final;
+}
+
+/** Each query term's inverse document frequency in the namespace (fts5Idf), as score fusion weighs BM25. */
+async function termIdf(ctx: EngineContext, terms: readonly string[], namespace: string): Promise<TermWeights> {
+  const { documents, frequencies } = await ctx.store.termDocumentFrequencies([...terms], namespace);
+  const idf = new Map(terms.map((t) => [t, fts5Idf(documents, frequencies.get(t) ?? 0)]));
+  return { idf, unknownShare: unknownTermShare(idf, frequencies, documents) };
+}
+
+interface TermWeights {
+  idf: Map<string, number>;
+  /** unknownTermShare: how much of the query's weight is in words the namespace never uses. */
+  unknownShare: number;
 }
 
 /** The query's cosine to the nearest background sentence (background.ts); null without a query vector. */

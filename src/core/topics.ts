@@ -88,7 +88,7 @@ export function inverseDocumentFrequency(documents: number, frequencies: Map<str
 }
 
 /** Analysed terms of a result, computed once per memory id in `cache`. */
-function termsOf(r: SearchResult, cache: Map<string, Set<string>>): Set<string> {
+export function termsOf(r: SearchResult, cache: Map<string, Set<string>>): Set<string> {
   let terms = cache.get(r.memory.id);
   if (!terms) {
     terms = new Set(analyse(indexText(r.memory)));

@@ -162,6 +162,11 @@ export interface SignalDetail {
   contribution: number;
   /** The signal's raw value: cosine similarity, BM25 score (higher is better), or age in days. */
   raw: number | null;
+  /**
+   * Lexical signal of score fusion only: the idf-weighted share (0–1) of the query's terms the memory holds,
+   * which the contribution blends with BM25 (core/term-coverage.ts). Absent when not computed.
+   */
+  coverage?: number;
 }
 
 export interface FeedbackDemotion {
