@@ -47,8 +47,8 @@ function describeErasure(factory: StoreFactory): void {
         await engine.commitTurn({ namespace: 'acme/erase', session: 's1', turn: 1, text: SECRET_TEXTS[2]! }); // snapshot
         await engine.forget(first.id, { namespace: 'acme/erase', reason: 'test' });
         assert.ok(await store.getSnapshot('acme/erase'), 'a snapshot holds the data too');
-        if (!store.capabilities.erasureChecks) {
-          t.skip('store has no erasureChecks capability');
+        if (!store.erasureProof) {
+          t.skip(`store has no erasure proof: ${store.noErasureProof ?? ''}`);
           return;
         }
         const cert = await engine.erase({ namespace: 'acme/erase' }, PRIVATE);
@@ -64,7 +64,13 @@ function describeErasure(factory: StoreFactory): void {
         assert.ok(events.length > 0 && events.every((e) => e.type === 'erased'), 'events keep their place, not their content');
         assert.deepEqual(events.map((e) => e.seq), events.map((_, i) => i + 1), 'no gap');
         assert.equal(await store.countLiveEventsOf([], 'acme/erase'), 0);
-        assert.equal(await store.rawFilesContain(SECRET_TEXTS), 0, 'no erased text is left in the storage');
+        assert.equal((await store.erasureProof.check(SECRET_TEXTS, [])).found, 0, 'no erased text is left in the storage');
+        // The certificate quotes the backend's own account of the file check.
+        assert.equal(c.version, 2);
+        assert.equal(c.proof.backend, factory.name);
+        assert.ok(c.proof.compaction.length > 0 && c.proof.scanned.some((x) => x.files > 0 && x.bytes > 0), JSON.stringify(c.proof));
+        assert.equal(c.proof.found, 0);
+        assert.match(c.checks.find((x) => x.name === 'file-bytes')?.detail ?? '', new RegExp(`\\(${factory.name}: `, 'u'));
         assert.equal((await engine.search('when do deploys go out', { namespace: 'acme/keep' }))[0]?.memory.id, keep.id);
         assert.deepEqual(await store.pendingErasures(), [], 'the erasure finished');
         const scratch = await factory.make();
@@ -87,8 +93,8 @@ function describeErasure(factory: StoreFactory): void {
           await engine.save({ text: 'user-42 reported the export button freezes on Safari', namespace: 'acme/app', metadata: { subject: 'user-42' } }),
         ];
         const theirs = await engine.save({ text: 'The admin dashboard is built with Svelte', namespace: 'acme/web', metadata: { subject: 'user-7' } });
-        if (!store.capabilities.erasureChecks) {
-          t.skip('store has no erasureChecks capability');
+        if (!store.erasureProof) {
+          t.skip(`store has no erasure proof: ${store.noErasureProof ?? ''}`);
           return;
         }
         const cert = await engine.erase({ subject: 'user-42' }, PRIVATE);

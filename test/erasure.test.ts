@@ -73,6 +73,12 @@ describe('provable erasure', () => {
     assert.ok((c.counts['events'] ?? 0) >= 7, JSON.stringify(c.counts));
     assert.ok(c.checks.every((x) => x.passed), JSON.stringify(c.checks));
     assert.deepEqual(c.checks.map((x) => x.name), ['retrieval', 'tables', 'file-bytes']);
+    // The proof in SQLite's terms: what compaction did and which files were read.
+    assert.equal(c.proof.backend, 'sqlite');
+    assert.ok(c.proof.compaction.some((s) => s.includes('VACUUM')), JSON.stringify(c.proof.compaction));
+    assert.ok(c.proof.compaction.some((s) => s.startsWith('vector table memories_vec_')), 'vectors were removed, so the vec0 table was rebuilt');
+    assert.ok((c.proof.scanned.find((s) => s.what === 'database file')?.bytes ?? 0) > 0, JSON.stringify(c.proof.scanned));
+    assert.ok(c.proof.scanned.some((s) => s.what.startsWith('write-ahead log')), 'the WAL was read too');
 
     // Independent checks, not trusting the certificate.
     assert.equal((await engine.search('Jane Doe invoices PDF Lyon', { namespace: 'acme/erase' })).length, 0);

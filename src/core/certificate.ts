@@ -1,6 +1,7 @@
 import { createPrivateKey, createPublicKey, sign as rsaSign, verify as rsaVerify, type KeyObject } from 'node:crypto';
 import { CairnError } from '../interfaces/errors.js';
 import { canonicalJson } from './checksum.js';
+import type { ErasureProofReport } from '../interfaces/store.js';
 
 /**
  * Erasure certificates: a JSON document whose body is signed as a compact JWS with RS256 (RSASSA-PKCS1-v1_5
@@ -18,7 +19,8 @@ export interface ErasureCounts {
 
 export interface ErasureCertificateBody {
   type: 'cairn-erasure-certificate';
-  version: 1;
+  /** 2 since the body quotes the backend's proof (`proof`); version 1 bodies have none. */
+  version: 2;
   id: string;
   /** What was erased: a whole namespace, or every memory of a subject (user id) across namespaces. */
   scope: { namespace: string } | { subject: string };
@@ -27,6 +29,8 @@ export interface ErasureCertificateBody {
   counts: ErasureCounts;
   /** Each post-erasure check and whether it held. */
   checks: { name: string; passed: boolean; detail: string }[];
+  /** The backend's own account of the file check: how it compacted, what it read, what it cannot reach. */
+  proof: ErasureProofReport;
   /** SHA-256 of the state after erasure (the canonical checksum), binding the certificate to it. */
   stateChecksum: string;
 }

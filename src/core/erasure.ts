@@ -1,7 +1,7 @@
 import { CairnError } from '../interfaces/errors.js';
 import type { Memory } from '../interfaces/memory.js';
 import type { QuarantineEntry } from '../interfaces/quarantine.js';
-import type { PendingErasure, Store, StoredEvent } from '../interfaces/store.js';
+import type { ErasureProof, ErasureProofReport, PendingErasure, Store, StoredEvent } from '../interfaces/store.js';
 import { checkPrivateKey, signCertificate, type ErasureCertificate, type ErasureCertificateBody } from './certificate.js';
 import { belongsToSubject, sameErasureScope } from './erasure-lock.js';
 import { bodyOf, emit, STORE_SCOPE } from './events.js';
@@ -63,15 +63,19 @@ function jsonForm(text: string): string {
 
 export async function erase(store: Store, options: EraseOptions): Promise<ErasureCertificate> {
   const { scope, now } = options;
-  if (!store.capabilities.erasureChecks) {
-    throw new CairnError('UNSUPPORTED', 'this store cannot check its raw files after an erasure');
-  }
   checkPrivateKey(options.privateKeyPem); // a bad key must stop the erasure before it starts, not after
   const own: ErasureScope = 'namespace' in scope ? { namespace: scope.namespace } : { subject: scope.subject };
 
   // 1. The lock: an unfinished erasure of this scope is resumed; otherwise a new one is recorded, and from
-  //    its commit on no writer enters the scope.
+  //    its commit on no writer enters the scope. The proof is asked for after the first read (a store learns
+  //    what it may do when it connects) and before the first write.
   let lock = (await store.pendingErasures()).find((p) => sameErasureScope(p.scope, own)) ?? null;
+  const proof = store.erasureProof;
+  if (!proof) {
+    throw new CairnError('UNSUPPORTED', `this store cannot prove an erasure, so nothing was erased: ${store.noErasureProof ?? 'it offers no erasure proof'}`, {
+      hint: 'cairn doctor shows the store\'s erasure proof; erase on a store that has one',
+    });
+  }
   if (!lock) {
     const fresh: PendingErasure = { id: ulid(Date.parse(now)), scope: own, plan: null, startedAt: now };
     await store.transaction((tx) => tx.putPendingErasure(fresh));
@@ -80,19 +84,20 @@ export async function erase(store: Store, options: EraseOptions): Promise<Erasur
   const plan = (lock.plan as ErasurePlan | null) ?? (await eraseScope(store, lock, now));
 
   // 2. Free pages, merged full-text segments, rebuilt vector chunks: no byte of the erased data stays behind.
-  await store.compactAfterErasure({ vectorsRemoved: plan.vectorsRemoved });
+  const compaction = await proof.compact({ vectorsRemoved: plan.vectorsRemoved });
 
   // 3. Check, sign, and only then let writers back in.
-  const checks = await checkErasure(store, own, plan);
+  const { checks, report } = await checkErasure(store, proof, compaction, own, plan);
   const { checksum } = await stateChecksum(store);
   const body: ErasureCertificateBody = {
     type: 'cairn-erasure-certificate',
-    version: 1,
+    version: 2,
     id: lock.id,
     scope: own,
     issuedAt: now,
     counts: plan.counts,
     checks,
+    proof: report,
     stateChecksum: checksum,
   };
   const certificate = signCertificate(body, options.privateKeyPem);
@@ -231,7 +236,13 @@ async function remainingText(store: Store): Promise<string> {
 }
 
 /** Retrieval, tables and raw bytes, against the plan (the original selection, also after a crash). */
-async function checkErasure(store: Store, scope: ErasureScope, plan: ErasurePlan): Promise<ErasureCertificateBody['checks']> {
+async function checkErasure(
+  store: Store,
+  proof: ErasureProof,
+  compaction: string[],
+  scope: ErasureScope,
+  plan: ErasurePlan,
+): Promise<{ checks: ErasureCertificateBody['checks']; report: ErasureProofReport }> {
   const isNamespace = 'namespace' in scope;
   const ids = new Set(plan.ids);
   const quarantineIds = new Set(plan.quarantineIds);
@@ -261,12 +272,15 @@ async function checkErasure(store: Store, scope: ErasureScope, plan: ErasurePlan
   const texts = plan.texts.map((b) => Buffer.from(b, 'base64').toString('utf8')).filter((t) => t.length >= 12);
   const erasedOnly = texts.filter((t) => !kept.includes(t));
   const needles = [...new Set(erasedOnly.flatMap((t) => [t, jsonForm(t)]))];
-  const found = await store.rawFilesContain(needles);
+  const report = await proof.check(needles, compaction);
+  const found = report.found;
   const shared = texts.length - erasedOnly.length;
+  const read = report.scanned.filter((s) => s.files > 0);
+  const readLine = read.map((s) => `${s.what} ${s.files > 1 ? `×${s.files} ` : ''}${s.bytes} bytes`).join(', ');
   checks.push({
     name: 'file-bytes',
     passed: found === 0,
-    detail: `${found} of ${needles.length} erased strings found in the database files${shared ? ` (${shared} erased texts also held by memories that remain were not looked for)` : ''}`,
+    detail: `${found} of ${needles.length} erased strings found in the database files (${report.backend}: ${readLine})${shared ? ` (${shared} erased texts also held by memories that remain were not looked for)` : ''}`,
   });
-  return checks;
+  return { checks, report };
 }

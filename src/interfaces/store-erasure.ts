@@ -1,7 +1,43 @@
 /*
  * Provable erasure: the only operations that change the log (an erased event keeps its scope and sequence
- * number), the record of erasures in progress, and the backend's compaction and file check.
+ * number), the record of erasures in progress, and the backend's proof (compaction and file check), an
+ * optional part: a store without it cannot prove an erasure, and `cairn erase` refuses on it.
  */
+
+/**
+ * What a backend's erasure proof did and read, in its own terms (file names, relations, steps); the erasure
+ * certificate quotes it, so a reader sees what "no erased byte is left" was checked against.
+ */
+export interface ErasureProofReport {
+  /** The backend: `sqlite`, `postgres`. */
+  backend: string;
+  /** What compaction did so the erased bytes leave storage, in order (e.g. `VACUUM`, `VACUUM FULL memories`). */
+  compaction: string[];
+  /** What the scan read: each kind of file, how many of them and their bytes. */
+  scanned: { what: string; files: number; bytes: number }[];
+  /** How many of the needles were found in what was read. */
+  found: number;
+  /** What the proof does not reach, said plainly (on PostgreSQL: the write-ahead log, archives, replicas). */
+  notCovered: string[];
+}
+
+/** A backend's proof that erased bytes left its storage; `Store.erasureProof`. */
+export interface ErasureProof {
+  /** One line for `cairn doctor`: how this backend compacts and what it reads. */
+  readonly method: string;
+  /**
+   * After the erasing transaction: rebuilds what keeps deleted entries (full text; vectors when some were
+   * removed) and rewrites storage so freed pages hold none of the erased bytes. Returns the steps done, as
+   * `ErasureProofReport.compaction` lists them. Outside any transaction; idempotent.
+   */
+  compact(options: { vectorsRemoved: boolean }): Promise<string[]>;
+  /**
+   * Reads the store's files and counts how many of `needles` (UTF-8) occur in their raw bytes. `compaction`
+   * is what `compact` returned, quoted in the report. UNSUPPORTED when the files cannot be read (a right
+   * revoked since the store opened).
+   */
+  check(needles: string[], compaction: string[]): Promise<ErasureProofReport>;
+}
 
 /**
  * An erasure that has started and not yet issued its certificate. While it exists, no write may enter its
@@ -25,17 +61,6 @@ export interface ErasureOps {
    * of the erased texts until then); idempotent.
    */
   finishErasure(id: string): Promise<void>;
-  /**
-   * After an erasure: rebuilds indexes that keep deleted entries (full text; vectors when some were removed)
-   * and rewrites storage so freed pages and the write-ahead log hold none of the erased bytes. Needs
-   * `capabilities.erasureChecks`.
-   */
-  compactAfterErasure(options: { vectorsRemoved: boolean }): Promise<void>;
-  /**
-   * How many of `needles` (UTF-8) occur anywhere in the store's files. Needs `capabilities.erasureChecks`;
-   * UNSUPPORTED when the files cannot be read.
-   */
-  rawFilesContain(needles: string[]): Promise<number>;
 }
 
 /** Erasure inside a write transaction (StoreTx). */

@@ -4,7 +4,7 @@ import type { LogReads, LogTx } from './store-log.js';
 import type { QuarantineReads, QuarantineTx } from './store-quarantine.js';
 import type { AccessTokens } from './store-access.js';
 import type { UsageStats } from './store-usage.js';
-import type { ErasureOps, ErasureTx } from './store-erasure.js';
+import type { ErasureOps, ErasureProof, ErasureTx } from './store-erasure.js';
 
 export type {
   CandidateFilter,
@@ -24,7 +24,7 @@ export type { EventInput, LogReads, LogTx, ScopeInfo, SnapshotRecord, StoredEven
 export type { QuarantineReads, QuarantineTx } from './store-quarantine.js';
 export type { AccessScope, AccessTokenRecord, AccessTokens } from './store-access.js';
 export type { RecallStats, UsageStats } from './store-usage.js';
-export type { ErasureOps, ErasureTx, PendingErasure } from './store-erasure.js';
+export type { ErasureOps, ErasureProof, ErasureProofReport, ErasureTx, PendingErasure } from './store-erasure.js';
 
 /*
  * The Store contract, composed of focused parts, one file each:
@@ -33,7 +33,7 @@ export type { ErasureOps, ErasureTx, PendingErasure } from './store-erasure.js';
  *   store-quarantine.ts the quarantine, its vault, learned anchors, the anchor cache
  *   store-access.ts     access tokens of the HTTP server
  *   store-usage.ts      recall counts and memories per day
- *   store-erasure.ts    erasures in progress, log rewriting, compaction and the file check
+ *   store-erasure.ts    erasures in progress, log rewriting, and the optional erasure proof
  * Reads are on the Store; writes that belong to the log's projection go through one StoreTx. Every backend
  * passes the one contract suite (test/contract/store-contract.ts).
  */
@@ -53,8 +53,6 @@ export interface StoreCapabilities {
    * signal's candidates and fuses them itself.
    */
   serverSideFusion: boolean;
-  /** The backend can compact away freed data and scan its own files for erased text (provable erasure). */
-  erasureChecks: boolean;
 }
 
 /**
@@ -101,6 +99,15 @@ export interface Store extends MemoryReads, MemorySearch, VectorSetup, LogReads,
    * share it (PostgreSQL); absent on a store one process owns, where the server keeps them itself.
    */
   readonly sessions?: SessionStore | undefined;
+  /**
+   * The backend's proof that erased bytes left its storage (compaction, then a scan of its files), present
+   * when this store can give one: absent on a PostgreSQL role that may not read the server's files. Read it
+   * after the store's first call (a PostgreSQL store learns its role's rights when it connects). Without it
+   * `cairn erase` refuses, naming why.
+   */
+  readonly erasureProof?: ErasureProof | undefined;
+  /** Why `erasureProof` is absent, in a sentence (quoted by `cairn erase`'s refusal and by doctor). */
+  readonly noErasureProof?: string | undefined;
 
   /**
    * Runs `fn` in one write transaction: all of its writes commit together, or none does when it throws (the

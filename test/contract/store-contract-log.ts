@@ -412,7 +412,7 @@ export function describeLogCases(kit: ContractKit): void {
   });
 
   describe('erasure operations and the report', () => {
-    test('with erasureChecks, compaction leaves none of a deleted memory’s text in the files', async (store, t) => {
+    test('with an erasure proof, compaction leaves none of a deleted memory’s text in the files, and the report says what was read', async (store, t) => {
       const needle = `needle-${ulid()}-zebra-quartz`;
       const keep = `kept-${ulid()}-walrus-ochre`;
       const gone = makeMemory('acme/shop', `the secret is ${needle}`);
@@ -422,15 +422,24 @@ export function describeLogCases(kit: ContractKit): void {
         await tx.insertMemory(kept, null, analyse(kept.text));
       });
       // Asked once the store has been used: a server backend learns what its role may read when it connects.
-      if (!store.capabilities.erasureChecks) {
-        t.skip('store has no erasureChecks capability');
+      const proof = store.erasureProof;
+      assert.equal(proof === undefined, typeof store.noErasureProof === 'string', 'a store has a proof, or says why it has none');
+      if (!proof) {
+        t.skip(`store has no erasure proof: ${store.noErasureProof ?? ''}`);
         return;
       }
+      assert.ok(proof.method.length > 0, 'doctor can say how the proof works');
       await store.transaction((tx) => tx.deleteMemory(gone.id));
-      await store.compactAfterErasure({ vectorsRemoved: false });
-      assert.equal(await store.rawFilesContain([needle]), 0, 'the deleted text left every file');
-      assert.equal(await store.rawFilesContain([keep]), 1, 'the kept text is still found: the scan reads the files');
-      assert.equal(await store.rawFilesContain([`never-written-${ulid()}`]), 0);
+      const compaction = await proof.compact({ vectorsRemoved: false });
+      assert.ok(compaction.length > 0, 'compaction says what it did');
+      const report = await proof.check([needle], compaction);
+      assert.equal(report.found, 0, 'the deleted text left every file');
+      assert.deepEqual(report.compaction, compaction, 'the report quotes the compaction');
+      assert.equal(typeof report.backend, 'string');
+      assert.ok(report.scanned.some((s) => s.files > 0 && s.bytes > 0), JSON.stringify(report.scanned));
+      assert.ok(Array.isArray(report.notCovered));
+      assert.equal((await proof.check([keep], compaction)).found, 1, 'the kept text is still found: the scan reads the files');
+      assert.equal((await proof.check([`never-written-${ulid()}`], compaction)).found, 0);
       assert.deepEqual(await store.getMemory(kept.id), kept);
     });
 

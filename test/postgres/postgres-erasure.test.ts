@@ -79,7 +79,7 @@ describe('provable erasure on PostgreSQL', { skip: pgSkip }, () => {
     await engine.forget(first.id, { namespace: 'acme/erase', reason: 'test' });
     await engine.restore(first.id, { namespace: 'acme/erase' });
     assert.ok(await engine.store.getSnapshot('acme/erase'), 'a snapshot holds the data too');
-    assert.ok(engine.store.capabilities.erasureChecks, 'a superuser may read the files: erasure can be proved');
+    assert.ok(engine.store.erasureProof, 'a superuser may read the files: erasure can be proved');
     await checkpoint();
     const beforeBytes = databaseFiles(db);
     for (const t of SECRET_TEXTS) assert.ok(pieces(t).some((p) => beforeBytes.includes(p)), `the text is in the files before: ${t.slice(0, 40)}…`);
@@ -92,6 +92,14 @@ describe('provable erasure on PostgreSQL', { skip: pgSkip }, () => {
     const fileCheck = c.checks.find((x) => x.name === 'file-bytes');
     assert.match(fileCheck?.detail ?? '', /^0 of \d+ erased strings found/u);
     assert.equal(verifyCertificate(cert, PUBLIC).valid, true);
+    // What was checked, in PostgreSQL's terms, signed with the rest.
+    assert.equal(c.proof.backend, 'postgres');
+    assert.ok(c.proof.compaction.some((s) => /^VACUUM FULL of \d+ tables/u.test(s)), JSON.stringify(c.proof.compaction));
+    for (const kind of ['table files', 'TOAST', 'index files']) {
+      const scanned = c.proof.scanned.find((s) => s.what.includes(kind));
+      assert.ok(scanned && scanned.files > 0 && scanned.bytes > 0, `${kind} were read: ${JSON.stringify(c.proof.scanned)}`);
+    }
+    assert.ok(c.proof.notCovered.some((s) => s.includes('pg_wal')), 'the certificate says the WAL is not covered');
 
     assert.equal((await engine.search('Jane Doe invoices PDF Lyon', { namespace: 'acme/erase' })).length, 0);
     const events = await engine.store.events('acme/erase');
@@ -115,10 +123,12 @@ describe('provable erasure on PostgreSQL', { skip: pgSkip }, () => {
     const engine = engineOn(plain.url, 'acme/erase');
     try {
       await engine.save({ text: SECRET_TEXTS[0] as string });
-      assert.equal(engine.store.capabilities.erasureChecks, false);
+      assert.equal(engine.store.erasureProof, undefined);
+      assert.match(engine.store.noErasureProof ?? '', /pg_read_server_files/u);
       let caught: unknown;
       await engine.erase({ namespace: 'acme/erase' }, PRIVATE).catch((err: unknown) => (caught = err));
       assert.ok(isCairnError(caught, 'UNSUPPORTED'), String(caught));
+      assert.match((caught as Error).message, /cannot prove an erasure, so nothing was erased: .*pg_read_server_files/u);
       assert.equal((await engine.list({ namespace: 'acme/erase' })).length, 1, 'nothing was erased');
     } finally {
       await engine.store.close();

@@ -14,8 +14,8 @@ import { TABLES } from './postgres-schema.js';
  * the checkpoints that follow, longer with wal_keep_size, replication slots or archiving), and WAL archives,
  * base backups and replicas keep what their retention keeps. README (PostgreSQL, erasure) says so.
  */
-export async function compactAfterErasure(pool: Pool, tables: readonly string[] = TABLES): Promise<void> {
-  await waitForOlderSnapshots(pool);
+export async function compactAfterErasure(pool: Pool, tables: readonly string[] = TABLES): Promise<string[]> {
+  const waited = await waitForOlderSnapshots(pool);
   // Rewriting a large table can outlast the statement timeout meant for queries: this connection has none,
   // and is closed afterwards so the setting never reaches another caller.
   const client = await pool.connect();
@@ -25,6 +25,7 @@ export async function compactAfterErasure(pool: Pool, tables: readonly string[] 
   } finally {
     client.release(true);
   }
+  return [waited, `VACUUM FULL of ${tables.length} tables (${tables.join(', ')}): each rewritten with its TOAST table, every index rebuilt (HNSW and GIN too)`];
 }
 
 /**
@@ -36,7 +37,8 @@ export async function compactAfterErasure(pool: Pool, tables: readonly string[] 
  * since some of them — CREATE DATABASE among them — hold back every database's horizon); past that the compaction runs anyway and the file check
  * reports what it finds (a re-run of the erasure compacts and checks again).
  */
-async function waitForOlderSnapshots(pool: Pool, timeoutMs = 30_000): Promise<void> {
+async function waitForOlderSnapshots(pool: Pool, timeoutMs = 30_000): Promise<string> {
+  const started = Date.now();
   const { rows } = await pool.query<{ xmax: string }>('SELECT txid_snapshot_xmax(txid_current_snapshot())::text AS xmax');
   const horizon = String(BigInt(rows[0]?.xmax ?? '0') % 4294967296n);
   const deadline = Date.now() + timeoutMs;
@@ -47,21 +49,27 @@ async function waitForOlderSnapshots(pool: Pool, timeoutMs = 30_000): Promise<vo
           AND ((backend_xmin IS NOT NULL AND age(backend_xmin) > age($1::text::xid)) OR (backend_xid IS NOT NULL AND age(backend_xid) > age($1::text::xid)))`,
       [horizon],
     );
-    if ((r.rows[0]?.n ?? 0) === 0 || Date.now() > deadline) return;
+    const older = r.rows[0]?.n ?? 0;
+    if (older === 0) return `waited ${Date.now() - started} ms until no older transaction of the cluster held a snapshot`;
+    if (Date.now() > deadline) return `stopped waiting after ${timeoutMs} ms with ${older} older transactions still open (their dead tuples may survive VACUUM FULL)`;
     await new Promise((done) => setTimeout(done, 100));
   }
 }
 
-export interface ErasureProofReport {
+/** What the raw scan read: per kind of relation file, how many and their bytes; and how many needles it found. */
+export interface RelationScan {
   /** Whether this role may read the server's files (superuser or pg_read_server_files). */
   readable: boolean;
-  /** How many of the needles occur in the files read. */
   found: number;
-  /** Relation files read (tables, their TOAST tables, every index) and their total size. */
-  files: number;
-  bytes: number;
+  scanned: { what: string; files: number; bytes: number }[];
   detail: string;
 }
+
+/** What the proof does not reach; README (PostgreSQL, erasure) says the same. */
+export const NOT_COVERED: readonly string[] = [
+  'the write-ahead log (pg_wal): it keeps the erased rows until its segments are recycled, after the next checkpoints (longer with wal_keep_size, replication slots or archiving)',
+  'WAL archives, base backups and replicas, for as long as their own retention keeps them',
+];
 
 /** Whether the connected role may read the cluster's files through pg_read_binary_file. */
 export async function canReadServerFiles(pool: Pool): Promise<boolean> {
@@ -96,17 +104,18 @@ export function needlePieces(needle: string): Buffer[] {
  * segment) through the server and counts the needles found in their raw bytes (a long needle counts when
  * any of its pieces is found). Reads overlap by the longest piece, so one across a read border is seen.
  */
-export async function rawFilesContain(pool: Pool, needles: string[]): Promise<ErasureProofReport> {
+export async function rawFilesContain(pool: Pool, needles: string[]): Promise<RelationScan> {
   if (!(await canReadServerFiles(pool))) {
-    return { readable: false, found: 0, files: 0, bytes: 0, detail: 'this role is neither superuser nor a member of pg_read_server_files' };
+    return { readable: false, found: 0, scanned: [], detail: 'this role is neither superuser nor a member of pg_read_server_files' };
   }
-  const { rows } = await pool.query<{ path: string }>(
+  const { rows } = await pool.query<{ path: string; kind: string }>(
     `WITH t AS (SELECT c.oid, c.reltoastrelid FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.relname = ANY($1::text[])),
      rels AS (
        SELECT oid FROM t
        UNION SELECT reltoastrelid FROM t WHERE reltoastrelid <> 0
        UNION SELECT i.indexrelid FROM pg_index i WHERE i.indrelid IN (SELECT oid FROM t UNION SELECT reltoastrelid FROM t WHERE reltoastrelid <> 0))
-     SELECT pg_relation_filepath(oid) AS path FROM rels WHERE pg_relation_filepath(oid) IS NOT NULL ORDER BY 1`,
+     SELECT pg_relation_filepath(r.oid) AS path, c.relkind::text AS kind FROM rels r JOIN pg_class c ON c.oid = r.oid
+      WHERE pg_relation_filepath(r.oid) IS NOT NULL ORDER BY 1`,
     [[...TABLES]],
   );
   const pieces = needles.map(needlePieces);
@@ -114,9 +123,15 @@ export async function rawFilesContain(pool: Pool, needles: string[]): Promise<Er
   const owner = pieces.flatMap((p, i) => p.map(() => i));
   const overlap = Math.max(0, ...targets.map((t) => t.length)) - 1;
   const seen = new Set<number>();
+  const kinds = new Map<string, { what: string; files: number; bytes: number }>([
+    ['r', { what: 'table files (heap)', files: 0, bytes: 0 }],
+    ['t', { what: 'TOAST table files', files: 0, bytes: 0 }],
+    ['i', { what: 'index files (B-tree, GIN, HNSW, TOAST indexes)', files: 0, bytes: 0 }],
+  ]);
   let files = 0;
   let bytes = 0;
-  for (const { path } of rows) {
+  for (const { path, kind } of rows) {
+    const tally = kinds.get(kind) ?? (kinds.get('r') as { what: string; files: number; bytes: number });
     for (let segment = 0; ; segment++) {
       const file = segment === 0 ? path : `${path}.${segment}`;
       let read = 0;
@@ -125,7 +140,10 @@ export async function rawFilesContain(pool: Pool, needles: string[]): Promise<Er
         const r = await pool.query<{ data: Buffer | null }>('SELECT pg_read_binary_file($1, $2, $3, true) AS data', [file, start, CHUNK + (offset - start)]);
         const data = r.rows[0]?.data ?? null;
         if (data === null) break;
-        if (offset === 0) files++;
+        if (offset === 0) {
+          files++;
+          tally.files++;
+        }
         targets.forEach((t, i) => {
           const needle = owner[i] as number;
           if (!seen.has(needle) && data.includes(t)) seen.add(needle);
@@ -134,8 +152,9 @@ export async function rawFilesContain(pool: Pool, needles: string[]): Promise<Er
         if (data.length < CHUNK + (offset - start)) break;
       }
       bytes += Math.max(0, read);
+      tally.bytes += Math.max(0, read);
       if (read < SEGMENT) break;
     }
   }
-  return { readable: true, found: seen.size, files, bytes, detail: `${seen.size} of ${needles.length} needles in ${files} relation files (${bytes} bytes)` };
+  return { readable: true, found: seen.size, scanned: [...kinds.values()], detail: `${seen.size} of ${needles.length} needles in ${files} relation files (${bytes} bytes)` };
 }

@@ -12,6 +12,7 @@ import type {
   FusedRecallRequest,
   LexicalHit,
   ListFilter,
+  ErasureProof,
   PendingErasure,
   RecallStats,
   ScopeInfo,
@@ -26,7 +27,7 @@ import type {
 import { vectorFromBytes } from '../../core/checksum.js';
 import type { PostgresStoreConfig } from './postgres-config.js';
 import { createPool, isTransient, sleep, translatePgError, type Pool, type PoolClient } from './postgres-driver.js';
-import { canReadServerFiles, compactAfterErasure, rawFilesContain, type ErasureProofReport } from './postgres-erasure.js';
+import { canReadServerFiles, compactAfterErasure, NOT_COVERED, rawFilesContain } from './postgres-erasure.js';
 import { fusedResult } from './postgres-fusion.js';
 import { migrate, type ServerFacts } from './postgres-migrations.js';
 import { MEMORY_SELECT, rowToEvent, rowToMemory, rowToSnapshot, rowToToken, type Row } from '../sql/sql-rows.js';
@@ -75,8 +76,37 @@ export class PostgresStore implements Store {
    */
   get capabilities(): StoreCapabilities {
     const pgvector = (this.facts?.vectorStorage ?? 'pgvector') === 'pgvector';
-    return { vectorSearch: true, fullText: true, serverSideFusion: pgvector, erasureChecks: this.canReadFiles ?? true };
+    return { vectorSearch: true, fullText: true, serverSideFusion: pgvector };
   }
+
+  /**
+   * PostgreSQL's proof: VACUUM FULL of every cairn table, then its table, TOAST and index files read through
+   * pg_read_binary_file. Present before the first call has connected (`open()` learns the role's rights, and
+   * the engine's first store call always comes through it); absent for a role that may not read the files.
+   */
+  get erasureProof(): ErasureProof | undefined {
+    return this.canReadFiles === false ? undefined : this.proof;
+  }
+
+  get noErasureProof(): string | undefined {
+    return this.canReadFiles === false
+      ? `the role connected to ${this.where()} may not read the server's files (it is neither superuser nor a member of pg_read_server_files), so the erased bytes cannot be looked for in the table and index files`
+      : undefined;
+  }
+
+  private readonly proof: ErasureProof = {
+    method: 'VACUUM FULL of every cairn table (indexes rebuilt), then the table, TOAST and index files are read through pg_read_binary_file; the WAL is not covered',
+    compact: () => this.read('compacting after an erasure', (pool) => compactAfterErasure(pool)),
+    check: async (needles, compaction) => {
+      const scan = await this.read('scanning the database files', (pool) => rawFilesContain(pool, needles));
+      if (!scan.readable) {
+        throw new CairnError('UNSUPPORTED', `cannot read the database files to prove the erasure: ${scan.detail}`, {
+          hint: 'grant the role pg_read_server_files (or run the check as a superuser)',
+        });
+      }
+      return { backend: 'postgres', compaction, scanned: scan.scanned, found: scan.found, notCovered: [...NOT_COVERED] };
+    },
+  };
 
   /** Connects, migrates and detects capabilities once; every method awaits it. */
   open(): Promise<Pool> {
@@ -430,10 +460,6 @@ export class PostgresStore implements Store {
     return r?.n ?? 0;
   }
 
-  async compactAfterErasure(_options: { vectorsRemoved: boolean }): Promise<void> {
-    await this.read('compacting after an erasure', (pool) => compactAfterErasure(pool));
-  }
-
   async pendingErasures(): Promise<PendingErasure[]> {
     return (await this.rows('reading erasures in progress', 'SELECT id, scope, plan, started_at FROM pending_erasures ORDER BY started_at, id')).map(rowToPendingErasure);
   }
@@ -445,20 +471,6 @@ export class PostgresStore implements Store {
     });
   }
 
-  /** What the last raw scan could and could not read (the erasure certificate's file check). */
-  lastErasureProof: ErasureProofReport | null = null;
-
-  async rawFilesContain(needles: string[]): Promise<number> {
-    const report = await this.read('scanning the database files', (pool) => rawFilesContain(pool, needles));
-    this.lastErasureProof = report;
-    if (!report.readable) {
-      throw new CairnError('UNSUPPORTED', `cannot read the database files to prove the erasure: ${report.detail}`, {
-        hint: 'grant the role pg_read_server_files (or run the check as a superuser)',
-      });
-    }
-    return report.found;
-  }
-
   /** For `cairn doctor`: the server, pgvector, the vector index, whether recall fuses server-side, and why not. */
   async diagnostics(): Promise<StoreReport> {
     await this.open();
@@ -468,7 +480,6 @@ export class PostgresStore implements Store {
     const pgvector = facts.vectorStorage === 'pgvector';
     const notes: string[] = [];
     if (!pgvector) notes.push(`no pgvector: ${facts.fallbackReason ?? 'vectors stored without an index'}; vectors are scanned exactly and recall fuses in cairn`);
-    if (this.canReadFiles === false) notes.push('this role cannot read the server files (pg_read_server_files): cairn erase cannot prove an erasure and refuses');
     return {
       backend: 'postgres',
       location: this.location,
@@ -483,7 +494,6 @@ export class PostgresStore implements Store {
         tls: this.config.tls.mode,
         poolSize: this.config.poolSize ?? 10,
         statementTimeoutMs: this.config.statementTimeoutMs ?? 30_000,
-        erasureProof: this.canReadFiles ? 'VACUUM FULL, then the relation files are read through pg_read_binary_file' : 'not available to this role',
         vectorDimensions: space?.dimensions ?? null,
       },
       notes,

@@ -1,18 +1,27 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { isCurrent } from '../../interfaces/memory.js';
-import type { PendingErasure, StoreTx } from '../../interfaces/store.js';
+import type { ErasureProof, ErasureProofReport, PendingErasure, StoreTx } from '../../interfaces/store.js';
 import { vectorTableSql } from './sqlite-vector-table.js';
 import { translate, type SqliteConnection } from './sqlite-connection.js';
 import type { Row } from './sqlite-rows.js';
 
-/** Counts the needles (JSON on stdin) found in the raw bytes of the files named in argv. */
+/** Counts the needles (JSON on stdin) found in the raw bytes of the files named in argv; prints {found, bytes[]}. */
 const RAW_SCAN_SCRIPT = `
 const fs = require('node:fs');
 const needles = JSON.parse(fs.readFileSync(0, 'utf8'));
 const contents = process.argv.slice(1).map((f) => fs.readFileSync(f));
-process.stdout.write(String(needles.filter((n) => contents.some((c) => c.includes(Buffer.from(n, 'utf8')))).length));
+const found = needles.filter((n) => contents.some((c) => c.includes(Buffer.from(n, 'utf8')))).length;
+process.stdout.write(JSON.stringify({ found, bytes: contents.map((c) => c.length) }));
 `;
+
+/** The files the scan reads, beside the database file, and what each is. */
+const FILES: readonly { suffix: string; what: string }[] = [
+  { suffix: '', what: 'database file' },
+  { suffix: '-wal', what: 'write-ahead log (-wal)' },
+  { suffix: '-shm', what: 'shared-memory index (-shm)' },
+  { suffix: '.usearch', what: 'quantised vector index (.usearch)' },
+];
 
 /** Erasure support: erasures in progress, compaction so erased bytes leave the file, and the raw-file check. */
 export class SqliteErasure {
@@ -43,7 +52,22 @@ export class SqliteErasure {
     });
   }
 
-  async compactAfterErasure(options: { vectorsRemoved: boolean }): Promise<void> {
+  /**
+   * The embedded store's proof: FTS5 merge, vec0 rebuild, VACUUM with secure_delete, then a byte scan of the
+   * database file, its WAL and shared-memory files and the quantised vector index. Absent for `:memory:`,
+   * which has no files to read.
+   */
+  proof(): ErasureProof | undefined {
+    if (this.c.location === ':memory:') return undefined;
+    return {
+      method: 'FTS5 optimize, vector table rebuilt, VACUUM (secure_delete), WAL truncated; then the bytes of the database, -wal, -shm and .usearch files are scanned',
+      compact: (options) => this.compact(options),
+      check: (needles, compaction) => this.check(needles, compaction),
+    };
+  }
+
+  private async compact(options: { vectorsRemoved: boolean }): Promise<string[]> {
+    const steps: string[] = [];
     this.c.ensureOpen();
     this.c.refuseWrite('compacting after an erasure');
     const what = 'compacting after an erasure';
@@ -54,7 +78,9 @@ export class SqliteErasure {
         try {
           // FTS5 keeps deleted entries in its segments until they are merged.
           this.c.db.exec(`INSERT INTO memories_fts (memories_fts) VALUES ('optimize')`);
+          steps.push('full-text index optimized (FTS5 segments merged, deleted entries dropped)');
           if (options.vectorsRemoved && this.c.vectorDims !== null) {
+            steps.push(`vector table ${this.c.vectorTable} rebuilt from the remaining vectors`);
             // vec0 marks deleted rows but may keep their bytes in its chunks: rebuild the index from the rows left.
             const rows = this.c.stmt('SELECT m.rowid AS rowid, m.namespace, m.kind, m.forgotten_at, m.superseded_by, b.data FROM memories m JOIN vector_blobs b ON b.hash = m.vector_hash').all() as Row[];
             // A maintenance transaction of its own (not a StoreTx), so dropping and re-creating the table is allowed.
@@ -72,25 +98,37 @@ export class SqliteErasure {
           if (this.c.db.inTransaction) this.c.db.exec('ROLLBACK');
           throw err;
         }
-        if (options.vectorsRemoved) this.c.vectorIndex?.discard();
+        if (options.vectorsRemoved && this.c.vectorIndex) {
+          this.c.vectorIndex.discard();
+          steps.push('quantised vector index file discarded (rebuilt from the remaining vectors on next use)');
+        }
         await this.c.checkpoint();
         this.c.db.pragma('secure_delete = ON');
         await this.c.whileBusy(what, () => this.c.db.exec('VACUUM'));
         await this.c.checkpoint();
+        steps.push('WAL checkpointed, VACUUM with secure_delete on (freed pages zeroed), WAL checkpointed and truncated');
       } catch (err) {
         throw translate(err, what);
       }
     });
+    return steps;
   }
 
-  async rawFilesContain(needles: string[]): Promise<number> {
-    if (this.c.location === ':memory:') return 0;
-    const files = [this.c.location, `${this.c.location}-wal`, `${this.c.location}-shm`].filter((f) => existsSync(f));
+  private async check(needles: string[], compaction: string[]): Promise<ErasureProofReport> {
+    this.c.ensureOpen();
+    const files = FILES.map((f) => ({ ...f, path: `${this.c.location}${f.suffix}` })).filter((f) => existsSync(f.path));
     // Scanned in a child process: closing a descriptor of the database file in this process would drop every
     // POSIX lock SQLite holds on it, and this connection would then stop seeing other processes' writes.
     // The needles travel on stdin, never on the command line.
-    const out = execFileSync(process.execPath, ['-e', RAW_SCAN_SCRIPT, ...files], { input: JSON.stringify(needles), maxBuffer: 1024 * 1024 });
-    return Number(out.toString('utf8').trim());
+    const out = execFileSync(process.execPath, ['-e', RAW_SCAN_SCRIPT, ...files.map((f) => f.path)], { input: JSON.stringify(needles), maxBuffer: 1024 * 1024 });
+    const scan = JSON.parse(out.toString('utf8')) as { found: number; bytes: number[] };
+    return {
+      backend: 'sqlite',
+      compaction,
+      scanned: files.map((f, i) => ({ what: f.what, files: 1, bytes: scan.bytes[i] ?? 0 })),
+      found: scan.found,
+      notCovered: ['copies made outside this database: backups, file-system snapshots, exported JSONL'],
+    };
   }
 
   /** This part's operations inside a write transaction (the caller holds the write lock). */

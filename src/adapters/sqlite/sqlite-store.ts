@@ -6,6 +6,7 @@ import type {
   EmbedderInfo,
   LexicalHit,
   ListFilter,
+  ErasureProof,
   PendingErasure,
   RecallStats,
   ScopeInfo,
@@ -40,7 +41,7 @@ export type { SqliteStoreConfig } from './sqlite-connection.js';
  * sqlite-quarantine.ts, sqlite-access.ts (tokens), sqlite-usage.ts and sqlite-erasure.ts.
  */
 export class SqliteStore implements Store {
-  readonly capabilities: StoreCapabilities = { vectorSearch: true, fullText: true, serverSideFusion: false, erasureChecks: true };
+  readonly capabilities: StoreCapabilities = { vectorSearch: true, fullText: true, serverSideFusion: false };
   readonly location: string;
   private readonly c: SqliteConnection;
   private readonly memories: SqliteMemories;
@@ -50,6 +51,8 @@ export class SqliteStore implements Store {
   private readonly access: SqliteAccess;
   private readonly usage: SqliteUsage;
   private readonly erasure: SqliteErasure;
+  readonly erasureProof: ErasureProof | undefined;
+  readonly noErasureProof: string | undefined;
 
   constructor(config: SqliteStoreConfig) {
     this.c = new SqliteConnection(config);
@@ -61,6 +64,8 @@ export class SqliteStore implements Store {
     this.access = new SqliteAccess(this.c);
     this.usage = new SqliteUsage(this.c);
     this.erasure = new SqliteErasure(this.c);
+    this.erasureProof = this.erasure.proof();
+    this.noErasureProof = this.erasureProof ? undefined : 'an in-memory database has no files to compact and scan';
   }
 
   /** True when this process may not write the file: reads work, every write fails STORE_UNAVAILABLE. */
@@ -244,14 +249,6 @@ export class SqliteStore implements Store {
 
   finishErasure(id: string): Promise<void> {
     return this.erasure.finishErasure(id);
-  }
-
-  compactAfterErasure(options: { vectorsRemoved: boolean }): Promise<void> {
-    return this.erasure.compactAfterErasure(options);
-  }
-
-  rawFilesContain(needles: string[]): Promise<number> {
-    return this.erasure.rawFilesContain(needles);
   }
 
   async diagnostics(): Promise<StoreReport> {

@@ -667,6 +667,8 @@ async function doctor(engine: Engine, opened: OpenedEngine): Promise<Record<stri
     problems.push('no embedder configured: recall uses keywords and recency only');
   }
   const caps = engine.store.capabilities;
+  const proof = engine.store.erasureProof;
+  if (!proof) problems.push(`no erasure proof: ${engine.store.noErasureProof ?? 'the store offers none'}; cairn erase refuses`);
   const stats = await engine.stats();
   return {
     database: report.location,
@@ -683,6 +685,7 @@ async function doctor(engine: Engine, opened: OpenedEngine): Promise<Record<stri
     anchorCache: await anchorCacheLine(engine),
     redaction: engine.securityStatus().redaction.mode,
     capabilities: caps,
+    erasureProof: proof ? proof.method : 'none (cairn erase refuses)',
     memories: stats.total,
     events: stats.events,
     namespaces: stats.namespaces.length,
