@@ -151,6 +151,30 @@ export const MIGRATIONS: readonly ((storage: VectorStorage) => string)[] = [
   CREATE INDEX http_sessions_expires ON http_sessions (expires_at);
   CREATE TABLE rate_buckets (key text COLLATE "C" PRIMARY KEY, tokens double precision NOT NULL, at bigint NOT NULL, granted boolean NOT NULL);
   `,
+  // 3: each namespace's document count and total document length, kept by triggers in the writing
+  // transaction, so BM25's statistics cost one row read instead of a scan of the namespace's memories.
+  // Writers of a namespace already hold its scope lock, so its row adds no contention.
+  () => `
+  CREATE TABLE namespace_stats (namespace text COLLATE "C" PRIMARY KEY, documents bigint NOT NULL, total_length bigint NOT NULL);
+  INSERT INTO namespace_stats (namespace, documents, total_length) SELECT namespace, count(*), sum(doc_length) FROM memories GROUP BY namespace;
+  CREATE FUNCTION cairn_namespace_stats() RETURNS trigger LANGUAGE plpgsql AS $$
+  DECLARE left_over bigint;
+  BEGIN
+    IF TG_OP IN ('DELETE', 'UPDATE') THEN
+      UPDATE namespace_stats SET documents = documents - 1, total_length = total_length - OLD.doc_length
+        WHERE namespace = OLD.namespace RETURNING documents INTO left_over;
+      IF left_over = 0 THEN DELETE FROM namespace_stats WHERE namespace = OLD.namespace; END IF;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+      INSERT INTO namespace_stats (namespace, documents, total_length) VALUES (NEW.namespace, 1, NEW.doc_length)
+        ON CONFLICT (namespace) DO UPDATE SET documents = namespace_stats.documents + 1, total_length = namespace_stats.total_length + excluded.total_length;
+    END IF;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER memories_namespace_stats AFTER INSERT OR DELETE ON memories FOR EACH ROW EXECUTE FUNCTION cairn_namespace_stats();
+  CREATE TRIGGER memories_namespace_stats_update AFTER UPDATE OF namespace, doc_length ON memories FOR EACH ROW
+    WHEN (OLD.namespace IS DISTINCT FROM NEW.namespace OR OLD.doc_length IS DISTINCT FROM NEW.doc_length) EXECUTE FUNCTION cairn_namespace_stats();
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -174,6 +198,7 @@ export const TABLES = [
   'pending_erasures',
   'http_sessions',
   'rate_buckets',
+  'namespace_stats',
 ] as const;
 
 /**

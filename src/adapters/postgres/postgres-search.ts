@@ -79,6 +79,15 @@ export function vectorCtes(p: Params, vector: string, k: number, filter: Candida
     vec AS (SELECT pk, similarity FROM vec_ann WHERE (SELECT count(*) FROM vec_ann) >= ${kp} UNION ALL SELECT pk, similarity FROM vec_exact)`;
 }
 
+/**
+ * One row `(n, avgdl)`: the namespace's document count and mean document length (0 and 0 when it has none),
+ * from the trigger-kept `namespace_stats` (postgres-schema.ts); the mean is divided in numeric, as avg() does.
+ */
+export function namespaceStatsSql(ns: string): string {
+  return `SELECT coalesce(sum(documents), 0)::float8 AS n,
+        coalesce(sum(total_length)::numeric / nullif(sum(documents), 0)::numeric, 0)::float8 AS avgdl FROM namespace_stats WHERE namespace = ${ns}`;
+}
+
 /** FTS5's BM25 constants (k1, b), so scores equal the embedded store's on the same documents. */
 const K1 = 1.2;
 const B = 0.75;
@@ -93,8 +102,7 @@ const B = 0.75;
 export function lexicalCtes(p: Params, terms: string[], k: number, filter: CandidateFilter): string {
   const ns = p.add(filter.namespace);
   const tp = `${p.add(terms)}::text[]`;
-  return `lex_stats AS (
-      SELECT count(*)::float8 AS n, coalesce(avg(doc_length), 0)::float8 AS avgdl FROM memories WHERE namespace = ${ns}),
+  return `lex_stats AS (${namespaceStatsSql(ns)}),
     lex_df AS (
       SELECT t.term, (SELECT count(*) FROM memory_terms d WHERE d.namespace = ${ns} AND d.term = t.term)::float8 AS df
       FROM unnest(${tp}) AS t(term)),
@@ -110,12 +118,14 @@ export function lexicalCtes(p: Params, terms: string[], k: number, filter: Candi
 }
 
 /**
- * One statement for hybrid recall: each signal's candidates, their ranks (equal values share a rank), the
- * normalised signals of score fusion and each one's contribution in points, best first — `fuseScores` of
- * core/fusion.ts written in SQL, term by term in the same order of operations, so the numbers agree.
+ * One statement for hybrid recall: each signal's candidates, their ranks (equal values share a rank), and
+ * the fused ranking with each signal's contribution, best first. Score fusion (the default) is `fuseScores`
+ * of core/fusion.ts written in SQL, term by term in the same order of operations, so the numbers agree;
+ * with `request.rrf` it is `fuse` (reciprocal rank fusion): weight / (k + rank) per signal, recency ranked
+ * by age among the candidates.
  */
 export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: VectorSpace | null): string {
-  const { weights: w, calibration: c, filter, k } = request;
+  const { weights: w, filter, k } = request;
   const useVector = request.vector !== null && space !== null && w.vector > 0;
   const useLexical = request.terms.length > 0 && w.lexical > 0;
   const ctes: string[] = [];
@@ -124,15 +134,7 @@ export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: Ve
   else ctes.push('lex_idf AS (SELECT NULL::text AS term, 0::float8 AS idf WHERE FALSE), lex AS (SELECT NULL::bigint AS pk, NULL::float8 AS score WHERE FALSE)');
   const f = (x: number) => `${p.add(x)}::float8`;
   const [wv, wl, wr] = [f(w.vector), f(w.lexical), f(w.recency)];
-  const total = `(${wv} + ${wl} + ${wr})`;
-  const matchWeight = `(${wv} + ${wl})`;
-  const zero = f(c.vectorZero);
-  const span = `(${f(c.vectorFull)} - ${zero})`;
-  const halfLife = f(c.recencyHalfLifeDays);
-  const clamp = (x: string) => `(CASE WHEN (${x}) <= 0 THEN 0::float8 WHEN (${x}) >= 1 THEN 1::float8 ELSE (${x}) END)`;
-  const part = (x: string) => `(CASE WHEN ${total} > 0 THEN (100 * (${x})) / ${total} ELSE 0::float8 END)`;
   const nowMs = `(extract(epoch FROM ${p.add(filter.now)}::timestamptz) * 1000)`;
-  ctes.push(`scale AS (SELECT coalesce(sum(idf ORDER BY term), 0)::float8 AS s FROM lex_idf)`);
   ctes.push(`vr AS (SELECT pk, similarity, rank() OVER (ORDER BY similarity DESC) AS rnk FROM vec)`);
   ctes.push(`lr AS (SELECT pk, score, rank() OVER (ORDER BY score DESC) AS rnk FROM lex)`);
   ctes.push(`cand AS (SELECT pk FROM vr UNION SELECT pk FROM lr)`);
@@ -140,23 +142,45 @@ export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: Ve
       SELECT c.pk, vr.similarity AS cos, vr.rnk AS vrank, lr.score AS bm, lr.rnk AS lrank,
         greatest(0::float8, ((${nowMs} - extract(epoch FROM m.created_at::timestamptz) * 1000)::float8) / 86400000::float8) AS age
       FROM cand c JOIN memories m ON m.pk = c.pk LEFT JOIN vr ON vr.pk = c.pk LEFT JOIN lr ON lr.pk = c.pk)`);
-  ctes.push(`norm AS (
+  let select: string;
+  if (request.rrf) {
+    // fuse(): contributions summed vector, lexical, recency (0 + x is x, so the sums agree bit for bit).
+    const rk = p.add(request.rrf.k);
+    const share = (weight: string, rank: string) => `(CASE WHEN ${rank} IS NULL THEN 0::float8 ELSE ${weight} / (${rk}::int + ${rank})::float8 END)`;
+    ctes.push(`parts AS (
+      SELECT raw.*, CASE WHEN ${wr} > 0 THEN rank() OVER (ORDER BY age) END AS recency_rank FROM raw)`);
+    select = `parts.cos, parts.vrank, parts.bm, parts.lrank, CASE WHEN ${wr} > 0 THEN parts.age END AS age, parts.recency_rank,
+      ${share(wv, 'parts.vrank')} AS c_vector, ${share(wl, 'parts.lrank')} AS c_lexical, ${share(wr, 'parts.recency_rank')} AS c_recency,
+      ((${share(wv, 'parts.vrank')} + ${share(wl, 'parts.lrank')}) + ${share(wr, 'parts.recency_rank')}) AS fused`;
+  } else {
+    const c = request.calibration;
+    const total = `(${wv} + ${wl} + ${wr})`;
+    const matchWeight = `(${wv} + ${wl})`;
+    const zero = f(c.vectorZero);
+    const span = `(${f(c.vectorFull)} - ${zero})`;
+    const halfLife = f(c.recencyHalfLifeDays);
+    const clamp = (x: string) => `(CASE WHEN (${x}) <= 0 THEN 0::float8 WHEN (${x}) >= 1 THEN 1::float8 ELSE (${x}) END)`;
+    const part = (x: string) => `(CASE WHEN ${total} > 0 THEN (100 * (${x})) / ${total} ELSE 0::float8 END)`;
+    ctes.push(`scale AS (SELECT coalesce(sum(idf ORDER BY term), 0)::float8 AS s FROM lex_idf)`);
+    ctes.push(`norm AS (
       SELECT raw.*,
         CASE WHEN cos IS NULL OR ${span} <= 0 THEN 0::float8 ELSE ${clamp(`(cos - ${zero}) / ${span}`)} END AS v,
         CASE WHEN bm IS NULL OR scale.s <= 0 THEN 0::float8 ELSE ${clamp('bm / scale.s')} END AS l,
         CASE WHEN ${halfLife} > 0 THEN power(0.5::float8, age / ${halfLife}) ELSE 0::float8 END AS r
       FROM raw CROSS JOIN scale)`);
-  ctes.push(`parts AS (
+    ctes.push(`parts AS (
       SELECT norm.*,
         ${part(`${wv} * v`)} AS c_vector,
         ${part(`${wl} * l`)} AS c_lexical,
         ${part(`${wr} * r * (CASE WHEN ${matchWeight} > 0 THEN (${wv} * v + ${wl} * l) / ${matchWeight} ELSE 0::float8 END)`)} AS c_recency
       FROM norm)`);
-  return `WITH ${ctes.join(',\n    ')}
-    SELECT ${MEMORY_SELECT}, parts.cos, parts.vrank, parts.bm, parts.lrank, parts.age,
+    select = `parts.cos, parts.vrank, parts.bm, parts.lrank, parts.age,
       parts.c_vector, parts.c_lexical, parts.c_recency, (parts.c_vector + parts.c_lexical + parts.c_recency) AS relevance,
-      row_number() OVER (ORDER BY m.created_at DESC, parts.vrank NULLS LAST, parts.lrank NULLS LAST) AS recency_rank,
+      row_number() OVER (ORDER BY m.created_at DESC, parts.vrank NULLS LAST, parts.lrank NULLS LAST) AS recency_rank`;
+  }
+  return `WITH ${ctes.join(',\n    ')}
+    SELECT ${MEMORY_SELECT}, ${select},
       (SELECT max(similarity) FROM vec) AS best_cosine
     FROM parts JOIN memories m ON m.pk = parts.pk
-    ORDER BY relevance DESC, m.created_at DESC, parts.vrank NULLS LAST, parts.lrank NULLS LAST`;
+    ORDER BY ${request.rrf ? 'fused' : 'relevance'} DESC, m.created_at DESC, parts.vrank NULLS LAST, parts.lrank NULLS LAST`;
 }

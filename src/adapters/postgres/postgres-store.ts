@@ -578,9 +578,9 @@ export class PostgresStore implements Store {
     const rows = await this.rows<{ term: string | null; df: number }>(
       'counting terms',
       namespace === undefined
-        ? `SELECT NULL AS term, count(*) AS df FROM memories
+        ? `SELECT NULL AS term, coalesce(sum(documents), 0)::bigint AS df FROM namespace_stats
            UNION ALL SELECT term, count(*) FROM memory_terms WHERE term = ANY($1::text[]) GROUP BY term`
-        : `SELECT NULL AS term, count(*) AS df FROM memories WHERE namespace = $2
+        : `SELECT NULL AS term, coalesce(sum(documents), 0)::bigint AS df FROM namespace_stats WHERE namespace = $2
            UNION ALL SELECT term, count(*) FROM memory_terms WHERE namespace = $2 AND term = ANY($1::text[]) GROUP BY term`,
       namespace === undefined ? [unique] : [unique, namespace],
     );
