@@ -58,12 +58,13 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   let bestCosine: number | null;
   let termWeights: TermWeights | null = null;
   const coverage = method === 'score' && useLexical ? ctx.termCoverage : null;
-  if (method === 'score' && ctx.store.capabilities.serverSideFusion && ctx.store.fusedRecall) {
-    // The backend gathers both signals' candidates and fuses them in one round trip, as fuseScores would.
+  if (ctx.store.capabilities.serverSideFusion && ctx.store.fusedRecall) {
+    // The backend gathers both signals' candidates and fuses them in one round trip, as fuseScores (or fuse) would.
     queryVector = await embedQuery();
+    const rrf = method === 'rrf' ? { rrf: { k: RRF_K } } : {};
     const [fused, idf] = await Promise.all([
-      ctx.store.fusedRecall({ vector: queryVector, terms: useLexical ? terms : [], k: pool, filter, weights, calibration: ctx.calibration }),
-      useLexical ? termIdf(ctx, terms, namespace) : null,
+      ctx.store.fusedRecall({ vector: queryVector, terms: useLexical ? terms : [], k: pool, filter, weights, calibration: ctx.calibration, ...rrf }),
+      method === 'score' && useLexical ? termIdf(ctx, terms, namespace) : null,
     ]);
     results = fused.results;
     bestCosine = fused.bestCosine;

@@ -49,7 +49,8 @@ export interface LexicalHit {
 
 /**
  * One hybrid recall done by the backend (capabilities.serverSideFusion): the candidates of each signal and
- * their score fusion (core/fusion.ts `fuseScores`: the same bounds, weights and tie order), in one round trip.
+ * their score fusion (core/fusion.ts `fuseScores`: the same bounds, weights and tie order) or, with `rrf`,
+ * their reciprocal rank fusion (`fuse`), in one round trip.
  */
 export interface FusedRecallRequest {
   /** The query's vector; null leaves the vector signal out (no embedder, weight 0, nothing embedded yet). */
@@ -61,6 +62,8 @@ export interface FusedRecallRequest {
   filter: CandidateFilter;
   weights: SignalWeights;
   calibration: { vectorZero: number; vectorFull: number; recencyHalfLifeDays: number };
+  /** Reciprocal rank fusion (core/fusion.ts `fuse`, with this k) instead of score fusion. */
+  rrf?: { k: number };
 }
 
 export interface FusedRecall {

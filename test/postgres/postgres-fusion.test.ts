@@ -1,12 +1,12 @@
 /**
- * Server-side hybrid recall on PostgreSQL equals core's score fusion: for the same store, query and filter,
+ * Server-side hybrid recall on PostgreSQL equals core's fusion: for the same store, query and filter,
  * `fusedRecall` (one SQL statement) returns the same memories in the same order with the same per-signal
- * details as `fuseScores` run in cairn over the store's own vector and lexical candidates and its
+ * details as `fuseScores` (or, for rank fusion, `fuse`) run in cairn over the store's own vector and lexical candidates and its
  * per-namespace term statistics. Real server, real analysed terms; vectors built from a seeded generator.
  */
 import * as assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { DEFAULT_CALIBRATION, DEFAULT_WEIGHTS, fts5Idf, fuseScores } from '../../src/core/fusion.js';
+import { DEFAULT_CALIBRATION, DEFAULT_RRF_WEIGHTS, DEFAULT_WEIGHTS, fts5Idf, fuse, fuseScores, RRF_K } from '../../src/core/fusion.js';
 import { analyse, queryTerms } from '../../src/core/lexical.js';
 import type { Memory, SearchResult, SignalWeights } from '../../src/interfaces/memory.js';
 import type { CandidateFilter, Store } from '../../src/interfaces/store.js';
@@ -43,7 +43,7 @@ const TOPICS = [
 ];
 
 /** Same shape as Engine.search's in-process path: candidates, term statistics, fuseScores. */
-async function inCairn(store: Store, vector: Float32Array | null, terms: string[], k: number, filter: CandidateFilter, weights: SignalWeights) {
+async function inCairn(store: Store, vector: Float32Array | null, terms: string[], k: number, filter: CandidateFilter, weights: SignalWeights, method: 'score' | 'rrf') {
   const vec = vector && weights.vector > 0 ? await store.vectorCandidates(vector, k, filter) : [];
   const lex = terms.length > 0 && weights.lexical > 0 ? await store.lexicalCandidates(terms, k, filter) : [];
   const { documents, frequencies } = await (store as PostgresStore).termDocumentFrequencies(terms, filter.namespace);
@@ -51,15 +51,14 @@ async function inCairn(store: Store, vector: Float32Array | null, terms: string[
   const ids = [...new Set([...vec.map((h) => h.id), ...lex.map((h) => h.id)])];
   const memories = new Map((await store.getMemories(ids)).map((m) => [m.id, m]));
   const nowMs = Date.parse(filter.now);
-  const results = fuseScores({
+  const ranked = {
     memories,
     vector: vec.map((h) => ({ id: h.id, raw: h.similarity })),
     lexical: lex.map((h) => ({ id: h.id, raw: h.score })),
-    lexicalScale,
     ageDays: (m: Memory) => (nowMs - Date.parse(m.createdAt)) / 86_400_000,
     weights,
-    calibration: DEFAULT_CALIBRATION,
-  });
+  };
+  const results = method === 'rrf' ? fuse({ ...ranked, k: RRF_K }) : fuseScores({ ...ranked, lexicalScale, calibration: DEFAULT_CALIBRATION });
   return { results, bestCosine: vec[0]?.similarity ?? null };
 }
 
@@ -68,7 +67,7 @@ function close(a: number | null, b: number | null, what: string): void {
   assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a)), `${what}: server ${a}, cairn ${b}`);
 }
 
-function assertSame(server: SearchResult[], local: SearchResult[], label: string): void {
+function assertSame(server: SearchResult[], local: SearchResult[], label: string, method: 'score' | 'rrf'): void {
   assert.deepEqual(
     server.map((r) => r.memory.id),
     local.map((r) => r.memory.id),
@@ -78,6 +77,7 @@ function assertSame(server: SearchResult[], local: SearchResult[], label: string
     const l = local[i] as SearchResult;
     assert.deepEqual(s.memory, l.memory, `${label} #${i}: memory`);
     close(s.score, l.score, `${label} #${i} score`);
+    close(s.scoreDetails.fused, l.scoreDetails.fused, `${label} #${i} fused`);
     close(s.scoreDetails.relevance ?? null, l.scoreDetails.relevance ?? null, `${label} #${i} relevance`);
     for (const signal of ['vector', 'lexical', 'recency'] as const) {
       const a = s.scoreDetails.signals[signal];
@@ -86,7 +86,8 @@ function assertSame(server: SearchResult[], local: SearchResult[], label: string
       close(a.raw, b.raw, `${label} #${i} ${signal} raw`);
       close(a.contribution, b.contribution, `${label} #${i} ${signal} contribution`);
     }
-    assert.equal(s.scoreDetails.method, 'score');
+    assert.equal(s.scoreDetails.method, method);
+    assert.equal(l.scoreDetails.method, method);
   });
 }
 
@@ -138,20 +139,23 @@ describe('PostgreSQL server-side fusion equals fusion in cairn', { skip: pgSkip 
     { label: 'lexical only (vector weight 0)', query: 'ERR_STOCK_DRIFT_17', topic: 5, k: 12, weights: { vector: 0 } },
     { label: 'no recency', query: 'staging database reset', topic: 7, k: 25, weights: { recency: 0 } },
   ];
+  for (const method of ['score', 'rrf'] as const) {
   for (const c of cases) {
-    it(c.label, async () => {
+    it(`${method}: ${c.label}`, async () => {
       for (const namespace of ['acme/shop', 'other/repo']) {
         const filter: CandidateFilter = { namespace, now: NOW, ...c.filter };
-        const weights = { ...DEFAULT_WEIGHTS, ...c.weights };
+        const weights = { ...(method === 'rrf' ? DEFAULT_RRF_WEIGHTS : DEFAULT_WEIGHTS), ...c.weights };
         const vector = c.topic === null ? null : (topicVectors[c.topic] as Float32Array);
         const terms = queryTerms(c.query);
-        const server = await store.fusedRecall({ vector, terms, k: c.k, filter, weights, calibration: DEFAULT_CALIBRATION });
-        const local = await inCairn(store, vector, terms, c.k, filter, weights);
+        const rrf = method === 'rrf' ? { rrf: { k: RRF_K } } : {};
+        const server = await store.fusedRecall({ vector, terms, k: c.k, filter, weights, calibration: DEFAULT_CALIBRATION, ...rrf });
+        const local = await inCairn(store, vector, terms, c.k, filter, weights, method);
         assert.ok(local.results.length > 0, `${c.label}: the case finds something`);
-        assertSame(server.results, local.results, `${c.label} in ${namespace}`);
+        assertSame(server.results, local.results, `${c.label} in ${namespace}`, method);
         close(server.bestCosine, local.bestCosine, `${c.label}: best cosine`);
         for (const res of server.results) assert.equal(res.memory.namespace, namespace, 'no result from another namespace');
       }
     });
+  }
   }
 });
