@@ -88,6 +88,8 @@ export interface BranchReport {
  * repository tier (`memory.updated` without branch); a branch gone unmerged is remembered with the time it
  * was first seen gone (`settings.changed`), and its notes are forgotten (`memory.forgotten`, reversible)
  * once BRANCH_GRACE_DAYS have passed since. Idempotent; every change is an event in one transaction.
+ * Branch status is resolved before the transaction; inside, each memory and the missing-branch setting are re-
+ * read, since the changes are built from them.
  */
 export async function reconcileBranches(store: Store, resolver: BranchResolver, namespace: string, now: string, graceDays = BRANCH_GRACE_DAYS): Promise<BranchReport> {
   const scoped: Memory[] = [];

@@ -33,7 +33,11 @@ function touches(erasure: PendingErasure, scope: string, body: EventBody): boole
   return entry?.agent === subject;
 }
 
-/** Throws CONFLICT when `body`, about to be appended to `scope`, would enter a pending erasure's scope. */
+/**
+ * Throws CONFLICT when `body`, about to be appended to `scope`, would enter a pending erasure's scope.
+ * Reads the pending erasures inside the writer's transaction on purpose: that read and the erasure's record
+ * exclude each other, which is the lock.
+ */
 export async function assertOutsideErasures(tx: StoreTx, scope: string, body: EventBody): Promise<void> {
   const pending = await tx.pendingErasures();
   const hit = pending.find((e) => touches(e, scope, body));

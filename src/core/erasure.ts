@@ -105,7 +105,12 @@ export async function erase(store: Store, options: EraseOptions): Promise<Erasur
   return certificate;
 }
 
-/** Selects everything of the scope (no writer can add to it now) and erases it in one transaction. */
+/**
+ * Selects everything of the scope (no writer can add to it now) and erases it in one transaction.
+ * The selection is read before the transaction (the erasure lock keeps writers out of the scope); inside it
+ * reads only what sizes the deletes the certificate counts (learned anchors, settings, snapshots) and whether
+ * a vector blob is still referenced, which another namespace's writer could change until the commit.
+ */
 async function eraseScope(store: Store, lock: PendingErasure, now: string): Promise<ErasurePlan> {
   const scope = lock.scope;
   const certificateId = lock.id;

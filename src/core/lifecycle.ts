@@ -83,6 +83,10 @@ export async function markPoisoned(ctx: EngineContext, id: string, options: { na
   }, { taught: lesson !== null });
 }
 
+/**
+ * Reads the memory inside the transaction: the next state is built from it, and another writer's change must
+ * not be lost in between.
+ */
 export async function changeLifecycle(ctx: EngineContext,
   id: string,
   namespace: string | undefined,
@@ -102,7 +106,11 @@ export async function changeLifecycle(ctx: EngineContext,
   });
 }
 
-/** Removes expired memories for good; returns how many. */
+/**
+ * Removes expired memories for good; returns how many.
+ * Each expired memory is re-read inside the transaction: one restored or extended since the list was read is
+ * left alone.
+ */
 export async function purgeExpired(ctx: EngineContext, options: { namespace?: string; all?: boolean } = {}): Promise<number> {
   const now = ctx.now();
   const namespace = options.all ? undefined : ctx.ns(options.namespace);
@@ -152,6 +160,7 @@ export async function reindex(ctx: EngineContext, onProgress?: ProgressFn, batch
  * Marks a memory useful, wrong or stale (after a recall). Wrong and stale marks beyond the useful ones
  * demote it in recall and put it on the review list. One `memory.rated` event; the memory's text and
  * update time are unchanged.
+ * Reads the memory inside the transaction: its counts are incremented, so a concurrent rating must not be lost.
  */
 export async function rate(ctx: EngineContext, id: string, verdict: FeedbackVerdict, options: { namespace?: string } = {}): Promise<Memory> {
   const mid = validateId(id);

@@ -93,14 +93,15 @@ export async function migrateStore(source: Store, target: Store, options: Migrat
   const at = now().toISOString();
   const entries = await source.listQuarantine({ status: 'all', limit: Number.MAX_SAFE_INTEGER });
   const anchors = await source.learnedAnchors();
-  let vaultEntries = 0;
+  // The source's held texts are read before the target's transaction, which then only writes.
+  const vaults: { id: string; text: string; request: unknown }[] = [];
+  for (const e of entries) {
+    const vault = await source.getQuarantineVault(e.id);
+    if (vault) vaults.push({ id: e.id, text: vault.text, request: vault.request });
+  }
+  const vaultEntries = vaults.length;
   await target.transaction(async (tx) => {
-    for (const e of entries) {
-      const vault = await source.getQuarantineVault(e.id);
-      if (!vault) continue;
-      await tx.putQuarantineVault(e.id, vault.text, vault.request);
-      vaultEntries++;
-    }
+    for (const v of vaults) await tx.putQuarantineVault(v.id, v.text, v.request);
     for (const a of anchors) await tx.putLearnedAnchor(a.id, a.vector, at);
   });
   const tokens = await source.listTokens();

@@ -129,6 +129,7 @@ export async function decideQuarantined(ctx: EngineContext,
  * records the operator's reason, and un-learns the lesson that held it (when a learned anchor did), all
  * in one transaction. The
  * same text sent again later passes the filter. CONFLICT unless the entry is held.
+ * The entry is read before (to fail early) and again inside the transaction, where only one decision can win.
  */
 export async function releaseQuarantined(ctx: EngineContext, id: string, options: { reason: string }): Promise<QuarantineReleaseResult> {
   const qid = validateId(id, 'id');
@@ -172,6 +173,7 @@ export async function releaseQuarantined(ctx: EngineContext, id: string, options
  * Drops a held write for good: its text leaves the vault. A drop confirms the text as an attack, so
  * (unless `teach` is false) the filter learns it: an anchor shared by every agent of the store then holds
  * reworded variants. CONFLICT unless the entry is held.
+ * The entry's status is read inside the transaction, where only one decision can win.
  */
 export async function dropQuarantined(ctx: EngineContext, id: string, options: { reason?: string; teach?: boolean } = {}): Promise<QuarantineEntry> {
   const qid = validateId(id, 'id');

@@ -35,6 +35,8 @@ export interface HeldWrite {
 /**
  * Holds a blocked write in `tx`: a new entry with its vault row, or, when the same text
  * is already held, one more attempt on that entry. Writes only store-wide events: no namespace changes.
+ * Looks the held text up inside the transaction: two writers holding the same text must make one entry, not
+ * two.
  */
 export async function holdInTx(tx: StoreTx, held: HeldWrite, now: string): Promise<QuarantineReceipt> {
   const hash = sha256Hex(held.text);

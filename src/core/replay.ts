@@ -228,7 +228,9 @@ async function replayScopeTail(store: Store, tx: StoreTx, scope: string, afterSe
 /**
  * Rebuilds the live projection in place, in one transaction: per namespace, from its newest valid snapshot
  * plus the events after it, else from its whole log. A snapshot failing its checks is discarded. With
- * `namespace`, only that scope is rebuilt. The log itself is never changed.
+ * `namespace`, only that scope is rebuilt. The log itself is never changed. Reads the snapshots and the log
+ * tails inside its transaction, after clearing each scope's projection (which takes the scope's lock on
+ * PostgreSQL): a writer committing between a read outside and the rebuild would lose its projection.
  */
 export async function recover(store: Store, options: { namespace?: string } = {}): Promise<RecoverReport> {
   const started = performance.now();

@@ -49,6 +49,7 @@ function checksumOfLines(state: Pick<SnapshotState, 'scope' | 'embedder' | 'sett
  * Reads the scope's projection inside `tx` and serialises it as a snapshot at `seq`. Each memory is
  * serialised once, for both the checksum and the blob; gzip runs at level 1 (the blob is a disposable
  * cache, read back only on recovery, so speed inside the turn's transaction matters more than its size).
+ * Must run inside the transaction that writes the snapshot, so it serialises exactly the state at `seq`.
  */
 export async function buildSnapshot(tx: StoreTx, scope: string, seq: number, now: string): Promise<Omit<SnapshotRecord, 'version'>> {
   const embedder = await tx.embedder();

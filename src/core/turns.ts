@@ -54,7 +54,12 @@ export interface TurnResult {
   snapshotVersion: number | null;
 }
 
-/** commitTurn, reusing vectors embedded ahead in a batch (keyed by the text that was embedded). */
+/**
+ * commitTurn, reusing vectors embedded ahead in a batch (keyed by the text that was embedded).
+ * Reads inside its transaction only what decides the write under the lock: the embedder record, each item's
+ * dedupe re-check (the pre-check before embedding is a plain read), the turn count and the projection a
+ * snapshot serialises.
+ */
 export async function commitTurnWith(ctx: EngineContext, input: TurnInput, embedded: Map<string, Float32Array | null> | null, options: WriteOptions = {}): Promise<TurnResult> {
   if (typeof input !== 'object' || input === null) throw new CairnError('INVALID_INPUT', 'turn must be an object');
   const namespace = ctx.ns(input.namespace);
@@ -185,6 +190,8 @@ export async function commitTurnWith(ctx: EngineContext, input: TurnInput, embed
  * Writes a snapshot of the namespace at its latest event. Compare-and-swap: when `expectedVersion` is
  * given (the version the caller last saw; null for none) and another writer checkpointed since, this
  * fails with CONFLICT and writes nothing. Without it, the version read just before is expected.
+ * The last sequence number and the projection are read inside the transaction: the snapshot must be the state
+ * at that number, with no write in between.
  */
 export async function checkpoint(ctx: EngineContext, options: { namespace?: string; expectedVersion?: number | null } = {}): Promise<{ version: number; seq: number }> {
   const namespace = ctx.ns(options.namespace);

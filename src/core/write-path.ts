@@ -284,6 +284,8 @@ export async function saveMany(ctx: EngineContext, inputs: MemoryInput[]): Promi
  * The write path of save, saveMany and import: redact, dedupe, embed, screen, commit. Texts the ingest
  * filter blocks are held in the quarantine; with `partial` the rest are stored and the held ones come
  * back as `{ quarantined }`, otherwise nothing is stored and QUARANTINED is thrown.
+ * Inside the transaction it re-reads only what decides the write under the lock (the embedder record, the
+ * dedupe key, a given id, the memory superseded); the dedupe pre-check, embedding and screening run before it.
  */
 export async function saveScreened(ctx: EngineContext, inputs: MemoryInput[], options: WriteOptions): Promise<SaveOutcome[]> {
   const prepared = inputs.map((input) => prepare(ctx, input));
@@ -390,6 +392,10 @@ export async function update(ctx: EngineContext, id: string, patch: UpdatePatch,
   return updateWith(ctx, id, patch, options, {});
 }
 
+/**
+ * The memory is read again inside the transaction (the change is based on it) with the dedupe clash check; the
+ * read before only fails early and picks what to embed.
+ */
 export async function updateWith(ctx: EngineContext, id: string, patch: UpdatePatch, options: { namespace?: string }, write: WriteOptions): Promise<Memory> {
   const mid = validateId(id);
   const namespace = ctx.ns(options.namespace);

@@ -82,6 +82,13 @@ export interface VectorIndexCheck {
 /**
  * Operations available inside one write transaction (Store.transaction). Everything done through a StoreTx
  * commits together or not at all, and sees the transaction's own earlier writes.
+ *
+ * A read through a StoreTx runs under the writer's lock (on SQLite the whole database's; on PostgreSQL the
+ * scope's advisory lock once taken), so core reads here only what decides the write and must not change
+ * before the commit: the row a change is built from, a dedupe or id re-check, the embedder record, pending
+ * erasures, the quarantine entry being decided, a vector blob's references, the projection a snapshot
+ * serialises. Reads that only prepare a write (dedupe pre-checks, what to embed or screen) go through the
+ * Store, before the transaction.
  */
 export interface StoreTx extends MemoryTx, VectorTx, LogTx, QuarantineTx, ErasureTx {}
 
