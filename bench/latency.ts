@@ -2,9 +2,11 @@
  * Latency and size benchmark: the real engine on a real temporary SQLite file (WAL, FTS5, sqlite-vec) with
  * the real offline embedder, at growing sizes of one namespace plus noise namespaces.
  *
- *   node dist/bench/latency.js [--quick] [--sizes 1000,10000,100000] [--out bench/results/latency.json]
+ *   node dist/bench/latency.js [--quick] [--sizes 1000,10000,100000] [--fill-budget-s N] [--out bench/results/latency.json]
  *
- * Writes one JSON file (see `LatencyResults`); `bench/report.ts` turns it into tables.
+ * Writes one JSON file (see `LatencyResults`), again after every size, so a run stopped early keeps the sizes it
+ * measured; `bench/report.ts` turns it into tables. With --fill-budget-s, a size whose fill takes longer is
+ * measured at the size reached (`fill.complete: false`).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -48,6 +50,8 @@ interface Options {
   pageSize: number | null;
   /** A timed series stops after this long once it has 30 samples. */
   seriesBudgetMs: number;
+  /** A size's fill stops after this long and the size is measured as reached (null: no limit). */
+  fillBudgetMs: number | null;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -75,6 +79,7 @@ function parseArgs(argv: string[]): Options {
     keepDb: argv.includes('--keep-db'),
     pageSize: value('--page-size') ? Number(value('--page-size')) : null,
     seriesBudgetMs: quick ? 5_000 : 15_000,
+    fillBudgetMs: value('--fill-budget-s') ? Number(value('--fill-budget-s')) * 1000 : null,
   };
 }
 
@@ -161,7 +166,8 @@ export interface LevelResult {
   targetMemories: number;
   totalMemories: number;
   namespaces: number;
-  fill: { rows: number; ms: number; perRowMs: number };
+  /** `complete` false: the fill budget ran out, and the size was measured at `targetMemories`. */
+  fill: { rows: number; ms: number; perRowMs: number; complete: boolean };
   storage: StorageFacts;
   /** The approximate vector index at this size: build, file, recall against exhaustive search, resident memory. */
   vectorIndex: VectorIndexFacts;
@@ -196,7 +202,7 @@ export interface LatencyResults {
   durationMs: number;
   machine: Record<string, string | number>;
   source: { commit: string; uncommittedSourceFiles: string[] };
-  config: Omit<Options, 'out' | 'keepDb' | 'pageSize'> & { pageSize: number | null };
+  config: Omit<Options, 'out' | 'keepDb' | 'pageSize' | 'fillBudgetMs'> & { pageSize: number | null; fillBudgetMs: number | null };
   method: string[];
   embedder: {
     id: string;
@@ -481,16 +487,89 @@ async function main(): Promise<void> {
     };
 
     const levels: LevelResult[] = [];
+    /** Writes the results measured so far (after every size, so a run stopped early keeps what it measured). */
+    const writeResults = (): void => {
+      const goals: LatencyResults['goals'] = [];
+      const targets: [number, string, number, number][] = [
+        [10_000, '10k', 30, 10],
+        [100_000, '100k', 50, 25],
+        [1_000_000, '1M', 150, 100],
+      ];
+      for (const [n, label, e2eMs, cachedMs] of targets) {
+        const l = levels.find((x) => x.size === n);
+        if (!l) continue;
+        // A size whose fill stopped early was measured at what it reached: the figure is shown, never counted as met.
+        const reached = l.fill.complete ? '' : ` at ${l.targetMemories} memories (fill budget spent)`;
+        const goal = (name: string, target: string, measured: string, ok: boolean) => goals.push({ goal: name, target, measured: `${measured}${reached}`, met: ok && l.fill.complete });
+        goal(`search p50 at ${label}, end to end`, `≤ ${e2eMs} ms`, `${l.search.endToEnd.p50} ms`, l.search.endToEnd.p50 <= e2eMs);
+        goal(`search p50 at ${label}, cached query vector`, `≤ ${cachedMs} ms`, `${l.search.precomputedQueryVector.p50} ms`, l.search.precomputedQueryVector.p50 <= cachedMs);
+        if (n >= 100_000) goal(`vector recall@10 against exact search at ${label}`, '≥ 0.99', String(l.vectorIndex.recall.at10), l.vectorIndex.recall.at10 >= 0.99);
+        if (n === 10_000) goal('save p50 at 10k, excluding embedding', '≤ 10 ms', `${l.save.excludingEmbedding.p50} ms`, l.save.excludingEmbedding.p50 <= 10);
+        if (n === 1_000_000) goal('save p50 at 1M, excluding embedding', '≤ 2 ms', `${l.save.excludingEmbedding.p50} ms`, l.save.excludingEmbedding.p50 <= 2);
+      }
+
+      const finished = new Date();
+      const results: LatencyResults = {
+        benchmark: 'latency',
+        quick: opts.quick,
+        command: ['node', 'dist/bench/latency.js', ...process.argv.slice(2)].join(' '),
+        invokedBy: process.env['CAIRN_BENCH_INVOCATION'] ?? null,
+        startedAt: started.toISOString(),
+        finishedAt: finished.toISOString(),
+        durationMs: Math.round(performance.now() - t0),
+        machine: { ...machineFacts(), loadAverage1mMedian: stats(loads).p50, loadAverage1mMax: stats(loads).max },
+        source,
+        config: {
+          quick: opts.quick,
+          sizes: opts.sizes,
+          noiseFraction: opts.noiseFraction,
+          noiseNamespaces: opts.noiseNamespaces,
+          poolSize: opts.poolSize,
+          fillBatch: opts.fillBatch,
+          samples: opts.samples,
+          seriesBudgetMs: opts.seriesBudgetMs,
+          pageSize: opts.pageSize,
+          fillBudgetMs: opts.fillBudgetMs,
+        },
+        method: [
+          'One SQLite file in a temp dir (WAL, synchronous=NORMAL), the real Engine, FTS5 and sqlite-vec; grown in place from the smallest size to the largest.',
+          `Target namespace holds the stated size; ${opts.noiseNamespaces} other namespaces hold ${opts.noiseFraction * 100}% of it each, so namespace filtering runs on every query.`,
+          `Texts are generated coding-project notes (decisions, constraints, conventions, gotchas, config facts, command notes with file paths and identifiers). Embedding every stored text with the real model would take hours at the measured per-text cost, so ${opts.poolSize} distinct notes were embedded with it (in batches of 32, timed: the batch row of the embedder table) and each stored memory is the next of them, round robin, plus a unique ticket/author/date suffix, with that note's real vector plus Gaussian noise of norm ${NOISE_NORM} (renormalised; a copy keeps a cosine of about 0.9 to its note, about 0.8 to another copy). Texts stay distinct (no dedupe collapse) and vectors are distinct, so the nearest ten of a query are well defined for recall against exact search; each note has about size/${opts.poolSize} close copies, a harder case for an approximate search than distinct texts.`,
+          `The fill: Engine.saveMany in rounds of a batch of ${opts.fillBatch} memories of the measured namespace and ${Math.round(opts.fillBatch * opts.noiseFraction)} of each other one (one transaction a batch: redaction, dedupe, event log, full-text and vector rows, exactly as a save writes them) through an engine on the same store with the ingest filter off, since every pool note was screened with it beforehand; the measured saves and searches use the default configuration (filter on).${opts.fillBudgetMs === null ? '' : ` A size's fill stops after ${opts.fillBudgetMs / 1000} s and that size is measured at what it reached (fill.complete false; its goals are shown, not counted as met).`}`,
+          'Vector index: the first search at each size brings the store\'s quantised vector index (int8 codes, usearch\'s SIMD scan, exact rescoring) up to date (a rebuild in a worker thread when far behind, during which searches are exhaustive), and the time until it answers is reported. Recall@k: the ids of store.vectorCandidates(q, k) (index, rescored exactly) that are among the exhaustive search\'s k nearest on the same file (a second store with vectorIndex: false), averaged over real embedded queries. Resident memory: process.memoryUsage().rss of the bench process after that (it also holds the model, the pool and the engine).',
+          `The ingest filter is on (the default). Each pool note, and each text of an end-to-end save, was first screened on a scratch store with seed anchors only; ${held.pool} of ${opts.poolSize} generated notes were held there and left out, so the measured store never quarantines anything and learns no anchors (a held text becomes a learned anchor that holds its neighbours too).`,
+          'Save end to end: Engine.save with the real model embedding the text (one text per call), default engine configuration (redaction, dedupe, ingest filter, event log). Save excluding embedding: Engine.save of a new text through the same engine code with an Embedder that returns the text\'s vector computed beforehand by the real model (a map lookup); any other text the write path sends to the model (the ingest filter\'s extra passes) goes to the real model and its time is subtracted. No engine change. The end-to-end run also records the time spent inside the model and reports end-to-end minus that as a cross-check.',
+          'Search end to end: Engine.search (limit 10, default weights) with the real model embedding the query. Without query embedding: the same search with the query vector computed beforehand; lexical+recency only: weights { vector: 0 }; vector KNN alone: store.vectorCandidates with a precomputed query vector and k = 50 (the engine itself asks for 300 per signal), through the index and through the exhaustive search.',
+          'Bytes per memory: main file + WAL after PRAGMA wal_checkpoint(TRUNCATE), divided by all memories in the file (every namespace); the breakdown comes from the dbstat table.',
+          `Timings are wall-clock per call, sequential, after a few warm-up calls; nearest-rank percentiles from a single run on a shared 2-core machine. A series stops after ${opts.seriesBudgetMs / 1000} s once it holds 30 samples, so slow paths at 100k have fewer samples (n is in the JSON).`,
+        ],
+        embedder: { id: real.id, dimensions: real.dimensions, ...embedderFacts, batch32PerTextMs: stats(batchMs), pool: poolFacts },
+        levels,
+        heldByIngestFilter: { ...held, poolByKind: heldPoolByKind },
+        goals,
+        phases,
+      };
+      mkdirSync(dirname(opts.out), { recursive: true });
+      writeFileSync(opts.out, `${JSON.stringify(results, null, 2)}\n`);
+      log(`wrote ${opts.out} in ${(results.durationMs / 1000).toFixed(1)} s`);
+    };
+
     for (const size of opts.sizes) {
       const levelStart = performance.now();
-      // --- fill: target namespace to `size` live memories, each noise namespace to size × noiseFraction
+      // --- fill: target namespace to `size` live memories, each noise namespace to size × noiseFraction, in
+      // rounds (a batch of the target, a proportional one of each noise namespace), so a fill stopped by the
+      // budget keeps the proportions
       const fill = await phase(`fill to ${size}`, async () => {
         const t = performance.now();
         let rows = 0;
-        for (const ns of [target, ...noise]) {
-          const want = ns === target ? size : Math.round(size * opts.noiseFraction);
-          while ((counts.get(ns) ?? 0) < want) {
-            const n = Math.min(opts.fillBatch, want - (counts.get(ns) ?? 0));
+        const want = (ns: string) => (ns === target ? size : Math.round(size * opts.noiseFraction));
+        const share = (ns: string) => (ns === target ? opts.fillBatch : Math.max(1, Math.round(opts.fillBatch * opts.noiseFraction)));
+        const left = () => [target, ...noise].some((ns) => (counts.get(ns) ?? 0) < want(ns));
+        const inBudget = () => opts.fillBudgetMs === null || performance.now() - t < opts.fillBudgetMs;
+        while (left() && inBudget()) {
+          for (const ns of [target, ...noise]) {
+            const n = Math.min(share(ns), want(ns) - (counts.get(ns) ?? 0));
+            if (n <= 0) continue;
             const batch = Array.from({ length: n }, () => nextMemory(ns));
             try {
               const res = await fillEngine.saveMany(batch);
@@ -507,8 +586,9 @@ async function main(): Promise<void> {
           }
         }
         const ms = performance.now() - t;
-        return { rows, ms: Math.round(ms), perRowMs: rows ? Math.round((ms / rows) * 1000) / 1000 : 0 };
+        return { rows, ms: Math.round(ms), perRowMs: rows ? Math.round((ms / rows) * 1000) / 1000 : 0, complete: !left() };
       });
+      if (!fill.complete) log(`fill to ${size}: budget spent at ${counts.get(target)} memories in the measured namespace`);
       const totalMemories = [...counts.values()].reduce((a, b) => a + b, 0);
       const storage = await phase(`storage at ${size}`, async () => measureStorage(dbPath, totalMemories));
       const targetMemories = counts.get(target) ?? 0;
@@ -659,6 +739,7 @@ async function main(): Promise<void> {
         ms: Math.round(performance.now() - levelStart),
       };
       levels.push(level);
+      writeResults();
       log(
         `size ${size}: search e2e p50 ${search.endToEnd.p50} ms (no query embedding ${search.precomputedQueryVector.p50} ms), ` +
           `save excl. embedding p50 ${save.excludingEmbedding.p50} ms, ${storage.bytesPerMemory} B/memory`,
@@ -668,67 +749,7 @@ async function main(): Promise<void> {
     await exhaustive.close();
     await scratch.close();
 
-    const goals: LatencyResults['goals'] = [];
-    const targets: [number, string, number, number][] = [
-      [10_000, '10k', 30, 10],
-      [100_000, '100k', 50, 25],
-      [1_000_000, '1M', 150, 100],
-    ];
-    for (const [n, label, e2eMs, cachedMs] of targets) {
-      const l = levels.find((x) => x.size === n);
-      if (!l) continue;
-      goals.push(
-        { goal: `search p50 at ${label}, end to end`, target: `≤ ${e2eMs} ms`, measured: `${l.search.endToEnd.p50} ms`, met: l.search.endToEnd.p50 <= e2eMs },
-        { goal: `search p50 at ${label}, cached query vector`, target: `≤ ${cachedMs} ms`, measured: `${l.search.precomputedQueryVector.p50} ms`, met: l.search.precomputedQueryVector.p50 <= cachedMs },
-      );
-      if (n >= 100_000) goals.push({ goal: `vector recall@10 against exact search at ${label}`, target: '≥ 0.99', measured: String(l.vectorIndex.recall.at10), met: l.vectorIndex.recall.at10 >= 0.99 });
-      if (n === 10_000) goals.push({ goal: 'save p50 at 10k, excluding embedding', target: '≤ 10 ms', measured: `${l.save.excludingEmbedding.p50} ms`, met: l.save.excludingEmbedding.p50 <= 10 });
-      if (n === 1_000_000) goals.push({ goal: 'save p50 at 1M, excluding embedding', target: '≤ 2 ms', measured: `${l.save.excludingEmbedding.p50} ms`, met: l.save.excludingEmbedding.p50 <= 2 });
-    }
-
-    const finished = new Date();
-    const results: LatencyResults = {
-      benchmark: 'latency',
-      quick: opts.quick,
-      command: ['node', 'dist/bench/latency.js', ...process.argv.slice(2)].join(' '),
-      invokedBy: process.env['CAIRN_BENCH_INVOCATION'] ?? null,
-      startedAt: started.toISOString(),
-      finishedAt: finished.toISOString(),
-      durationMs: Math.round(performance.now() - t0),
-      machine: { ...machineFacts(), loadAverage1mMedian: stats(loads).p50, loadAverage1mMax: stats(loads).max },
-      source,
-      config: {
-        quick: opts.quick,
-        sizes: opts.sizes,
-        noiseFraction: opts.noiseFraction,
-        noiseNamespaces: opts.noiseNamespaces,
-        poolSize: opts.poolSize,
-        fillBatch: opts.fillBatch,
-        samples: opts.samples,
-        seriesBudgetMs: opts.seriesBudgetMs,
-        pageSize: opts.pageSize,
-      },
-      method: [
-        'One SQLite file in a temp dir (WAL, synchronous=NORMAL), the real Engine, FTS5 and sqlite-vec; grown in place from the smallest size to the largest.',
-        `Target namespace holds the stated size; ${opts.noiseNamespaces} other namespaces hold ${opts.noiseFraction * 100}% of it each, so namespace filtering runs on every query.`,
-        `Texts are generated coding-project notes (decisions, constraints, conventions, gotchas, config facts, command notes with file paths and identifiers). Embedding every stored text with the real model would take hours at the measured per-text cost, so ${opts.poolSize} distinct notes were embedded with it (in batches of 32, timed: the batch row of the embedder table) and each stored memory is the next of them, round robin, plus a unique ticket/author/date suffix, with that note's real vector plus Gaussian noise of norm ${NOISE_NORM} (renormalised; a copy keeps a cosine of about 0.9 to its note, about 0.8 to another copy). Texts stay distinct (no dedupe collapse) and vectors are distinct, so the nearest ten of a query are well defined for recall against exact search; each note has about size/${opts.poolSize} close copies, a harder case for an approximate search than distinct texts.`,
-        `The fill: Engine.saveMany in batches of ${opts.fillBatch} memories (one transaction each: redaction, dedupe, event log, full-text and vector rows, exactly as a save writes them) through an engine on the same store with the ingest filter off, since every pool note was screened with it beforehand; the measured saves and searches use the default configuration (filter on).`,
-        'Vector index: the first search at each size brings the store\'s quantised vector index (int8 codes, usearch\'s SIMD scan, exact rescoring) up to date (a rebuild in a worker thread when far behind, during which searches are exhaustive), and the time until it answers is reported. Recall@k: the ids of store.vectorCandidates(q, k) (index, rescored exactly) that are among the exhaustive search\'s k nearest on the same file (a second store with vectorIndex: false), averaged over real embedded queries. Resident memory: process.memoryUsage().rss of the bench process after that (it also holds the model, the pool and the engine).',
-        `The ingest filter is on (the default). Each pool note, and each text of an end-to-end save, was first screened on a scratch store with seed anchors only; ${held.pool} of ${opts.poolSize} generated notes were held there and left out, so the measured store never quarantines anything and learns no anchors (a held text becomes a learned anchor that holds its neighbours too).`,
-        'Save end to end: Engine.save with the real model embedding the text (one text per call), default engine configuration (redaction, dedupe, ingest filter, event log). Save excluding embedding: Engine.save of a new text through the same engine code with an Embedder that returns the text\'s vector computed beforehand by the real model (a map lookup); any other text the write path sends to the model (the ingest filter\'s extra passes) goes to the real model and its time is subtracted. No engine change. The end-to-end run also records the time spent inside the model and reports end-to-end minus that as a cross-check.',
-        'Search end to end: Engine.search (limit 10, default weights) with the real model embedding the query. Without query embedding: the same search with the query vector computed beforehand; lexical+recency only: weights { vector: 0 }; vector KNN alone: store.vectorCandidates with a precomputed query vector and k = 50 (the engine itself asks for 300 per signal), through the index and through the exhaustive search.',
-        'Bytes per memory: main file + WAL after PRAGMA wal_checkpoint(TRUNCATE), divided by all memories in the file (every namespace); the breakdown comes from the dbstat table.',
-        `Timings are wall-clock per call, sequential, after a few warm-up calls; nearest-rank percentiles from a single run on a shared 2-core machine. A series stops after ${opts.seriesBudgetMs / 1000} s once it holds 30 samples, so slow paths at 100k have fewer samples (n is in the JSON).`,
-      ],
-      embedder: { id: real.id, dimensions: real.dimensions, ...embedderFacts, batch32PerTextMs: stats(batchMs), pool: poolFacts },
-      levels,
-      heldByIngestFilter: { ...held, poolByKind: heldPoolByKind },
-      goals,
-      phases,
-    };
-    mkdirSync(dirname(opts.out), { recursive: true });
-    writeFileSync(opts.out, `${JSON.stringify(results, null, 2)}\n`);
-    log(`wrote ${opts.out} in ${(results.durationMs / 1000).toFixed(1)} s`);
+    writeResults();
   } finally {
     if (!opts.keepDb) rmSync(dir, { recursive: true, force: true });
     else log(`kept ${dbPath}`);

@@ -202,7 +202,10 @@ function renderLatency(r: LatencyResults, file: string): string {
       ['Phase', 'Time'],
       [
         ...r.phases.map((p) => [p.name, secs(p.ms)]),
-        ...r.levels.map((l) => [`fill to ${num(l.size)}: rows written through Engine.saveMany (batches of ${r.config.fillBatch})`, `${num(l.fill.rows)} rows, ${num(l.fill.perRowMs)} ms/row`]),
+        ...r.levels.map((l) => [
+          `fill to ${num(l.size)}: rows written through Engine.saveMany (batches of ${r.config.fillBatch})${l.fill.complete === false ? `, stopped by the fill budget at ${num(l.targetMemories)}` : ''}`,
+          `${num(l.fill.rows)} rows, ${num(l.fill.perRowMs)} ms/row`,
+        ]),
         ['whole benchmark', secs(r.durationMs)],
       ],
     ),
