@@ -332,9 +332,7 @@ function embedWorkers(env: NodeJS.ProcessEnv): number {
  */
 export function buildEmbedder(config: ResolvedConfig['embedder'], options: { pool?: boolean } = {}): { embedder: Embedder | null; pool: PoolEmbedder | null } {
   if (config.provider === 'use' && options.pool && config.workers > 0) {
-    // Concurrent requests share model calls: the server's throughput is what counts here, and vectors differ
-    // from the in-thread embedder's only in their last bits (pool-embedder.ts).
-    const pool = createPoolEmbedder({ workers: config.workers, shareCalls: true });
+    const pool = createPoolEmbedder({ workers: config.workers });
     return { embedder: createCachingEmbedder(pool, 2000), pool };
   }
   return { embedder: buildSingleEmbedder(config), pool: null };

@@ -43,34 +43,10 @@ describe('embedding pool (worker threads, real model)', () => {
     const questions = ['how do we deploy', 'where are the tests', 'which database', 'who owns billing', 'what is the rate limit', 'how are secrets kept'];
     const answers = await Promise.all(questions.map((q) => pool.embed([q])));
     // The first call goes out alone; the other five arrive while it runs and share the second batch.
-    assert.deepEqual(pool.stats(), { workers: 1, batches: 2, calls: 6, texts: 6, largestBatch: 5, restarts: 0 });
+    assert.deepEqual(pool.stats(), { workers: 1, batches: 2, texts: 6, largestBatch: 5, restarts: 0 });
     for (const [i, q] of questions.entries()) assert.deepEqual(answers[i], await inThread.embed([q]));
     await pool.embed(['one more']);
     assert.equal(pool.stats().batches, 3, 'an idle pool sends a lone call at once');
-  });
-
-  it('with shareCalls, concurrent requests share model calls and keep their vectors to within the last bits', async () => {
-    const pool = createPoolEmbedder({ workers: 1, shareCalls: true });
-    pools.push(pool);
-    const questions = ['how do we deploy', 'where are the tests', 'which database', 'who owns billing', 'what is the rate limit', 'how are secrets kept'];
-    const answers = await Promise.all(questions.map((q) => pool.embed([q])));
-    // The first call finds the pool idle and goes out alone; the other five share one model call.
-    assert.deepEqual(pool.stats(), { workers: 1, batches: 2, calls: 2, texts: 6, largestBatch: 5, restarts: 0 });
-    assert.deepEqual(answers[0], await inThread.embed([questions[0] as string]), 'a lone request: bit-for-bit the in-thread vector');
-    for (const [i, q] of questions.entries()) {
-      const expected = (await inThread.embed([q]))[0] as Float32Array;
-      const got = answers[i]?.[0] as Float32Array;
-      assert.equal(got.length, expected.length);
-      const worst = Math.max(...Array.from(got, (x, d) => Math.abs(x - (expected[d] as number))));
-      assert.ok(worst < 1e-5, `${q}: largest difference ${worst}`);
-    }
-    // A request of more texts than a call holds is cut into calls of modelBatch, in order.
-    const many = Array.from({ length: 11 }, (_, i) => `note ${i} about the billing retries`);
-    const [a, b] = await Promise.all([pool.embed(many), pool.embed(['one more question'])]);
-    assert.equal(a?.length, 11);
-    assert.equal(b?.length, 1);
-    const expectedMany = await inThread.embed(many);
-    for (const [i, v] of (a ?? []).entries()) assert.ok(Math.max(...Array.from(v, (x, d) => Math.abs(x - (expectedMany[i]?.[d] as number)))) < 1e-5, `text ${i} in order`);
   });
 
   it('a thread that dies fails only its own request, with a clear error, and is replaced', async () => {

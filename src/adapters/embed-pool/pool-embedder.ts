@@ -13,22 +13,12 @@ export interface PoolEmbedderConfig {
   modelBatch?: number;
   /** The thread's script (default: embed-worker.js next to this module). */
   workerUrl?: URL;
-  /**
-   * Texts of concurrent requests share model calls (up to `modelBatch` texts a call) instead of each request
-   * getting calls of its own. A shared call costs less per text (measured on this 2-core machine: 0.75 of a
-   * lone text's time in calls of 8), but the model's output then varies in its last bits (up to about 1e-7)
-   * with what shared the call, so a vector is no longer bit-for-bit the in-thread embedder's. A request that
-   * finds the pool idle still goes out alone. Default false.
-   */
-  shareCalls?: boolean;
 }
 
 /** What the pool has done: `batches` counts the messages sent to threads, each holding one or more texts. */
 export interface PoolStats {
   workers: number;
   batches: number;
-  /** Model calls the threads were asked to make. */
-  calls: number;
   texts: number;
   largestBatch: number;
   restarts: number;
@@ -70,21 +60,19 @@ export class PoolEmbedder implements Embedder {
   private readonly maxBatch: number;
   private readonly modelBatch: number;
   private readonly workerUrl: URL;
-  private readonly shareCalls: boolean;
   private slots: Slot[] = [];
   private readonly queue: Pending[] = [];
   private loadedMs: number | null = null;
   private started = 0;
   private closed = false;
   private nextBatchId = 1;
-  private readonly counts = { batches: 0, calls: 0, texts: 0, largestBatch: 0, restarts: 0 };
+  private readonly counts = { batches: 0, texts: 0, largestBatch: 0, restarts: 0 };
 
   constructor(config: PoolEmbedderConfig = {}) {
     this.size = Math.max(1, config.workers ?? availableParallelism());
     this.maxBatch = Math.max(1, config.maxBatch ?? 32);
     this.modelBatch = Math.max(1, config.modelBatch ?? 8);
     this.workerUrl = config.workerUrl ?? new URL('./embed-worker.js', import.meta.url);
-    this.shareCalls = config.shareCalls ?? false;
   }
 
   embed(texts: string[]): Promise<Float32Array[]> {
@@ -97,8 +85,7 @@ export class PoolEmbedder implements Embedder {
     return new Promise<Float32Array[]>((resolve, reject) => {
       const request: Waiting = { vectors: new Array<Float32Array>(texts.length), left: texts.length, failed: false, resolve, reject };
       // Cut where UseEmbedder cuts: the model's output varies in its last bits with what shares a call
-      // (measured: up to 1e-7), so each call holds one request's texts, exactly as on the main thread
-      // (unless `shareCalls`, see dispatch).
+      // (measured: up to 1e-7), so each call holds one request's texts, exactly as on the main thread.
       for (let offset = 0; offset < texts.length; offset += this.modelBatch) this.queue.push({ texts: texts.slice(offset, offset + this.modelBatch), request, offset });
       this.dispatch();
     });
@@ -191,18 +178,9 @@ export class PoolEmbedder implements Embedder {
       this.counts.batches++;
       this.counts.texts += size;
       this.counts.largestBatch = Math.max(this.counts.largestBatch, size);
-      const calls = this.shareCalls ? chunks(batch.flatMap((p) => p.texts), this.modelBatch) : batch.map((p) => p.texts);
-      this.counts.calls += calls.length;
-      // The reply's vectors are the calls' concatenated, so in the order of the batch's texts either way.
-      slot.worker.postMessage({ id: slot.batchId, calls } satisfies EmbedRequest);
+      slot.worker.postMessage({ id: slot.batchId, calls: batch.map((p) => p.texts) } satisfies EmbedRequest);
     }
   }
-}
-
-function chunks(texts: string[], size: number): string[][] {
-  const out: string[][] = [];
-  for (let i = 0; i < texts.length; i += size) out.push(texts.slice(i, i + size));
-  return out;
 }
 
 /** Rejects every request that has a text in `items` (once each). */
