@@ -18,7 +18,7 @@ import { Engine } from '../core/engine.js';
 import { namespaceFromRepository } from '../core/text.js';
 import { Namespace, validateNamespace } from '../core/validate.js';
 import type { Embedder, Logger, Reranker } from '../interfaces/embedder.js';
-import { CairnError } from '../interfaces/errors.js';
+import { CairnError, isCairnError } from '../interfaces/errors.js';
 import type { Store } from '../interfaces/store.js';
 import { createLogger, parseLogLevel } from './logger.js';
 import type { IngestFilterConfig } from '../core/ingest-filter.js';
@@ -365,8 +365,12 @@ export interface OpenedEngine {
   engine: Engine;
   /** Access tokens of the HTTP server, kept in the same store. */
   access: AccessControl;
-  /** An empty throwaway store of the same backend, for replay (`cairn verify`). */
-  scratchStore(): Store;
+  /**
+   * An empty throwaway store for replay (`cairn verify`), and where it is: on PostgreSQL a schema of its own
+   * on the same database, so the proof runs on the backend itself, or an in-memory SQLite store when the role
+   * may not create a schema (`where` says why); an in-memory SQLite store for a SQLite database.
+   */
+  scratchStore(): Promise<{ store: Store; where: string }>;
   config: ResolvedConfig;
   logger: Logger;
   /** The git working tree of the current directory (answers nothing outside one or without git). */
@@ -378,7 +382,8 @@ export interface OpenedEngine {
 export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, environment?: Environment): OpenedEngine {
   const config = resolveConfig(flags, environment);
   const logger = options.logger ?? createLogger({ level: config.logLevel });
-  const store: Store = config.postgres ? createPostgresStore(config.postgres, logger) : createSqliteStore({ path: config.dbPath });
+  const pgStore = config.postgres ? createPostgresStore(config.postgres, logger) : null;
+  const store: Store = pgStore ?? createSqliteStore({ path: config.dbPath });
   const reranker: Reranker | null = config.reranker === 'overlap' ? createOverlapReranker() : null;
   // Code awareness (anchors, staleness, branch scope) for the repository the process runs in; detected
   // lazily on first use, so commands that never touch memory pay nothing.
@@ -402,7 +407,16 @@ export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, env
     access: new AccessControl({ store }),
     config,
     logger,
-    scratchStore: () => createSqliteStore({ path: ':memory:' }),
+    scratchStore: async () => {
+      if (!pgStore) return { store: createSqliteStore({ path: ':memory:' }), where: 'in-memory SQLite' };
+      try {
+        const scratch = await pgStore.createScratchStore();
+        return { store: scratch, where: `PostgreSQL schema ${scratch.schema} on the same database (dropped afterwards)` };
+      } catch (err) {
+        const why = isCairnError(err) ? err.message : String(err);
+        return { store: createSqliteStore({ path: ':memory:' }), where: `in-memory SQLite, because no scratch schema could be made on the server (${why})` };
+      }
+    },
     close: async () => {
       await pool?.close();
       await store.close();

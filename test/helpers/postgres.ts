@@ -99,6 +99,11 @@ export async function postgresCatalog(store: { location: string }): Promise<stri
   }, database);
 }
 
+/** Runs one statement as the cluster's admin in `database` and returns its rows. */
+export async function adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(database: string, sql: string, values: unknown[] = []): Promise<R[]> {
+  return admin(async (c) => (await c.query<R>(sql, values)).rows, database);
+}
+
 /** The store configuration for a test database URL. */
 export function testStoreConfig(url: string, over: Partial<PostgresStoreConfig> = {}): PostgresStoreConfig {
   const { rootCertPath: _ignored, ...parsed } = parsePostgresUrl(url);

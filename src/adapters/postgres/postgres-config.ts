@@ -26,6 +26,14 @@ export interface PostgresStoreConfig {
   createExtension?: boolean | undefined;
   /** The URL with its password hidden, for messages and `cairn doctor`. */
   location: string;
+  /**
+   * A schema of its own on the same database (the scratch store `cairn verify` replays into): its tables live
+   * there, first on `searchPath`, and its advisory locks are its own, so it never waits on the live store's
+   * writers nor makes them wait. Absent: the role's default schema.
+   */
+  schema?: string | undefined;
+  /** The search path with `schema` first (the live connection's path after it, for the extension's types). */
+  searchPath?: string | undefined;
 }
 
 /** `sslmode` as libpq names it; `prefer` and `allow` (plain-text fallbacks) are refused. */

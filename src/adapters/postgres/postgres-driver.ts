@@ -53,7 +53,7 @@ export async function createPool(config: PostgresStoreConfig, onIdleError: (err:
     // ef_search 200 over the default build (m 16, ef_construction 64): recall@10 of the namespace-filtered
     // query at 100k rose from 0.80 (ef_search 100) to 0.91 for ~9 ms more per walk (bench/results/pg-hnsw.json);
     // a build with ef_construction 200 reaches 0.95 but costs 3× the build time, paid on every vector insert.
-    options: '-c hnsw.iterative_scan=strict_order -c hnsw.ef_search=200',
+    options: `-c hnsw.iterative_scan=strict_order -c hnsw.ef_search=200${config.searchPath ? ` -c search_path=${config.searchPath}` : ''}`,
   });
   // A pooled connection the server closes while idle (restart, failover) must not crash the process.
   pool.on('error', onIdleError);

@@ -15,7 +15,8 @@ export interface ServerFacts {
 
 async function schemaVersion(client: PoolClient): Promise<number | null> {
   const { rows } = await client.query<{ v: number | null; present: boolean }>(
-    `SELECT to_regclass('schema_version') IS NOT NULL AS present`,
+    // In the current schema only: a scratch schema (cairn verify) must not find the live one's table later on its path.
+    `SELECT to_regclass(format('%I.schema_version', current_schema())) IS NOT NULL AS present`,
   );
   if (!rows[0]?.present) return null;
   const r = await client.query<{ v: number | null }>('SELECT max(version)::int AS v FROM schema_version');

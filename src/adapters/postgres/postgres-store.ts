@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { SessionStore } from '../../interfaces/sessions.js';
 import { createPostgresSessions } from './postgres-sessions.js';
 import type { Logger } from '../../interfaces/embedder.js';
@@ -173,6 +174,30 @@ export class PostgresStore implements Store {
     await this.read('preparing the vector index', (pool) => this.createVectorIndex(pool, info.dimensions));
   }
 
+  /**
+   * An empty store in a schema of its own on the same database (the store `cairn verify` replays into, so the
+   * proof runs on PostgreSQL itself), migrated on first use, with its own advisory locks; closing it drops
+   * the schema with everything in it. Fails (FORBIDDEN or another CairnError) when the role may not create
+   * a schema; a schema left by a killed run is named `cairn_scratch_…` and holds only a replay.
+   */
+  async createScratchStore(): Promise<PostgresStore & { readonly schema: string }> {
+    const schema = `cairn_scratch_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+    const path = await this.read('creating a scratch schema', async (pool) => {
+      const { rows } = await pool.query<{ path: string }>(`SELECT current_setting('search_path') AS path`);
+      await pool.query(`CREATE SCHEMA ${schema}`);
+      return rows[0]?.path ?? 'public';
+    });
+    const searchPath = [schema, ...path.split(',').map((p) => p.trim()).filter(Boolean)].join(',');
+    // Never creates the extension: one made there would be dropped with the schema.
+    const scratch = new PostgresStore({ ...this.config, poolSize: 2, schema, searchPath, createExtension: false }, this.logger);
+    const close = scratch.close.bind(scratch);
+    scratch.close = async () => {
+      await close();
+      await this.read('dropping the scratch schema', (pool) => pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+    };
+    return Object.assign(scratch, { schema });
+  }
+
   /** Runs `fn`, retrying a bounded number of times while the connection fails, then translating the error. */
   private async withRetries<T>(what: string, fn: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
@@ -215,7 +240,7 @@ export class PostgresStore implements Store {
         throw err;
       }
     });
-    const ctx: TxContext = { storage: this.facts?.vectorStorage ?? 'pgvector', dims: this.dims };
+    const ctx: TxContext = { storage: this.facts?.vectorStorage ?? 'pgvector', dims: this.dims, lockSpace: this.config.schema ?? null };
     let broken = false;
     let committing = false;
     try {

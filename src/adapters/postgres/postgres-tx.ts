@@ -26,10 +26,24 @@ export interface TxContext {
   storage: VectorStorage;
   /** The dimension of the recorded embedder as this process last saw it. */
   dims: number | null;
+  /** The scratch schema whose advisory locks this store takes (lockKeys); null for the live store. */
+  lockSpace: string | null;
 }
 
 /** Advisory-lock key of the scope given as $1 (64-bit hash of the namespace; a collision only serialises two namespaces). */
 const SCOPE_KEY = `hashtextextended('cairn-scope:' || $1, 0)`;
+
+/**
+ * The advisory-lock arguments of one store. The live store keeps the keys every cairn process uses; a store
+ * in a scratch schema (`lockSpace`, a plain identifier) takes its own: the two-key form for the fixed locks,
+ * the schema in the scope hash, so a replay into it never contends with the live store's writers.
+ */
+function lockKeys(space: string | null): { scope: string; embedder: string; embedderRecord: string; erasure: string } {
+  if (space === null) return { scope: SCOPE_KEY, embedder: `${EMBEDDER_LOCK}`, embedderRecord: `${EMBEDDER_RECORD_LOCK}`, erasure: `${ERASURE_LOCK}` };
+  if (!/^[a-z_][a-z0-9_]*$/u.test(space)) throw new CairnError('INTERNAL', `bad lock space ${space}`);
+  const two = (key: number) => `${key}, hashtext('${space}')`;
+  return { scope: `hashtextextended('cairn-scope:${space}:' || $1, 0)`, embedder: two(EMBEDDER_LOCK), embedderRecord: two(EMBEDDER_RECORD_LOCK), erasure: two(ERASURE_LOCK) };
+}
 
 function termCounts(terms: string[]): { terms: string[]; counts: number[] } {
   const map = new Map<string, number>();
@@ -38,6 +52,7 @@ function termCounts(terms: string[]): { terms: string[]; counts: number[] } {
 }
 
 export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
+  const keys = lockKeys(ctx.lockSpace);
   const locked = new Set<string>();
   let erasureLock: 'none' | 'shared' | 'exclusive' = 'none';
   const q = async <R extends Row = Row>(sql: string, values: unknown[] = []): Promise<R[]> => (await client.query<R>(sql, values)).rows;
@@ -55,14 +70,14 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
 
   const lockScope = async (scope: string): Promise<void> => {
     if (locked.has(scope)) return;
-    await q(`SELECT pg_advisory_xact_lock(${SCOPE_KEY})`, [scope]);
+    await q(`SELECT pg_advisory_xact_lock(${keys.scope})`, [scope]);
     locked.add(scope);
   };
   /** `sql` (text parameters only) under the scope's lock; the first time, lock and read share a round trip. */
   const inScope = async (scope: string, sql: string, values: string[]): Promise<Row[]> => {
     if (locked.has(scope)) return q(sql, values);
     const literal = (n: string) => client.escapeLiteral(values[Number(n) - 1] as string);
-    const lock = `SELECT pg_advisory_xact_lock(${SCOPE_KEY.replace('$1', client.escapeLiteral(scope))})`;
+    const lock = `SELECT pg_advisory_xact_lock(${keys.scope.replace('$1', client.escapeLiteral(scope))})`;
     const rows = await lockThenRead(lock, sql.replace(/\$(\d+)/g, (_, n: string) => literal(n)));
     locked.add(scope);
     return rows;
@@ -81,18 +96,18 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
   const selectEmbedder = async (): Promise<EmbedderInfo | null> => embedderOf(await one<{ value: string }>(EMBEDDER_SQL));
   const lockEmbedder = async (mode: 'shared' | 'exclusive'): Promise<void> => {
     if (embedderLock === 'exclusive' || embedderLock === mode) return;
-    await q(mode === 'shared' ? `SELECT pg_advisory_xact_lock_shared(${EMBEDDER_LOCK})` : `SELECT pg_advisory_xact_lock(${EMBEDDER_LOCK})`);
+    await q(mode === 'shared' ? `SELECT pg_advisory_xact_lock_shared(${keys.embedder})` : `SELECT pg_advisory_xact_lock(${keys.embedder})`);
     embedderLock = mode;
   };
   const lockedEmbedder = async (): Promise<EmbedderInfo | null> => {
     if (embedderSeen !== undefined) return embedderSeen;
     let info: EmbedderInfo | null;
     if (embedderLock === 'none') {
-      info = embedderOf((await lockThenRead<{ value: string }>(`SELECT pg_advisory_xact_lock_shared(${EMBEDDER_LOCK})`, EMBEDDER_SQL))[0]);
+      info = embedderOf((await lockThenRead<{ value: string }>(`SELECT pg_advisory_xact_lock_shared(${keys.embedder})`, EMBEDDER_SQL))[0]);
       embedderLock = 'shared';
     } else info = await selectEmbedder();
     if (info === null && embedderLock === 'shared') {
-      await q(`SELECT pg_advisory_xact_lock(${EMBEDDER_RECORD_LOCK})`);
+      await q(`SELECT pg_advisory_xact_lock(${keys.embedderRecord})`);
       info = await selectEmbedder();
     }
     embedderSeen = info;
@@ -154,7 +169,7 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
   const pendingErasures = async (): Promise<PendingErasure[]> => {
     const read = 'SELECT id, scope, plan, started_at FROM pending_erasures ORDER BY started_at, id';
     if (erasureLock === 'none') {
-      erasuresSeen = (await lockThenRead(`SELECT pg_advisory_xact_lock_shared(${ERASURE_LOCK})`, read)).map(rowToPendingErasure);
+      erasuresSeen = (await lockThenRead(`SELECT pg_advisory_xact_lock_shared(${keys.erasure})`, read)).map(rowToPendingErasure);
       erasureLock = 'shared';
     }
     erasuresSeen ??= (await q(read)).map(rowToPendingErasure);
@@ -342,7 +357,7 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
       const exists = await one('SELECT 1 AS x FROM pending_erasures WHERE id = $1', [e.id]);
       if (!exists && erasureLock !== 'exclusive') {
         // A new erasure waits for every writer that has read the erasure list, and blocks new ones until commit.
-        await q(`SELECT pg_advisory_xact_lock(${ERASURE_LOCK})`);
+        await q(`SELECT pg_advisory_xact_lock(${keys.erasure})`);
         erasureLock = 'exclusive';
       }
       await q(

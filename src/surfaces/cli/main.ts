@@ -461,11 +461,12 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
   sub('verify', 'replay the whole event log into a scratch store and prove the live state identical')
     .action(async (_o: unknown, cmd: Command) => {
       await run(cmd, async (engine, g, opened) => {
-        const scratch = opened.scratchStore();
+        const { store: scratch, where } = await opened.scratchStore();
         try {
           const r = await engine.verify(scratch);
-          if (g.json) json(r);
+          if (g.json) json({ ...r, scratch: where });
           else {
+            out(`replayed into     ${where}`);
             out(`replayed ${r.events} events in ${r.scopes} scopes (${r.memories} memories), mode ${r.mode}, ${r.replayMs} ms (${r.eventsPerSecond} events/s)`);
             out(`live checksum     ${r.liveChecksum}`);
             out(`replayed checksum ${r.replayedChecksum}`);
