@@ -549,6 +549,8 @@ describe('cairn CLI end to end', { concurrency: 3 }, () => {
         assert.ok(m, line);
         const [total = NaN, v = 0, l = 0, rec = 0, minus = 0] = m.slice(1).map((x) => Number(x ?? 0));
         assert.equal(Math.round((v + l + rec - minus) * 10) / 10, total, `the points add up to the relevance shown: ${line}`);
+        // Both notes hold "invoice", "mailer" and "job": the query-term coverage is shown as a share.
+        assert.match(line, /bm25 \d+\.\d\d, 100 % of the query's words/u, line);
       }
       // The JSON of the same search: the relevance equals the score, and the contributions add up to it.
       const json = await ok<{ results: ResultJson[] }>(['search', 'invoice mailer job', ...fb, '--json']);

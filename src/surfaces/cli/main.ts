@@ -120,6 +120,7 @@ function formatScore(r: SearchResult): string {
     const raw = [
       s.vector.raw === null ? null : `cosine ${s.vector.raw.toFixed(2)}`,
       s.lexical.raw === null ? null : `bm25 ${s.lexical.raw.toFixed(2)}`,
+      s.lexical.coverage === undefined ? null : `${Math.round(100 * s.lexical.coverage)} % of the query's words`,
       s.recency.raw === null ? null : `${Math.round(s.recency.raw)} days old`,
       marks,
     ].filter(Boolean);
