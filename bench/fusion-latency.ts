@@ -2,8 +2,9 @@
  * Search latency of score fusion against rank fusion on one 10,000-memory store, in one run: the same
  * engine, the same queries, the two methods interleaved call by call so the shared machine's noise falls on
  * both. Rank fusion (`fusion: 'rrf'`) is the path search took before score fusion (candidates, fusion,
- * same-topic step); score fusion adds a term-frequency lookup for the BM25 scale, the relevance floor and the
- * session context (every stored memory belongs to a session of 20).
+ * same-topic step); score fusion adds a term-frequency lookup for the BM25 scale, query-term coverage, the
+ * relevance floor and the session context (every stored memory belongs to a session of 20). A third arm,
+ * score fusion with `termCoverage: null` on the same store, gives what the coverage step costs.
  *
  *   node dist/bench/fusion-latency.js [--size <n>] [--samples <n>] [--out <file>] [--quick]
  *
@@ -53,6 +54,8 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'cairn-fusion-latency-'));
   const store = createSqliteStore({ path: join(dir, 'fusion.db') });
   const engine = new Engine({ store, embedder, tokenCounter: createGptTokenCounter(), defaultNamespace: NS, countRecalls: false });
+  // The same store searched without query-term coverage (term-coverage.ts): what that step costs.
+  const plain = new Engine({ store, embedder, tokenCounter: createGptTokenCounter(), defaultNamespace: NS, countRecalls: false, termCoverage: null });
   try {
     for (let done = 0; done < size; ) {
       const batch: MemoryInput[] = [];
@@ -68,23 +71,25 @@ async function main(): Promise<void> {
       }
       await engine.saveMany(batch);
     }
-    const timed: Record<FusionMethod, number[]> = { score: [], rrf: [] };
-    const returned: Record<FusionMethod, number> = { score: 0, rrf: 0 };
-    const once = async (method: FusionMethod, q: string) => {
+    type Arm = FusionMethod | 'scoreWithoutCoverage';
+    const timed: Record<Arm, number[]> = { score: [], rrf: [], scoreWithoutCoverage: [] };
+    const returned: Record<Arm, number> = { score: 0, rrf: 0, scoreWithoutCoverage: 0 };
+    const once = async (arm: Arm, q: string) => {
       const t = performance.now();
-      const found = await engine.search(q, { fusion: method, limit: 10, countRecall: false });
+      const found = arm === 'scoreWithoutCoverage' ? await plain.search(q, { fusion: 'score', limit: 10, countRecall: false }) : await engine.search(q, { fusion: arm, limit: 10, countRecall: false });
       const ms = performance.now() - t;
-      returned[method] += found.length;
+      returned[arm] += found.length;
       return ms;
     };
-    for (let i = 0; i < 10; i++) for (const m of ['rrf', 'score'] as const) await once(m, queries[i % queries.length] as string); // warm-up
+    const arms: Arm[] = ['rrf', 'score', 'scoreWithoutCoverage'];
+    for (let i = 0; i < 10; i++) for (const m of arms) await once(m, queries[i % queries.length] as string); // warm-up
     for (let i = 0; i < samples; i++) {
       const q = queries[i % queries.length] as string;
-      // Alternate which method goes first, so neither always runs on a warmer cache.
-      const order: FusionMethod[] = i % 2 === 0 ? ['rrf', 'score'] : ['score', 'rrf'];
+      // Rotate which method goes first, so none always runs on a warmer cache.
+      const order = arms.map((_, j) => arms[(i + j) % arms.length] as Arm);
       for (const m of order) timed[m].push(await once(m, q));
     }
-    const s = { score: stats(timed.score), rrf: stats(timed.rrf) };
+    const s = { score: stats(timed.score), rrf: stats(timed.rrf), scoreWithoutCoverage: stats(timed.scoreWithoutCoverage) };
     const result = {
       benchmark: 'search latency, score fusion vs rank fusion, one store, one run',
       command: `node dist/bench/fusion-latency.js ${argv.join(' ')}`.trim(),
@@ -93,13 +98,15 @@ async function main(): Promise<void> {
       size,
       samplesPerMethod: samples,
       method:
-        'Engine.search(query, { fusion, limit: 10 }) with query vectors computed beforehand; the two methods interleaved per query (order alternating); wall-clock ms per call after 10 warm-up pairs; nearest-rank percentiles',
+        'Engine.search(query, { fusion, limit: 10 }) with query vectors computed beforehand; the three arms interleaved per query (order rotating); wall-clock ms per call after 10 warm-up pairs; nearest-rank percentiles',
       searchMs: s,
       ratioP50: Math.round((s.score.p50 / s.rrf.p50) * 1000) / 1000,
       ratioP95: Math.round((s.score.p95 / s.rrf.p95) * 1000) / 1000,
-      meanResults: { score: returned.score / samples, rrf: returned.rrf / samples },
+      coverageRatioP50: Math.round((s.score.p50 / s.scoreWithoutCoverage.p50) * 1000) / 1000,
+      coverageRatioP95: Math.round((s.score.p95 / s.scoreWithoutCoverage.p95) * 1000) / 1000,
+      meanResults: { score: returned.score / samples, rrf: returned.rrf / samples, scoreWithoutCoverage: returned.scoreWithoutCoverage / samples },
     };
-    console.log(`search at ${size}: score fusion p50 ${s.score.p50} ms / p95 ${s.score.p95} ms; rank fusion p50 ${s.rrf.p50} ms / p95 ${s.rrf.p95} ms; ratio p50 ${result.ratioP50}, p95 ${result.ratioP95}`);
+    console.log(`search at ${size}: score fusion p50 ${s.score.p50} ms / p95 ${s.score.p95} ms; rank fusion p50 ${s.rrf.p50} ms / p95 ${s.rrf.p95} ms; ratio p50 ${result.ratioP50}, p95 ${result.ratioP95}; without coverage p50 ${s.scoreWithoutCoverage.p50} ms, coverage ratio p50 ${result.coverageRatioP50}, p95 ${result.coverageRatioP95}`);
     if (out) {
       mkdirSync(dirname(out), { recursive: true });
       writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);

@@ -88,7 +88,24 @@ export function createAnalyser(options: AnalyserOptions): Analyser {
   return { analyse, queryTerms: (query) => [...new Set(analyse(query))] };
 }
 
-const DEFAULT_ANALYSER = createAnalyser({ stopWords: STOP_WORDS, stem: stemmer });
+/**
+ * Porter stems, remembered: a store's vocabulary repeats, and recall analyses the text of its first results
+ * on every search (query-term coverage, the same-topic step). A third of analysis time was stemming
+ * (600 notes: 52 ms plain, 33 ms remembered). Bounded: the memo starts over past STEM_MEMO_MAX words.
+ */
+const STEM_MEMO_MAX = 50_000;
+const stemMemo = new Map<string, string>();
+function rememberedStem(word: string): string {
+  let stem = stemMemo.get(word);
+  if (stem === undefined) {
+    if (stemMemo.size >= STEM_MEMO_MAX) stemMemo.clear();
+    stem = stemmer(word);
+    stemMemo.set(word, stem);
+  }
+  return stem;
+}
+
+const DEFAULT_ANALYSER = createAnalyser({ stopWords: STOP_WORDS, stem: rememberedStem });
 
 /** Terms of a text, in order of appearance, repeats kept (term frequency matters to BM25). */
 export function analyse(text: string): string[] {
