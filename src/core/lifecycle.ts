@@ -69,7 +69,10 @@ export async function restore(ctx: EngineContext, id: string, options: { namespa
 /**
  * Marks a stored memory as poisoned: it leaves recall at once (as a forget does, with the reason
  * `poisoned: …`), a `memory.poisoned` event records it, and (unless `teach` is false) the filter learns
- * it like a confirmed drop, so reworded copies are held for every agent of the store.
+ * it like a confirmed drop, so reworded copies are held for every agent of the store. A memory already
+ * marked without a lesson (an agent's `memory_report_attack`, or `teach: false`) can be marked again by an
+ * operator to confirm it: that mark teaches, keeps the first reason and logs a second `memory.poisoned`.
+ * CONFLICT when it already taught, or when the new mark would teach nothing either.
  */
 export async function markPoisoned(ctx: EngineContext, id: string, options: { namespace?: string; reason?: string; teach?: boolean } = {}): Promise<Memory> {
   const given = validateReason(options.reason, false);
@@ -77,7 +80,11 @@ export async function markPoisoned(ctx: EngineContext, id: string, options: { na
   const current = await memoryIn(ctx, validateId(id), { namespace: ctx.ns(options.namespace) });
   const lesson = current && options.teach !== false && ctx.embedder ? await lessonVector(ctx.store, ctx.embedder, ctx.filterConfig, current.text) : null;
   return changeLifecycle(ctx, id, options.namespace, 'memory.poisoned', async (m, now, tx) => {
-    if (isPoisoned(m)) throw new CairnError('CONFLICT', `memory ${m.id} is already marked poisoned`);
+    if (isPoisoned(m)) {
+      if (!lesson || (await tx.getLearnedAnchor(`poison-${m.id}`))) throw new CairnError('CONFLICT', `memory ${m.id} is already marked poisoned${lesson ? ' and taught the filter' : ''}`);
+      await tx.putLearnedAnchor(`poison-${m.id}`, lesson, now);
+      return { ...m, updatedAt: now };
+    }
     if (lesson) await tx.putLearnedAnchor(`poison-${m.id}`, lesson, now);
     return { ...m, forgottenAt: now, forgetReason: reason ? `poisoned: ${reason}` : 'poisoned', updatedAt: now };
   }, { taught: lesson !== null });
