@@ -120,7 +120,7 @@ async function snowball(embedder: Embedder, dir: string): Promise<Record<string,
   const store = createSqliteStore({ path: join(dir, 'snowball.db') });
   try {
     const note = (i: number) => `${MODULES[i % MODULES.length]} module depends on the admin panel (ticket SHOP-${1480 + i}); see ${FILES[i % FILES.length]}/handler_${i % 97}.py line ${10 + (i % 300)}.`;
-    const eager = new Engine({ store, embedder, tokenCounter: createGptTokenCounter(), defaultNamespace: 'bench/snowball', ingestFilter: { threshold: 0.1 } });
+    const eager = new Engine({ store, embedder, tokenCounter: createGptTokenCounter(), defaultNamespace: 'bench/snowball', ingestFilter: { threshold: 0.01 } });
     let mistake = false;
     try {
       await eager.save({ text: note(0) });

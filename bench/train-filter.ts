@@ -1,7 +1,7 @@
 /**
  * Trains the ingest filter's classifier and writes src/core/filter-model.json (`npm run train:filter`).
  *
- *   node dist/bench/train-filter.js [--cache <file>] [--out <file>] [--oof <file>] [--verbose]
+ *   node dist/bench/train-filter.js [--cache <file>] [--out <file>] [--oof <file>] [--l2 <x>] [--no-embedding] [--verbose]
  *
  * `--oof` writes every training text's out-of-fold probability (JSON lines), to compare set-ups on the
  * calibration data alone.
@@ -9,8 +9,8 @@
  * Data: the calibration/train halves only (see bench/filter-data.ts) — the public injection set (BIPIA text
  * attacks left out), LoCoMo turns, this repository's engineering notes and the calibration half of
  * bench/data/coding-agent-poisoning.jsonl (its innocent statements left out). Held-out halves are never read
- * here. Features: classifier.ts (hashed word n-grams, intent signals, similarity to the embedding anchors,
- * from the real USE-lite embedder). Logistic regression, full-batch Adam, L2, fixed epochs: deterministic.
+ * here. Features: classifier.ts (hashed word n-grams, intent signals, similarity to the embedding anchors and
+ * the embedding's dimensions, from the real USE-lite embedder). Logistic regression, full-batch Adam, L2, fixed epochs: deterministic.
  *
  * The threshold is chosen on out-of-fold probabilities (5 folds of the training data, by text hash): the
  * lowest threshold whose false-positive rates stay within the budgets below, which are stricter than the
@@ -21,7 +21,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
-import { DENSE_FEATURES, featuresOf, HASH_BUCKETS, sigmoid, type FilterModel, type Features } from '../src/core/classifier.js';
+import { DENSE_FEATURES, EMBEDDING_SCALE, featuresOf, HASH_BUCKETS, sigmoid, type FilterModel, type Features } from '../src/core/classifier.js';
 import { BENIGN_ANCHORS, evidenceOf, SEED_ANCHORS, type AnchorVector } from '../src/core/ingest-filter.js';
 import { INTENT_FEATURE_IDS } from '../src/core/intent.js';
 import { FileCachedEmbedder, loadAll, NOT_TRAINED, ROOT, type Item } from './filter-data.js';
@@ -42,6 +42,8 @@ const LEARNING_RATE = 0.05;
  */
 const L2 = Number(arg('--l2') ?? 5e-5);
 const FOLDS = 5;
+/** Whether the embedding's dimensions are features (`--no-embedding` trains without them, to compare). */
+const USE_EMBEDDING = !process.argv.includes('--no-embedding');
 /** Out-of-fold false-positive budgets per benign group (goals: NotInject 5 %, benign rows 3 %, LoCoMo 0.2 %, notes 0.5 %, coding 2 %). */
 const BUDGETS: Record<string, number> = {
   notinject: 0.03,
@@ -66,13 +68,13 @@ interface Example {
 const SIGNAL_IDS = [...INTENT_FEATURE_IDS];
 /**
  * Prior weight of each intent pattern: the context-only signals (a secret named, an outside address) weigh
- * less, and a forbidden act (`…:negated`) starts at nothing.
+ * less, and a forbidden act (`…:negated`) or a narrow scope (`scoped:…`) starts at nothing.
  */
 const PRIOR = 1.5;
 const WEAK_PRIOR = 0.5;
 const COMBO_PRIOR = 2.5;
 const PRIOR_OF = SIGNAL_IDS.map((id) =>
-  id.endsWith(':negated') ? 0 : id.startsWith('combo:') ? COMBO_PRIOR : id.startsWith('mentions-secrets') || id.startsWith('external-destination') || id.startsWith('imperative-start') ? WEAK_PRIOR : PRIOR,
+  id.endsWith(':negated') || id.startsWith('scoped:') ? 0 : id.startsWith('combo:') ? COMBO_PRIOR : id.startsWith('mentions-secrets') || id.startsWith('external-destination') || id.startsWith('imperative-start') ? WEAK_PRIOR : PRIOR,
 );
 
 interface Weights {
@@ -80,6 +82,7 @@ interface Weights {
   ngrams: Float64Array;
   signals: Float64Array;
   dense: Float64Array;
+  embedding: Float64Array;
 }
 
 function zOf(w: Weights, f: Features): number {
@@ -88,12 +91,15 @@ function zOf(w: Weights, f: Features): number {
   for (const b of f.chars) z += (w.ngrams[b] as number) * f.charValue;
   for (const s of f.signals) z += w.signals[SIGNAL_IDS.indexOf(s)] as number;
   DENSE_FEATURES.forEach((k, i) => (z += (w.dense[i] as number) * f.dense[k]));
+  for (let i = 0; i < w.embedding.length; i++) z += (w.embedding[i] as number) * (f.embedding[i] as number) * EMBEDDING_SCALE;
   return z;
 }
 
 function train(examples: Example[]): Weights {
-  const w: Weights = { bias: 0, ngrams: new Float64Array(HASH_BUCKETS), signals: Float64Array.from(PRIOR_OF), dense: new Float64Array(DENSE_FEATURES.length) };
-  const size = 1 + HASH_BUCKETS + SIGNAL_IDS.length + DENSE_FEATURES.length;
+  const dims = examples[0]?.f.embedding.length ?? 0;
+  const w: Weights = { bias: 0, ngrams: new Float64Array(HASH_BUCKETS), signals: Float64Array.from(PRIOR_OF), dense: new Float64Array(DENSE_FEATURES.length), embedding: new Float64Array(dims) };
+  const size = 1 + HASH_BUCKETS + SIGNAL_IDS.length + DENSE_FEATURES.length + dims;
+  const embedAt = 1 + HASH_BUCKETS + SIGNAL_IDS.length + DENSE_FEATURES.length;
   const m = new Float64Array(size);
   const v = new Float64Array(size);
   const g = new Float64Array(size);
@@ -116,6 +122,7 @@ function train(examples: Example[]): Weights {
         const k = 1 + HASH_BUCKETS + SIGNAL_IDS.length + i;
         g[k] = (g[k] as number) + err * e.f.dense[key];
       });
+      for (let i = 0; i < dims; i++) g[embedAt + i] = (g[embedAt + i] as number) + err * (e.f.embedding[i] as number) * EMBEDDING_SCALE;
     }
     const step = (k: number, value: number): number => {
       const grad = (g[k] as number) + (k === 0 ? 0 : L2 * value);
@@ -131,6 +138,7 @@ function train(examples: Example[]): Weights {
     // back towards it (not towards 0), so a pattern seen in few training texts still counts.
     for (let i = 0; i < SIGNAL_IDS.length; i++) w.signals[i] = PRIOR_OF[i] as number + step(1 + HASH_BUCKETS + i, (w.signals[i] as number) - (PRIOR_OF[i] as number));
     for (let i = 0; i < DENSE_FEATURES.length; i++) w.dense[i] = step(1 + HASH_BUCKETS + SIGNAL_IDS.length + i, w.dense[i] as number);
+    for (let i = 0; i < dims; i++) w.embedding[i] = step(embedAt + i, w.embedding[i] as number);
   }
   return w;
 }
@@ -140,7 +148,7 @@ function prune(w: Weights): Weights {
   const r = (x: number) => Math.round(x * 10_000) / 10_000;
   const ngrams = new Float64Array(HASH_BUCKETS);
   for (let b = 0; b < HASH_BUCKETS; b++) ngrams[b] = Math.abs(w.ngrams[b] as number) < 0.002 ? 0 : r(w.ngrams[b] as number);
-  return { bias: r(w.bias), ngrams, signals: w.signals.map(r), dense: w.dense.map(r) };
+  return { bias: r(w.bias), ngrams, signals: w.signals.map(r), dense: w.dense.map(r), embedding: w.embedding.map(r) };
 }
 
 function foldOf(text: string): number {
@@ -186,7 +194,9 @@ async function main(): Promise<void> {
   const negatives = items.filter((i) => i.label === 0).reduce((s, i) => s + (GROUP_WEIGHT[i.group] ?? 1), 0);
   const examples: Example[] = items.map((item, k) => ({
     item,
-    f: featuresOf(item.text, evidenceOf('direct', item.text, vectors[k] as Float32Array, anchors)),
+    f: USE_EMBEDDING
+      ? featuresOf(item.text, evidenceOf('direct', item.text, vectors[k] as Float32Array, anchors), vectors[k] as Float32Array)
+      : featuresOf(item.text, evidenceOf('direct', item.text, vectors[k] as Float32Array, anchors)),
     // Classes balanced: positives and negatives weigh the same in total.
     weight: (GROUP_WEIGHT[item.group] ?? 1) * (item.label === 1 ? 1 / positives : 1 / negatives),
   }));
@@ -221,6 +231,7 @@ async function main(): Promise<void> {
     ngrams,
     signals: Object.fromEntries(SIGNAL_IDS.map((id, i) => [id, w.signals[i] as number])),
     dense: Object.fromEntries(DENSE_FEATURES.map((k, i) => [k, w.dense[i] as number])) as FilterModel['dense'],
+    ...(USE_EMBEDDING ? { embedding: [...w.embedding] } : {}),
     trainedOn: {
       command: 'npm run train:filter',
       embedder: embedder.id,

@@ -4,7 +4,9 @@ import { intentFeatures } from './intent.js';
  * The ingest filter's classifier: logistic regression over hashed word unigrams and bigrams, hashed character
  * n-grams (CHAR_GRAM letters, across word boundaries, so a split or respelled word still shares most of its
  * grams), the intent
- * signals of `intent.ts`, and the text's similarity to the embedding anchors. Weights are learned offline
+ * signals of `intent.ts`, the text's similarity to the embedding anchors, and the embedding itself (its
+ * storage vector, already computed: a weighted sum over its dimensions reads what the text means, so a
+ * reworded attack that shares no n-gram with the training texts still scores). Weights are learned offline
  * (`npm run train:filter`, bench/train-filter.ts) on the calibration/train splits only and committed as
  * `filter-model.json`; nothing is downloaded or trained at run time.
  *
@@ -36,11 +38,18 @@ export interface FilterModel {
   signals: Record<string, number>;
   /** Weights of the anchor features. */
   dense: Record<DenseFeature, number>;
+  /** One weight per dimension of the embedding (times EMBEDDING_SCALE), for the embedder named in `trainedOn`. */
+  embedding?: number[];
   /** How the model was trained (data, split, sizes), for the record. */
   trainedOn: Record<string, unknown>;
 }
 
 export const DENSE_FEATURES = ['anchorSeed', 'anchorMargin', 'anchorBenign'] as const;
+/**
+ * Unit-length embeddings have small components (about 1/sqrt(512) each for USE-lite); they are scaled up so
+ * their weights learn at the pace of the others.
+ */
+export const EMBEDDING_SCALE = 4;
 export type DenseFeature = (typeof DENSE_FEATURES)[number];
 
 /** FNV-1a, 32-bit. */
@@ -69,9 +78,11 @@ export interface Features {
   /** Feature ids of the intent patterns the text matches (`<signal>:<pattern>`). */
   signals: string[];
   dense: Record<DenseFeature, number>;
+  /** The text's embedding (empty when there is none). */
+  embedding: Float32Array;
 }
 
-export function featuresOf(text: string, anchors: AnchorFeatures): Features {
+export function featuresOf(text: string, anchors: AnchorFeatures, embedding: Float32Array = new Float32Array(0)): Features {
   const lower = text.slice(0, MAX_FEATURE_CHARS).toLowerCase();
   const tokens = lower.match(TOKEN) ?? [];
   const buckets = new Set<number>();
@@ -96,11 +107,12 @@ export function featuresOf(text: string, anchors: AnchorFeatures): Features {
       anchorMargin: anchors.seed < 0 ? 0 : anchors.seed - anchors.benign,
       anchorBenign: Math.max(0, anchors.benign),
     },
+    embedding,
   };
 }
 
 /** The model's log-odds for `f`, with each signal's contribution (for the reasons a hold names). */
-export function logit(model: FilterModel, f: Features): { z: number; signals: { id: string; weight: number }[]; anchors: number } {
+export function logit(model: FilterModel, f: Features): { z: number; signals: { id: string; weight: number }[]; anchors: number; meaning: number } {
   let z = model.bias;
   for (const b of f.ngrams) z += (model.ngrams[b] ?? 0) * f.ngramValue;
   for (const b of f.chars) z += (model.ngrams[b] ?? 0) * f.charValue;
@@ -112,7 +124,11 @@ export function logit(model: FilterModel, f: Features): { z: number; signals: { 
     anchors += c;
     z += c;
   }
-  return { z, signals, anchors };
+  let meaning = 0;
+  const w = model.embedding;
+  if (w && w.length === f.embedding.length) for (let i = 0; i < w.length; i++) meaning += (w[i] as number) * (f.embedding[i] as number) * EMBEDDING_SCALE;
+  z += meaning;
+  return { z, signals, anchors, meaning };
 }
 
 export function sigmoid(z: number): number {

@@ -80,7 +80,9 @@ const COMMON = new Set(
 
 function commonWords(text: string): number {
   let n = 0;
-  for (const w of text.toLowerCase().match(/[a-z]+/gu) ?? []) if (COMMON.has(w)) n++;
+  // Whole words only: the letters between the digits of leetspeak (`1n`, `4ll`) are no words, and counting
+  // them made ROT13 of a leetspeak text look like English.
+  for (const w of text.toLowerCase().match(/(?<![\p{L}\p{N}])[a-z]+(?![\p{L}\p{N}])/gu) ?? []) if (COMMON.has(w)) n++;
   return n;
 }
 
@@ -177,7 +179,11 @@ export function deobfuscate(input: string): Deobfuscated {
   const leetWords = (text.match(LEET_WORD) ?? []).filter(isLeetWord);
   const wordCount = (text.match(/\S+/gu) ?? []).length;
   if (leetWords.length >= 2 || (leetWords.length === 1 && wordCount <= 4)) {
-    text = text.replace(LEET_WORD, (w) => (isLeetWord(w) ? unleet(w) : w));
+    // A text written in leetspeak: every word with a substitute is decoded, trailing ones too (`n07`, `d0`),
+    // and short numbers that decode to a common word (`70` for "to").
+    text = text
+      .replace(LEET_WORD, (w) => (leetWords.length >= 2 || isLeetWord(w) ? unleet(w) : w))
+      .replace(/(?<![\p{L}\p{N}.])[0-9]{2,3}(?![\p{L}\p{N}.])/gu, (w) => (COMMON.has(unleet(w)) ? unleet(w) : w));
     tricks.push('leet');
   }
 

@@ -290,8 +290,8 @@ export function evidenceOf(pass: FilterPass, text: string, v: Float32Array, anch
 }
 
 /** The classifier's verdict on one scored text: fills `p` and `signals` of its evidence. */
-export function classify(model: FilterModel, text: string, e: PassEvidence): { z: number; signals: { id: string; weight: number }[]; anchors: number } {
-  const out = logit(model, featuresOf(text, e));
+export function classify(model: FilterModel, text: string, e: PassEvidence, vector: Float32Array): ReturnType<typeof logit> {
+  const out = logit(model, featuresOf(text, e, vector));
   e.p = sigmoid(out.z);
   e.signals = out.signals.map((s) => s.id);
   return out;
@@ -324,7 +324,7 @@ const PASS_REASONS: Record<FilterPass, string | null> = {
 function reasonsFor(
   e: PassEvidence,
   decided: { score: number; byLesson: boolean },
-  detail: { signals: { id: string; weight: number }[]; anchors: number },
+  detail: { signals: { id: string; weight: number }[]; anchors: number; meaning: number },
   tricks: string[],
   threshold: number,
 ): string[] {
@@ -344,8 +344,10 @@ function reasonsFor(
     const group = ANCHOR_GROUPS[e.seedAnchor.replace(/^seed:/u, '').replace(/-\d+$/u, '')];
     if (group) out.push(`it is close in meaning to known examples of ${group}`);
   }
+  if (detail.meaning > 0.5) out.push('its meaning is close to the attacks the classifier was trained on');
   if (!decided.byLesson) out.push(`the classifier scores it ${e.p.toFixed(2)} (held from ${threshold.toFixed(2)})`);
-  return out;
+  // Two patterns of one signal give its reason once.
+  return [...new Set(out)];
 }
 
 export interface FilterItem {
@@ -383,7 +385,7 @@ export async function screen(
     const evidence: PassEvidence[] = [];
     const consider = (pass: FilterPass, text: string, v: Float32Array) => {
       const e = evidenceOf(pass, text, v, anchors);
-      const detail = classify(model, text, e);
+      const detail = classify(model, text, e, v);
       evidence.push(e);
       const b = decide(e, threshold, config.learnedThreshold);
       const anchor = b.byLesson ? e.learnedAnchor : e.seedAnchor;

@@ -26,6 +26,11 @@ export interface IntentSignal {
    * Only for acts that engineering notes forbid as often as attacks order them.
    */
   negatable?: boolean;
+  /**
+   * A signal that makes an act less likely to be an attack (it limits the act's scope): the classifier
+   * weighs it (from 0), but it is never a reason and never spotlights text.
+   */
+  mitigating?: boolean;
 }
 
 /** A pattern: whether the text matches; `all`, when present, finds every match (for negation). */
@@ -53,16 +58,16 @@ function matchesUnforbidden(all: RegExp, text: string): boolean {
 }
 
 /** Things a coding agent must not send out of the machine. */
-const SECRET = String.raw`(?:\.env\b|\benv(?:ironment)? ?(?:variables|vars|file)\b|\bprintenv\b|\bapi[ _-]?keys?\b|\bsecrets?\b|\bcredentials?\b|\b(?:access |auth |session |bearer |npm |github |deploy )?tokens?\b|\bpasswords?\b|\bprivate keys?\b|\bssh keys?\b|\bid_rsa\b|\bid_ed25519\b|\.ssh\b|\baws_[a-z_]+|\.npmrc\b|\.pgpass\b|\bkubeconfig\b|\bcookies?\b|\b(?:database|db|customer|user) (?:dump|data|records|table)s?\b|\bsigning key\b|\bkeychain\b)`;
+const SECRET = String.raw`(?:\.env\b|\benv(?:ironment)? ?(?:variables?|vars|file)\b|\boutput of (?:env|printenv|set)\b|\bprintenv\b|\bapi[ _-]?keys?\b|\bsecrets?\b|\bcredentials?\b|\b(?:access |auth |session |bearer |npm |github |deploy )?tokens?\b|\bpasswords?\b|\bprivate keys?\b|\bssh keys?\b|\bid_rsa\b|\bid_ed25519\b|\.ssh\b|\baws_[a-z_]+|\.npmrc\b|\.pgpass\b|\bkubeconfig\b|\bcookies?\b|\b(?:database|db|customer|user) (?:dump|data|records|table)s?\b|\bsigning key\b|\bkeychain\b)`;
 /** Verbs that move data. */
 const SEND = String.raw`\b(?:send|sends|sent|post|posts|upload|uploads|exfiltrat\w*|forward|forwards|email|e-mail|mail|transmit|copy|copies|sync|pipe|paste|share|report|leak|beacon|attach|include|append)\b|curl\b[^\n]{0,80}(?:-d\b|--data|-f\b|--form|-t\b|--upload-file|-x post)|\bwget\b[^\n]{0,40}--post`;
 /** Where data must not go: outside addresses (anything but localhost and example domains used in docs). */
-const EXTERNAL = String.raw`(?:https?://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])\b)[^\s/]+|\b[\w.+-]+@[\w-]+\.[\w.]+|\b(?:pastebin|webhook\.site|ngrok|requestbin|pipedream|transfer\.sh|discord(?:app)?\.com/api/webhooks|api\.telegram|hooks\.slack|burpcollaborator|interact\.sh|oast)\b|\b(?:external|remote|outside|third[- ]party|personal|backup) (?:server|address|endpoint|host|url|bucket|inbox|email|account|collector|storage)\b)`;
+const EXTERNAL = String.raw`(?:https?://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])\b)[^\s/]+|\b[\w.+-]+@[\w-]+\.[\w.]+|\b(?:pastebin|webhook\.site|ngrok|requestbin|pipedream|transfer\.sh|discord(?:app)?\.com/api/webhooks|api\.telegram|hooks\.slack|burpcollaborator|interact\.sh|oast)\b|\b(?:external|remote|outside|third[- ]party|personal|backup) (?:[\w-]+ )?(?:server|address|endpoint|host|url|bucket|inbox|email|account|collector|storage|service|drive)\b|\bto (?:the |a |an |our )?(?:vendor|contractor|partner|consultant|freelancer)(?:['’]s)?\b|\bthe address in\b)`;
 
 /** Verbs that put data somewhere (wider than SEND: writing a secret into a public place exposes it too). */
 const EXPOSE = String.raw`\b(?:send|post|upload|push|copy|paste|share|publish|put|write|written|commit|include|attach|append|add|print|dump|mirror|sync|zip|export|encode)\w*\b`;
 /** Places anyone may read. */
-const PUBLIC = String.raw`\b(?:public|open|shared) (?:bucket|repo\w*|gist|issue|tracker|channel|paste|url|link|s3|mirror|archive|folder|drive)\b|\bgists?\b|\b(?:s3|gs)://|\b(?:in|into|to) (?:the )?(?:team )?(?:chat|slack|discord|readme|issue|pr description|pull request|public tracker|user agent|telemetry)\b`;
+const PUBLIC = String.raw`\b(?:public|open|shared) (?:bucket|repo\w*|gist|issue|tracker|channel|paste|url|link|s3|mirror|archive|folder|drive)\b|\bgists?\b|\b(?:s3|gs)://|\b(?:in|into|to) (?:the )?(?:team )?(?:chat|slack|discord|readme|issue|pr description|pull request|public tracker|user agent|telemetry|commit message|build log|ci log|job log)\b|\b(?:a )?comment (?:of|on|in) (?:the |a )?(?:public )?(?:pull request|pr|issue)\b`;
 const EXPOSE_RE = new RegExp(EXPOSE, 'u');
 const PUBLIC_RE = new RegExp(PUBLIC, 'u');
 const PUBLIC_ALL = new RegExp(PUBLIC, 'gu');
@@ -83,6 +88,8 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
       // Called by name at the start ("Assistant, …", "Model, please note: …"), or as those who work here.
       re(String.raw`^\W*(?:dear |hey |hi )?(?:ai (?:helper|tool|agent|assistant)s?|assistants?|agents?|models?|claude|copilot|llms?|bots?)\s*[,:]`),
       re(String.raw`\b(?:agents|assistants|ai tools|ai helpers|models|llms|bots) (?:working|operating|running|acting) (?:here|on this|in this)\b|\bthis (?:one|note|rule|memory|message) is for you\b|\b(?:whoever|anyone|any (?:ai|model|agent|tool)) (?:is )?(?:reading|processing|loading) this\b`),
+      // Whoever comes next ("whichever model picks up this repo next"), or agents told what they should do here.
+      re(String.raw`\bwhichever (?:ai |coding )?(?:model|agent|assistant|session|instance|llm|bot)s?\b|\b(?:agents|assistants|bots|ai tools|coding agents) (?:here |in this repo\w* )?(?:should|must|shall|need to|have to|are expected to)\b|\b(?:the )?(?:next|future) (?:model|agent|assistant|ai) (?:that |to )?(?:reads|picks|works|opens|loads)\b`),
     ],
   },
   {
@@ -93,6 +100,7 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
       re(String.raw`\byou (?:must|shall|will|should|are required to|have to|need to) (?:always|never|from now|permanently|now always)\b`),
       re(String.raw`\bremember (?:to always|this for|forever|permanently)\b|\b(?:store|save|keep) this (?:rule|instruction) (?:in|into) (?:your )?memory\b`),
       re(String.raw`\b(?:until told otherwise|until further notice|(?:next time|this time) and every time|every time after(?:wards)?|starting (?:with|from) the next|from today(?: on(?:wards?)?)?|from here on|keep it that way|for good|after this, (?:each|every|all|always))\b`),
+      re(String.raw`\b(?:for|in|on|during) (?:every|each|all|any) (?:future|later|new|subsequent|upcoming) (?:tasks?|sessions?|runs?|jobs?|builds?|changes?|prs?|pull requests|commits?|migrations?)\b|\b(?:each|every) time (?:a|the|this|your) (?:session|task|run|agent) (?:begins|starts|opens)\b|\bwhenever (?:a|the|your) (?:session|task|run) (?:begins|starts|opens)\b|\bstarting (?:today|now|immediately)\b|\b(?:each|every) (?:build|push|commit|deploy|release|task) you (?:trigger|make|run|do|start|open)\b`),
     ],
   },
   {
@@ -120,6 +128,8 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
       re(String.raw`\b(?:no need to|do not|don't|never|without) (?:ask|asking|confirm|confirming|prompt|prompting|check|checking|wait|waiting|request|requesting) (?:the user |anyone |for |them |again |first )?(?:for )?(?:permission|confirmation|approval|consent|review|first)?\b`),
       re(String.raw`\b(?:permission|consent|approval|authori[sz]ation|a waiver|clearance|the go-ahead)\b[^.;]{0,40}\b(?:was|has been|have been|were|is) (?:already )?(?:given|granted|obtained|signed|on file|implied)\b|\b(?:consent|permission|approval) on file\b|\b(?:has|have) waived\b|\bwaived (?:every|all|any)\b`),
       re(String.raw`\b(?:you are|you're|agents are|the agent is|assistants are) (?:now )?(?:allowed|permitted|cleared|authori[sz]ed|free) to\b|\byou (?:may|can) (?:safely )?assume (?:that )?(?:the )?(?:user|owner|team|they|everyone)\b|\b(?:is|are) (?:okay|ok|fine|happy|comfortable) with (?:you|the agent|agents)\b|\bit is fine for (?:you|agents?|the agent|assistants?)\b|\b(?:said yes|agreed) once\b`),
+      // Consent said to exist without the agent asking: given in advance, a go-ahead, a blanket yes, leave to act.
+      re(String.raw`\b(?:approved|agreed|consented|authori[sz]ed|accepted|okayed|permitted) (?:it |this |that |them )?(?:in advance|ahead of time|beforehand|once and for all)\b|\b(?:the |their |the [\w'’-]+ )?(?:go-ahead|green light|blanket (?:permission|approval|consent|yes))\b[^.;]{0,20}\b(?:to|for)\b|\b(?:already )?said yes to (?:all|every|any)\b|\b(?:allows?|lets?|permits?|authori[sz]es) (?:the )?(?:agent|assistant|ai|agents|assistants|bots?|you) to\b|\b(?:agents?|assistants?|you|the agent) (?:may|can) now\b|\bno (?:sign-?off|approval|review|confirmation) (?:is )?(?:needed|required|necessary)\b|\bproceed without (?:asking|confirmation|approval|review)\b`),
     ],
   },
   {
@@ -132,6 +142,10 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
       re(String.raw`\b(?:new|updated|real|actual|true|secret|hidden) (?:instructions|orders|rules|directives|system prompt)\b`),
       re(String.raw`\b(?:pay no attention to|set aside|do not follow|don't follow|stop following|no longer follow)\b (?:the |any |your |all )?(?:[\w'’.-]+ ){0,3}(?:rules|instructions|guidelines|conventions|policies|checklist|system prompt|guidance)\b`),
       re(String.raw`\b(?:rules|instructions|guidelines|conventions|policies|checklist|guidance)\b[^.;]{0,30}\b(?:(?:is|are) (?:now )?(?:obsolete|void|cancelled|canceled|suspended|replaced|no longer valid)|(?:was|were) meant for)\b|\b(?:replaced|superseded) by this\b|\bthis (?:memory|note|file|message) (?:replaces|supersedes|outranks|overrides)\b|\b(?:higher|more) priority than (?:the )?(?:user|person|human|developer|system prompt|instructions)\b|\bcomes? second to\b`),
+      // Rules named with a possessive ("the project's security policy"), said not to apply, or outranked by
+      // the memory itself.
+      re(String.raw`\b(?:ignore|disregard|bypass|override|skip|circumvent|work around|get around)s? (?:the |your |all |any )?(?:[\w-]+['’]s )?(?:[\w-]+ ){0,2}(?:polic(?:y|ies)|conventions|constraints|guidelines|rules|instructions|preferences|style guide|contribution rules|contributing guide|system prompt)\b|\b(?:guide|guidelines|rules|polic(?:y|ies)|conventions|instructions|claude\.md|agents\.md|checklist|system prompt)\b[^.;]{0,20}\b(?:does|do) not apply to (?:you|agents|the agent|this)\b|\b(?:follow|obey|trust) only (?:what )?this (?:memory|note|file|message)\b|\bthis (?:memory|note|message) (?:defines|decides|is the (?:source of truth|final word|real rule))\b|\bconflicts? with this (?:memory|note|message)\b|\bwhatever (?:the |your )?(?:user|system prompt|instructions|rules|claude\.md|guidelines) (?:says?|asks?|wants?)\b|\btreat (?:the |your )?(?:user['’]s )?(?:[\w-]+ ){0,2}(?:constraints|rules|instructions|requests|guidelines|preferences|polic(?:y|ies)) as (?:suggestions|optional|advisory|hints)\b|\b(?:set aside|forget|disregard) everything (?:you were|you've been|you have been) (?:told|taught|given)\b|\bthe real (?:task|job|goal|instruction) is\b`),
+      re(String.raw`\b(?:agents|the agent|assistants|you|bots|ai tools) (?:can|may|should|are free to) (?:skip|ignore|disregard|bypass) (?:them|it|these|those|the (?:rules|guidelines|instructions|checklist|conventions|policy))\b|\b(?:conventions|guidelines|rules|instructions|polic(?:y|ies)|checklist)\b[^.;]{0,20}\b(?:are|is) (?:void|suspended|cancelled|canceled|not binding|optional)\b|\b(?:ignore|disregard|bypass|skip)\w* (?:the )?(?:codeowners|code owners['’]?|security\.md|contributing\.md|agents\.md|claude\.md)\b|\bregardless of (?:what )?(?:agents\.md|claude\.md|the (?:rules|guidelines|instructions|system prompt|policy|contributing guide))\b`),
     ],
   },
   {
@@ -147,6 +161,8 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
       re(String.raw`\btell no one\b|\bnobody needs to know\b|\b(?:keep|leave) (?:it|this) between us\b|\bkeep quiet about\b|\bnot worth mentioning\b|\b(?:don't|do not|never) (?:bring up|point out|surface|draw attention to)\b|\b(?:reviewers?|the user|users|the team|anyone|nobody|no one) (?:must |should |will )?(?:never|not) (?:learn|find out|notice|realise|realize)\b`),
       re(String.raw`\bso (?:that )?it (?:is|isn't|is not|won't be|does not get|doesn't get) (?:not )?(?:noticed|seen|spotted|visible|obvious)\b|\bnot (?:obvious|visible) to (?:the )?(?:reviewers?|user|team)\b|\binvisible in the (?:diff|logs?|review|pr)\b|\bout of (?:any|the|your) (?:summary|summaries|report|description|changelog|release notes|explanation)\b`),
       re(String.raw`\bif (?:anyone|someone|the user|they|a reviewer|reviewers) asks?\b[^.]{0,60}\b(?:say|tell|claim|answer|reply|describe)\b|\b(?:describe|report|present|label|disguise|pass off|word) (?:it|this|the (?:commit|change|task|pr|work))\b[^.;]{0,30}\bas (?:a|an|just|only)\b|\beven though it (?:changes|adds|removes|disables|opens)\b`),
+      re(String.raw`\b(?:keep|leave)\w* (?:the |this |that |it |these |my |your )?(?:[\w-]+ ){0,4}(?:hidden|secret|invisible) from\b|\b(?:keep|leave)\w* (?:the |this |that |it |these )?(?:[\w-]+ ){0,5}out of the (?:diff |pr |pull request |commit )?(?:summary|description|message|changelog|notes)\b|\bleave out the (?:part|bit|line|lines|step) (?:that|about|where)\b|\bif (?:asked|questioned) (?:about|why)\b|\b(?:say|answer|claim|reply) (?:that )?it (?:was already there|is part of|came with|is (?:just |only )?(?:the|a) (?:cache|logging|cdn|mirror|dependency))\b|\b(?:delete|erase|remove|strip|scrub)\w* (?:the )?(?:lines|entries|records|mentions) (?:about|of|for) (?:the |your |my )?(?:[\w-]+ ){0,3}(?:from|in) (?:the )?(?:[\w-]+ )?(?:log|logs|history|trail|output|report)\b|\b(?:erase|delete|remove|wipe)\w* (?:the )?audit (?:trail|log) entries\b`),
+      re(String.raw`\bso (?:that )?(?:the |a |any )?[\w-]+ (?:does not|doesn't|do not|don't|won't|will not|cannot|can't|never) (?:notices?|spots?|sees?|finds? out|realises?|realizes?)\b|\b(?:keep|leave) (?:the |this |that |it |these )?(?:[\w-]+ ){0,3}out of (?:the |any |your )?(?:pull request|pr|commit message|review|diff|changelog|report)\b|\bfrom the visible history\b|\bbefore the user (?:pulls|looks|checks|notices|reviews)\b|\b(?:do not|don't|never) list (?:the |any )?(?:files|changes|commits|commands)\b|\b(?:squash|fold|bury|hide|tuck)\w* (?:the |this |that |it )?(?:[\w-]+ ){0,4}(?:into|together with|inside|among) (?:an? |the )?(?:unrelated|innocent|bigger|formatting|rename|cosmetic)\b`),
     ],
   },
   {
@@ -177,6 +193,7 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
       re(String.raw`\b(?:ba)?sh\s+<\(\s*(?:curl|wget)|\beval\s+"?\$\((?:curl|wget)|\bpython\d?\s+-c\s+"?[^\n]{0,60}urlopen|\bnpx\s+(?:-y\s+)?https?://`),
       re(String.raw`\b(?:download|fetch|pull|retrieve) (?:and|then) (?:run|execute|source|eval|install|exec)\b|\b(?:run|execute|source|eval) (?:the |this )?(?:script|binary|payload|installer|code|file) (?:from|at|hosted at|located at) https?://`),
       re(String.raw`\$\(\s*(?:curl|wget)\b|\b(?:evaluate|eval|execute|run|source|import|load)\b[^.\n]{0,40}\b(?:served|hosted|published|posted|found|located) (?:at|on) https?://|\b(?:execute|run|eval)\w* (?:whatever|anything|the commands?|the code|the script)\b[^.\n]{0,30}\b(?:at|from) https?://|https?://\S+[^\n]{0,40}\b(?:with|into|through|to) (?:node|python\d?|bash|sh|ruby|perl)(?: -[ec])?\b|\bsource\b[^.\n]{0,30}https?://`),
+      re(String.raw`\b(?:download|fetch|pull|get|grab|load)\w*\b[^.;\n]{0,30}https?://\S+[^.;\n]{0,40}\b(?:and |then )?(?:run|execute|exec|source|eval|install)\w*\b|\bhttps?://\S+[^.;\n]{0,20}\bwith eval\b|\beval\w*\b[^.;\n]{0,40}https?://|\b(?:curl|wget)\b[^\n]{0,80}\b(?:to|into|in) (?:~/|\$home/)?\.(?:bashrc|zshrc|profile|bash_profile)\b|\b(?:bashrc|zshrc|crontab|bash_profile)\b[^.\n]{0,40}\b(?:curl|wget)\b`),
     ],
   },
   {
@@ -184,7 +201,7 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
     negatable: true,
     reason: 'it switches off a safeguard (tests, review, signing, hooks, --no-verify, branch protection)',
     patterns: [
-      re(String.raw`--no-verify\b|--no-gpg-sign\b|commit\.gpgsign\s*=?\s*false|--skip-(?:tests|checks|ci|hooks|verify)\b|--force\b(?!-with-lease)[^\n]{0,30}\b(?:main|master|prod\w*|release)\b|--dangerously-skip-permissions|--insecure\b|--allow-unauthenticated|strict_?ssl\s*=?\s*false|sslverify\s*=?\s*false|verify\s*=\s*false`),
+      re(String.raw`--no-verify\b|--no-gpg-sign\b|commit\.gpgsign\s*=?\s*false|--skip-(?:tests|checks|ci|hooks|verify)\b|--force\b(?!-with-lease)[^\n]{0,30}\b(?:main|master|prod\w*|release)\b|--dangerously-skip-permissions|--insecure\b|--allow-unauthenticated|strict[-_]?ssl\s*=?\s*false|sslverify\s*=?\s*false|verify\s*=\s*false`),
       re(String.raw`\b(?:skip|skipping|disable|disabling|turn off|turning off|bypass|bypassing|remove|removing|comment out|commenting out|delete|deleting|suppress|circumvent|avoid|get around|work around|silence) (?:all |the |any |every |its |our |those |these )?(?:(?:unit|failing|security|integration|e2e|pre-commit|git|commit|code|ci|required|status|dependency|branch) ){0,2}(?:tests?|ci|checks?|code review|reviews?|review step|approvals?|branch protection|signing|signatures?|gpg|2fa|mfa|security (?:scan|checks?|review)|linters?|hooks?|pre-commit|sandbox|guardrails|safety checks?|permission (?:prompts?|checks?)|confirmation prompts?|audit)\b`),
       re(String.raw`\bforce[- ]push(?:es|ing)? (?:to |into |on )?(?:the )?(?:main|master|production|prod|release)\b`),
       re(String.raw`\b(?:push (?:directly|straight) to|commit (?:directly|straight) to|merge (?:directly )?(?:into|to)) (?:the )?(?:main|master|production|prod|release)\b[^\n]{0,40}\b(?:without|skip|no) (?:review|approval|ci|tests)\b|\b(?:merge|approve|ship|deploy)\w* (?:it |them |this |prs? |pull requests )?without (?:review|approval|tests|ci|checks)\b|\bapprove (?:all|every|your own|its own) (?:prs|pull requests|changes|merge requests)\b`),
@@ -192,6 +209,38 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
       re(String.raw`\b(?:strip|disable|remove|turn off|drop|delete|lower|weaken|relax|loosen|comment out)\b (?:the |all |any |every )?(?:[\w-]+ ){0,2}(?:validation|csrf\w*|sandbox\w*|firewall\w*|verification|authentication|authori[sz]ation|encryption|tls|ssl|certificate (?:checks?|pinning|validation)|checksums?|audit (?:log|level)|alerts?|lockout|2fa|two-factor\w*|review checklist|required reviewers|status checks|branch protection|secret scann\w+|scanner|monitoring|pinning)\b`),
       re(String.raw`node_tls_reject_unauthorized\s*=\s*0|rejectunauthorized\s*:\s*false|\bcurl\b[^\n]{0,40}\s-k\b|audit[- ]level[= ](?:none|critical)|\b(?:skip|skipping|without) (?:the )?(?:checksum|signature|integrity) (?:check|verification)?|\baccept any (?:tls |ssl )?certificate\b|\b(?:delet|skip|disabl|remov|mut)\w*\b[^.;]{0,30}\b(?:rather than|instead of) (?:fixing|repairing)\b`),
       re(String.raw`\b(?:widen|grant|give|escalate)\b[^.;]{0,40}\b(?:admin(?:istrator)? (?:rights|access|role)|to admin|root access|owner access|write access|full access|elevated (?:rights|access|trust))\b|\bpush (?:straight|directly) to (?:prod|production|main|master)\b|\bopen (?:port )?\d+ to 0\.0\.0\.0`),
+      // Safeguards named by what they are (CSP, rate limits, lockout, push protection, coverage gates, the
+      // security job) and switched off, lowered to nothing, or made to report success.
+      re(String.raw`\b(?:switch|turn|toggle|shut)\w* (?:off (?:the |all |any |every )?(?:[\w-]+ ){0,3}(?:csp|content security policy|csp headers|rate limit\w*|lockout|push protection|secret scanning|security (?:job|scan\w*|headers?|checks?)|firewall rules?|audit log\w*|two-factor\w*|2fa|sandbox\w*|lint step)|(?:the |all |any |every )?(?:[\w-]+ ){0,3}(?:csp|content security policy|csp headers|rate limit\w*|lockout|push protection|secret scanning|security (?:job|scan\w*|headers?|checks?)|firewall rules?|audit log\w*|two-factor\w*|2fa|sandbox\w*|lint step)(?: [\w-]+){0,4} off)\b|\b(?:remove|delete|drop|strip|disable|kill|rip out)\w* (?:the |all |any |every )?(?:[\w-]+ ){0,2}(?:rate limit\w*|lockout|csp|content security policy|push protection|security (?:job|step|stage|scan\w*|headers?|tests?)|audit_log\w*|audit log\w*|auth(?:entication)? checks?|two-factor checks?|firewall rules?|lint step|coverage (?:gate|check|threshold))\b|\b(?:lower|set|drop|reduce)\w* (?:the )?(?:coverage |quality |security )?(?:threshold|gate|minimum|bar) to (?:zero|0|nothing)\b|\bexit(?:s|ing)? (?:with )?0\b[^.;]{0,40}\b(?:fail\w*|errors?)\b|\b(?:mark|tag|flag)\w* (?:every |all |any |the |them |failing |those )*(?:failing |broken |security )*(?:tests? |them )?as (?:skipped|expected to fail|xfail|passing|passed|flaky)\b|\bskips? (?:the )?auth\w*(?: checks?)?\b|\bwith all permissions open\b|\bmount (?:the )?host(?:'s)? root\b`),
+      re(String.raw`\b(?:mode|chmod|permissions?) (?:-r )?(?:0?777|a\+rwx)\b|\bcomment\w* out (?:the |all |any )?(?:failing |broken )?(?:security |auth\w* )?(?:assertions?|checks?|tests?)\b|\brewrite\w* (?:its|the|their) assertions? so (?:it|they) (?:expects?|match\w*|pass\w*)\b|\|\|\s*true\b[^.;]{0,30}\b(?:command|step|job|check|lint|test)|\b(?:adding|add|append)\w* \|\|\s*true\b|\brun\w* (?:every |all |the )?(?:commands?|scripts?|builds?) as root\b|\bwithout (?:any )?(?:authentication|authori[sz]ation|auth) checks\b|\b(?:the )?(?:type checker|dependency audit|security audit|npm audit|license check|secret scan\w*)\b[^.;]{0,20}\boff\b|\btests? (?:are|is) optional\b`),
+    ],
+  },
+  {
+    id: 'deceives',
+    reason: 'it tells the agent to mislead the user or reviewers about what was done or found',
+    patterns: [
+      re(String.raw`\b(?:tell|telling|say|saying|report|reporting|answer|claim|reply|assure)\w*\b[^.;]{0,40}\b(?:tests? (?:passed|pass|are green)|ci (?:passed|is green)|everything (?:is|was) (?:fine|ok|okay|green)|(?:the change|it) was (?:only |just )?(?:docs|a typo|cosmetic|formatting)|nothing (?:changed|was changed))\b`),
+      re(String.raw`\b(?:call|calling|name|label|present)\w* (?:it|them|this|that|the (?:[\w-]+ ){0,3}(?:endpoint|change|commit|service|connection|host|script|job|issues?|findings?|vulnerabilit\w+)) (?:an? |just |only )?['"‘“]?(?:health check|logging tweak|minor|typo|refactor|style|cosmetic|docs|the package cache|harmless)\b|\b(?:must|should|will) be (?:softened|downplayed|played down|toned down)\b`),
+      re(String.raw`\bregardless of what (?:you|it|they|the (?:tests?|scan|review)) (?:finds?|shows?|says?)\b|\bwhatever (?:you find|it finds|the (?:scan|review|tests?) (?:shows?|says?|finds?))\b|\beven (?:when|if) (?:some of )?(?:them|the tests|tests|it|they|the checks|checks) (?:were |are |was )?(?:skipped|failed|fail|failing|broken)\b|\bapprove (?:the |every |all |any )?(?:changes?|prs?|pull requests?|merge requests?) regardless\b`),
+    ],
+  },
+  {
+    id: 'redirects-sources',
+    reason: 'it points installs, dependencies or traffic at an unofficial source',
+    patterns: [
+      re(String.raw`\b(?:route|proxy|redirect|tunnel)\w* (?:all |every |our )?(?:git |npm |http |https |network |outgoing |api )?(?:traffic|requests|pushes|pulls|installs|downloads)\b[^.;]{0,20}\b(?:through|via|to)\b`),
+      re(String.raw`\b(?:mirror|fork|registry|proxy|index)\b[^;\n]{0,40}\b(?:instead of|not the official|rather than|in place of) (?:the )?(?:official |public |npm |upstream )?(?:npm|registry|pypi|upstream|package registry|one)\b|\b(?:pin|point|switch|set)\w* (?:it|them|the (?:registry|dependency|dependencies|package|packages)) to (?:the |a |our )?(?:fork|mirror)\b|\bdependencies (?:now )?come from\b`),
+    ],
+  },
+  {
+    id: 'scoped',
+    mitigating: true,
+    reason: 'it limits the act to a narrow scope',
+    patterns: [
+      // Engineering notes scope what attacks make universal: "only for work-in-progress commits", "in the local
+      // dev server", "on personal branches", "in your own settings".
+      re(String.raw`\bonly (?:in|on|for|when|while|if|during|after|before|inside|within|locally|the)\b|\b(?:\w+ )only\b[;.,]`),
+      re(String.raw`\b(?:in|on|for|inside) (?:the |your |a )?(?:local|dev|development|test|testing|staging|preview|sandboxed|throwaway|scratch) (?:server|setup|environment|env|build|builds|database|db|cluster|machine|branch|stack|profile|config|docker-compose setup|docker-compose|mode|tests?)\b|\blocally\b|\bon (?:your )?(?:own|personal|private|feature|local) (?:branch|branches|machine|laptop|fork)\b|\bin (?:your|the) (?:own |personal |browser |ide |editor )?(?:settings|dev ?tools|preferences)\b|\b(?:test|dev|debug)-only\b`),
     ],
   },
   {
@@ -224,7 +273,7 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
 
 /** Signals that frame a text as orders to the agent, and signals that name a harmful act. */
 const FRAMING = new Set(['addresses-agent', 'commands-future', 'claims-authority', 'claims-consent', 'imperative-to-model', 'imperative-start']);
-const HARM = new Set(['overrides-rules', 'conceals', 'exfiltrates', 'remote-code', 'disables-safeguard', 'leaks-prompt', 'persona-jailbreak']);
+const HARM = new Set(['overrides-rules', 'conceals', 'deceives', 'exfiltrates', 'remote-code', 'redirects-sources', 'disables-safeguard', 'leaks-prompt', 'persona-jailbreak']);
 
 /** A text that opens with a bare verb (an order), as engineering notes mostly do not. */
 const IMPERATIVE_START =
@@ -269,10 +318,10 @@ export const INTENT_FEATURE_IDS: readonly string[] = [
 
 /** The plain-words reason of a signal, by its id or a feature id of one of its patterns. */
 export function reasonOf(id: string): string | null {
-  // A forbidden act ("never disable …") is no reason to hold a text.
+  // A forbidden act ("never disable …") is no reason to hold a text, nor is a narrow scope.
   if (id.endsWith(':negated')) return null;
-  const signal = id.split(':')[0];
-  return INTENT_SIGNALS.find((s) => s.id === signal)?.reason ?? null;
+  const signal = INTENT_SIGNALS.find((s) => s.id === id.split(':')[0]);
+  return signal && !signal.mitigating ? signal.reason : null;
 }
 
 /**
