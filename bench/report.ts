@@ -415,10 +415,14 @@ function renderBackendsSummary(data: { [k: string]: Json }): string {
   });
   const searchRows = names.flatMap((b) => {
     const levels = Array.isArray(part(b, 'search')?.['levels']) ? (part(b, 'search')?.['levels'] as { [k: string]: Json }[]) : [];
-    return levels.map((l) => [b, num(l['memories'] as number), num(st(l['search'])?.p50), num(st(l['search'])?.p95), num(l['fillSeconds'] as number)]);
+    return levels.map((l) => [b, num(l['memories'] as number), num(st(l['search'])?.p50), num(st(l['search'])?.p95), num(l['fillSeconds'] as number), l['indexBuildSeconds'] === undefined ? '–' : num(l['indexBuildSeconds'] as number)]);
   });
+  const machine = isRecord(data['machine'] ?? null) ? (data['machine'] as { [k: string]: Json }) : {};
+  const load = Array.isArray(machine['loadAverageAtStart']) ? (machine['loadAverageAtStart'] as number[]).join(' / ') : 'not recorded';
   return [
     '### Summary',
+    '',
+    `One run; load average at start (1 / 5 / 15 min): ${load}.`,
     '',
     'Turn commit (event + item + vector, every 10th turn a snapshot; texts embedded beforehand):',
     '',
@@ -430,7 +434,7 @@ function renderBackendsSummary(data: { [k: string]: Json }): string {
     '',
     'Search, query vector computed beforehand (candidates, fusion, packing):',
     '',
-    table(['Backend', 'Memories', 'p50 ms', 'p95 ms', 'fill s'], searchRows),
+    table(['Backend', 'Memories', 'p50 ms', 'p95 ms', 'fill s', 'HNSW build s (of the fill)'], searchRows),
     '',
     '### Full record',
     '',
