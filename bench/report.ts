@@ -232,6 +232,11 @@ function scalar(v: Json): string {
 }
 
 const META_KEYS = new Set(['command', 'date', 'startedAt', 'finishedAt', 'commit', 'environment', 'machine', 'invokedBy']);
+/**
+ * Keys whose values list held-out texts (the security bench's `missed`): the report names them without
+ * printing the rows, so no one reading it sees a test split by accident.
+ */
+const TEXT_LIST_KEYS = new Set(['missed']);
 
 function renderGeneric(value: Json, depth: number, title: string | null): string {
   const h = '#'.repeat(Math.min(6, depth + 3));
@@ -253,6 +258,10 @@ function renderGeneric(value: Json, depth: number, title: string | null): string
     const nested = entries.filter((e) => !scalars.includes(e));
     if (scalars.length) out.push(table(['Key', 'Value'], scalars.map(([k, v]) => [k, Array.isArray(v) ? v.map(scalar).join(', ') : scalar(v)]), ['l', 'l']));
     for (const [k, v] of nested) {
+      if (TEXT_LIST_KEYS.has(k)) {
+        out.push(`\n- **${k}**: held-out texts, not shown here; see the JSON file.`);
+        continue;
+      }
       // An object of flat objects (e.g. mode → k → recall) reads best as one matrix.
       if (isRecord(v) && Object.values(v).length && Object.values(v).every((x) => isRecord(x) && Object.values(x).every(isScalar))) {
         const inner = v as { [k: string]: { [k: string]: Json } };
