@@ -218,6 +218,8 @@ export interface LatencyResults {
   heldByIngestFilter: { pool: number; poolByKind: Record<string, number>; fill: number; measured: number };
   goals: { goal: string; target: string; measured: string; met: boolean }[];
   phases: { name: string; ms: number }[];
+  /** Written by hand on a run that did not finish: what happened, and where the rest was measured. */
+  note?: string;
 }
 
 // ---------------------------------------------------------------------------------------------------- main

@@ -99,6 +99,7 @@ function renderLatency(r: LatencyResults, file: string): string {
         : ''),
   );
   if (r.quick) out.push('\n> **Smoke run (`--quick`)**: small sizes and few samples; not representative.');
+  if (r.note) out.push(`\n> ${r.note}`);
 
   const sizeLabel = (l: LevelResult) => `${num(l.targetMemories)} (${num(l.totalMemories)} in file)`;
 
