@@ -170,6 +170,11 @@ export function describeLogCases(kit: ContractKit): void {
       const vectors = await store.getVectors([m.id, ulid()]);
       assert.deepEqual([...vectors.keys()], [m.id], 'ids without a vector are absent');
       assert.deepEqual(vectors.get(m.id), v);
+      // Every float32 comes back exactly, not only an axis's 0s and 1s.
+      const w = Float32Array.from({ length: v.length }, (_, i) => Math.sin(i + 1) / (i + 3));
+      const n = makeMemory('acme/shop', 'a memory holding an uneven vector');
+      await store.transaction((tx) => tx.insertMemory(n, w, analyse(n.text)));
+      assert.deepEqual((await store.getVectors([n.id])).get(n.id), w);
     });
 
     test('rewriteEvent replaces type and payload in place, clears the memory id, keeps the numbering', async (store) => {

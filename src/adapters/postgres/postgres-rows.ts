@@ -18,6 +18,14 @@ export function vectorLiteral(v: Float32Array, storage: 'pgvector' | 'array'): s
   return storage === 'pgvector' ? `[${body}]` : `{${body}}`;
 }
 
+/** A vector from pgvector's binary form (`vector_send`): int16 dimensions, int16 unused, then big-endian float4s. */
+export function vectorFromSend(bytes: Buffer): Float32Array {
+  const dims = bytes.readInt16BE(0);
+  const out = new Float32Array(dims);
+  for (let i = 0; i < dims; i++) out[i] = bytes.readFloatBE(4 + i * 4);
+  return out;
+}
+
 /** Parses the text of a `vector` (`[…]`) or a `real[]` (`{…}`); PostgreSQL prints float4 shortest-exact. */
 export function parseVector(text: string): Float32Array {
   const inner = text.slice(1, -1);

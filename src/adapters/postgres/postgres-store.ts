@@ -32,7 +32,7 @@ import { canReadServerFiles, compactAfterErasure, NOT_COVERED, rawFilesContain }
 import { fusedResult } from './postgres-fusion.js';
 import { migrate, type ServerFacts } from './postgres-migrations.js';
 import { MEMORY_SELECT, rowToEvent, rowToMemory, rowToSnapshot, rowToToken, type Row } from '../sql/sql-rows.js';
-import { Params, parseVector, vectorLiteral } from './postgres-rows.js';
+import { Params, parseVector, vectorFromSend, vectorLiteral } from './postgres-rows.js';
 import { hnswIndexName, hnswIndexSql } from './postgres-schema.js';
 import { activeSql, CURRENT_SQL, fusedRecallSql, lexicalCtes, listWhere, vectorCtes, type VectorSpace } from './postgres-search.js';
 import { createPostgresTx, decodeAnchorCache, rowToPendingErasure, type TxContext } from './postgres-tx.js';
@@ -398,12 +398,15 @@ export class PostgresStore implements Store {
   async getVectors(ids: string[]): Promise<Map<string, Float32Array>> {
     const out = new Map<string, Float32Array>();
     if (ids.length === 0) return out;
-    const rows = await this.rows<{ id: string; embedding: string }>(
+    await this.open();
+    // pgvector's binary form (vector_send) costs neither side a float-to-text conversion; real[] is read as text.
+    const binary = this.facts?.vectorStorage === 'pgvector';
+    const rows = await this.rows<{ id: string; embedding: string | Buffer }>(
       'reading vectors',
-      'SELECT m.id, v.embedding::text AS embedding FROM memories m JOIN memory_vectors v ON v.memory_pk = m.pk WHERE m.id = ANY($1::text[])',
+      `SELECT m.id, ${binary ? 'vector_send(v.embedding)' : 'v.embedding::text'} AS embedding FROM memories m JOIN memory_vectors v ON v.memory_pk = m.pk WHERE m.id = ANY($1::text[])`,
       [ids],
     );
-    for (const r of rows) out.set(r.id, parseVector(r.embedding));
+    for (const r of rows) out.set(r.id, typeof r.embedding === 'string' ? parseVector(r.embedding) : vectorFromSend(r.embedding));
     return out;
   }
 
