@@ -137,11 +137,15 @@ export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: Ve
   const nowMs = `(extract(epoch FROM ${p.add(filter.now)}::timestamptz) * 1000)`;
   ctes.push(`vr AS (SELECT pk, similarity, rank() OVER (ORDER BY similarity DESC) AS rnk FROM vec)`);
   ctes.push(`lr AS (SELECT pk, score, rank() OVER (ORDER BY score DESC) AS rnk FROM lex)`);
-  ctes.push(`cand AS (SELECT pk FROM vr UNION SELECT pk FROM lr)`);
+  // Every candidate of either signal once, with both signals' values: a full join, which the planner must
+  // hash or merge (with left joins it chose nested loops over the CTEs, a scan of one per row of the other).
+  ctes.push(`cand AS (
+      SELECT coalesce(vr.pk, lr.pk) AS pk, vr.similarity AS cos, vr.rnk AS vrank, lr.score AS bm, lr.rnk AS lrank
+      FROM vr FULL JOIN lr ON lr.pk = vr.pk)`);
   ctes.push(`raw AS (
-      SELECT c.pk, vr.similarity AS cos, vr.rnk AS vrank, lr.score AS bm, lr.rnk AS lrank,
+      SELECT c.pk, c.cos, c.vrank, c.bm, c.lrank,
         greatest(0::float8, ((${nowMs} - extract(epoch FROM m.created_at::timestamptz) * 1000)::float8) / 86400000::float8) AS age
-      FROM cand c JOIN memories m ON m.pk = c.pk LEFT JOIN vr ON vr.pk = c.pk LEFT JOIN lr ON lr.pk = c.pk)`);
+      FROM cand c JOIN memories m ON m.pk = c.pk)`);
   let select: string;
   if (request.rrf) {
     // fuse(): contributions summed vector, lexical, recency (0 + x is x, so the sums agree bit for bit).
