@@ -4,7 +4,8 @@
  *   node dist/bench/backends.js [--quick] [--pg <admin url>] [--sizes 10000,100000] [--parts commit,writers,search]
  *                               [--out bench/results/backends.json]
  *
- * 1. Turn commit p50/p95 (event + item + vector + every 10th turn a snapshot, one transaction), texts embedded
+ * 1. Turn commit p50/p95 (event + item + vector + a snapshot every 10th turn once the log grew 5 % since the last, one
+ *    transaction), texts embedded
  *    beforehand with the real model, so the figure is the store's.
  * 2. Writes per second from 8 concurrent processes, each with its own connection (its own file handle on
  *    SQLite), then: lost writes (saves acknowledged but not stored) and sequence gaps — both must be 0.
@@ -26,6 +27,7 @@ import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
 import { Engine } from '../src/core/engine.js';
 import { findGaps } from '../src/core/replay.js';
+import { DEFAULT_SNAPSHOT_GROWTH } from '../src/core/snapshot.js';
 import type { Embedder } from '../src/interfaces/embedder.js';
 import type { Memory, MemoryInput } from '../src/interfaces/memory.js';
 import { indexText } from '../src/core/events.js';
@@ -89,7 +91,7 @@ async function commits(loc: Location, real: Embedder, turns: number) {
       all.push(ms);
       if (r.snapshot) withSnapshot.push(ms);
     }
-    return { turns, snapshotEvery: 10, all: stats(all.slice(20)), snapshotTurns: stats(withSnapshot) };
+    return { turns, snapshotEvery: 10, snapshotGrowth: DEFAULT_SNAPSHOT_GROWTH, all: stats(all.slice(20)), snapshotTurns: stats(withSnapshot) };
   } finally {
     await store.close();
   }

@@ -434,7 +434,7 @@ function renderBackendsSummary(data: { [k: string]: Json }): string {
     '',
     `One run; load average at start (1 / 5 / 15 min): ${load}.`,
     '',
-    'Turn commit (event + item + vector, every 10th turn a snapshot; texts embedded beforehand):',
+    'Turn commit (event + item + vector, a snapshot every 10th turn once the log grew 5 % since the last; texts embedded beforehand):',
     '',
     table(['Backend', 'Turns', 'p50 ms', 'p95 ms', 'snapshot turn p50 ms'], commitRows),
     '',

@@ -1,4 +1,5 @@
 // The engine's shared state: the validated configuration, store, providers, clock and namespace rule.
+import { DEFAULT_SNAPSHOT_GROWTH } from './snapshot.js';
 import type { Embedder, Logger, Reranker, TokenCounter } from '../interfaces/embedder.js';
 import { CairnError } from '../interfaces/errors.js';
 import type { FusionMethod, SaveResult, SignalWeights } from '../interfaces/memory.js';
@@ -38,6 +39,11 @@ export interface EngineConfig {
   logger?: Logger;
   /** A turn commit also writes a snapshot of its namespace every this many turns; 0 disables. Default 10. */
   snapshotEvery?: number;
+  /**
+   * …and only once the namespace's log has grown by this share since its last snapshot (`snapshotDue`);
+   * 0 snapshots every `snapshotEvery` turns whatever the size. Default 0.05.
+   */
+  snapshotGrowth?: number;
   /**
    * The ingest filter (on by default; needs an embedder). Texts that read like instructions to the model are
    * held in the quarantine instead of being stored.
@@ -119,6 +125,7 @@ export interface EngineContext {
   readonly minCandidates: number;
   readonly log: Logger | undefined;
   readonly snapshotEvery: number;
+  readonly snapshotGrowth: number;
   readonly countRecalls: boolean;
   readonly filterConfig: IngestFilterConfig;
   readonly redaction: RedactionConfig;
@@ -158,6 +165,7 @@ export function createEngineContext(config: EngineConfig): EngineContext {
   }
   const clock = config.now ?? (() => new Date());
   const snapshotEvery = config.snapshotEvery ?? 10;
+  const snapshotGrowth = config.snapshotGrowth ?? DEFAULT_SNAPSHOT_GROWTH;
   const filterConfig: IngestFilterConfig = { ...DEFAULT_FILTER_CONFIG, ...config.ingestFilter };
   const redaction: RedactionConfig = { ...DEFAULT_REDACTION_CONFIG, ...config.redaction };
   for (const [name, t] of [['threshold', filterConfig.threshold], ['learnedThreshold', filterConfig.learnedThreshold]] as const) {
@@ -171,6 +179,9 @@ export function createEngineContext(config: EngineConfig): EngineContext {
   }
   if (!Number.isInteger(snapshotEvery) || snapshotEvery < 0) {
     throw new CairnError('INVALID_INPUT', 'snapshotEvery: must be a whole number, 0 or more', { field: 'snapshotEvery' });
+  }
+  if (typeof snapshotGrowth !== 'number' || !(snapshotGrowth >= 0 && snapshotGrowth <= 10)) {
+    throw new CairnError('INVALID_INPUT', 'snapshotGrowth: must be a number from 0 to 10', { field: 'snapshotGrowth' });
   }
   return {
     store: config.store,
@@ -190,6 +201,7 @@ export function createEngineContext(config: EngineConfig): EngineContext {
     minCandidates: config.minCandidates ?? DEFAULT_MIN_CANDIDATES,
     log: config.logger,
     snapshotEvery,
+    snapshotGrowth,
     countRecalls: config.countRecalls ?? true,
     filterConfig,
     redaction,

@@ -45,6 +45,22 @@ function checksumOfLines(state: Pick<SnapshotState, 'scope' | 'embedder' | 'sett
   return h.digest();
 }
 
+/** Default `snapshotGrowth`: a recovery replays at most a twentieth of the log past its snapshot. */
+export const DEFAULT_SNAPSHOT_GROWTH = 0.05;
+
+/**
+ * Whether a turn commit also writes a snapshot. Every `every` turns of the scope (0: never), and, once the scope
+ * has a snapshot, only when its log has grown since that snapshot by at least `growth` of the snapshot's
+ * position. A snapshot costs the size of the scope; a recovery replays the events after it. Growing the
+ * interval with the log keeps both bounded: the snapshots' cost per turn stays the same however large the
+ * scope gets, and a recovery replays at most `growth` of the log (plus `every` turns) past its snapshot.
+ * Append-only stores rewrite their logs by the same rule (once the log grew by a share since the last rewrite).
+ */
+export function snapshotDue(turns: number, every: number, growth: number, lastSeq: number, head: { seq: number } | null): boolean {
+  if (every <= 0 || turns % every !== 0) return false;
+  return head === null || lastSeq - head.seq >= growth * head.seq;
+}
+
 /**
  * Reads the scope's projection inside `tx` and serialises it as a snapshot at `seq`. Each memory is
  * serialised once, for both the checksum and the blob; gzip runs at level 1 (the blob is a disposable

@@ -4,7 +4,7 @@ import { CairnError, isCairnError } from '../interfaces/errors.js';
 import type { Memory, MemoryInput } from '../interfaces/memory.js';
 import { ulid } from './ids.js';
 import { emit, indexText } from './events.js';
-import { buildSnapshot } from './snapshot.js';
+import { buildSnapshot, snapshotDue } from './snapshot.js';
 import type { Conversation } from './conversation.js';
 import type { FilterVerdict } from './ingest-filter.js';
 import { quarantinedError } from './quarantine.js';
@@ -178,9 +178,12 @@ export async function commitTurnWith(ctx: EngineContext, input: TurnInput, embed
     for (const body of itemEvents) lastSeq = await emit(tx, namespace, body, now);
     if (options.inTx) await options.inTx(tx, now, itemIds);
     let snapshotVersion: number | null = null;
-    if (ctx.snapshotEvery > 0 && (await tx.countEvents(namespace, 'turn.committed')) % ctx.snapshotEvery === 0) {
-      const current = await tx.snapshotVersion(namespace);
-      snapshotVersion = await tx.putSnapshot(await buildSnapshot(tx, namespace, lastSeq, now), current);
+    if (ctx.snapshotEvery > 0) {
+      const turns = await tx.countEvents(namespace, 'turn.committed');
+      const head = turns % ctx.snapshotEvery === 0 ? await tx.snapshotHead(namespace) : null;
+      if (snapshotDue(turns, ctx.snapshotEvery, ctx.snapshotGrowth, lastSeq, head)) {
+        snapshotVersion = await tx.putSnapshot(await buildSnapshot(tx, namespace, lastSeq, now), head?.version ?? null);
+      }
     }
     return { eventSeq, itemIds, itemsAdded, deduplicated, snapshot: snapshotVersion !== null, snapshotVersion };
   });

@@ -84,8 +84,11 @@ export interface LogTx {
   countEvents(scope: string, type: string): Promise<number>;
   /** As `Store.getSnapshot`, seeing this transaction's writes. */
   getSnapshot(scope: string): Promise<SnapshotRecord | null>;
-  /** The version of the scope's snapshot (null: none), without reading its blob; sees this transaction's writes. */
-  snapshotVersion(scope: string): Promise<number | null>;
+  /**
+   * The version and sequence number of the scope's snapshot (null: none), without reading its blob; sees this
+   * transaction's writes.
+   */
+  snapshotHead(scope: string): Promise<{ version: number; seq: number } | null>;
   /**
    * Writes a snapshot if the scope's current snapshot version equals `expectedVersion` (null: none yet) and
    * returns the new version (the old one + 1); otherwise throws CONFLICT and writes nothing. Of two writers

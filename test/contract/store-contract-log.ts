@@ -307,8 +307,8 @@ export function describeLogCases(kit: ContractKit): void {
       const v2 = await store.transaction(async (tx) => {
         const version = await tx.putSnapshot(snapshotOf('acme/shop', 8, [4, 5]), 1);
         assert.equal((await tx.getSnapshot('acme/shop'))?.version, 2, 'visible inside the transaction');
-        assert.equal(await tx.snapshotVersion('acme/shop'), 2, 'the version alone, visible inside the transaction');
-        assert.equal(await tx.snapshotVersion('acme/blog'), null);
+        assert.deepEqual(await tx.snapshotHead('acme/shop'), { version: 2, seq: 8 }, 'version and sequence alone, visible inside the transaction');
+        assert.equal(await tx.snapshotHead('acme/blog'), null);
         return version;
       });
       assert.equal(v2, 2);

@@ -81,6 +81,34 @@ describe('turn commits', () => {
     await engine.store.close();
   });
 
+  it('spaces snapshots out as the log grows (snapshotGrowth), and recovery from the last one gives the same state', async () => {
+    const path = join(dir, 'growth.db');
+    const engine = new Engine({ store: createSqliteStore({ path }), embedder, tokenCounter: createGptTokenCounter(), defaultNamespace: NS, snapshotEvery: 1, snapshotGrowth: 0.5 });
+    const snapshotTurns: number[] = [];
+    for (const [i, text] of TEXTS.entries()) {
+      const r = await engine.commitTurn({ session: 'tuesday', turn: i, text, speaker: 'user' });
+      assert.equal(r.eventSeq, 2 * i + 1, 'each turn is two events: the turn and its one memory');
+      if (r.snapshot) snapshotTurns.push(i + 1);
+    }
+    // A snapshot at seq s is followed by the next one once the log has grown by half of s: seqs 2, 4, 6, 10, 16, 24.
+    assert.deepEqual(snapshotTurns, [1, 2, 3, 5, 8, 12]);
+    assert.equal((await engine.store.getSnapshot(NS))?.seq, 24);
+    const zero = new Engine({ store: createSqliteStore({ path: join(dir, 'growth-zero.db') }), embedder, tokenCounter: createGptTokenCounter(), defaultNamespace: NS, snapshotEvery: 1, snapshotGrowth: 0 });
+    let every = 0;
+    for (const [i, text] of TEXTS.slice(0, 4).entries()) if ((await zero.commitTurn({ session: 'tuesday', turn: i, text })).snapshot) every++;
+    assert.equal(every, 4, 'growth 0: a snapshot every snapshotEvery turns, as before');
+    await zero.store.close();
+    await engine.commitTurn({ session: 'tuesday', turn: 12, text: 'Staging is reset every night at 02:00 UTC.', speaker: 'user' });
+    const before = await stateChecksum(engine.store);
+    const report = await engine.recover({ all: true });
+    const scope = report.scopes.find((s) => s.scope === NS)!;
+    assert.equal(scope.mode, 'snapshot+tail');
+    assert.equal(scope.snapshotSeq, 24);
+    assert.equal(report.checksum, before.checksum);
+    assert.throws(() => new Engine({ store: engine.store, embedder, tokenCounter: createGptTokenCounter(), defaultNamespace: NS, snapshotGrowth: -1 }), (e: unknown) => isCairnError(e) && e.code === 'INVALID_INPUT');
+    await engine.store.close();
+  });
+
   it('writes nothing when the turn is invalid', async () => {
     const engine = open(join(dir, 'bad-turn.db'));
     await engine.commitTurn({ session: 's', turn: 0, text: 'A first valid turn.' });

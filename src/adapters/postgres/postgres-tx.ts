@@ -306,9 +306,9 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
       const r = await one('SELECT * FROM snapshots WHERE scope = $1', [scope]);
       return r ? rowToSnapshot(r) : null;
     },
-    snapshotVersion: async (scope) => {
+    snapshotHead: async (scope) => {
       await lockScope(scope);
-      return (await one<{ version: number }>('SELECT version FROM snapshots WHERE scope = $1', [scope]))?.version ?? null;
+      return (await one<{ version: number; seq: number }>('SELECT version, seq FROM snapshots WHERE scope = $1', [scope])) ?? null;
     },
     putSnapshot: async (snap, expectedVersion) => {
       await lockScope(snap.scope);

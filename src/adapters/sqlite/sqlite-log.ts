@@ -23,8 +23,8 @@ export class SqliteLog {
     return r ? rowToSnapshot(r) : null;
   }
 
-  private snapshotVersionSync(scope: string): number | null {
-    return (this.c.stmt('SELECT version FROM snapshots WHERE scope = ?').get(scope) as { version: number } | undefined)?.version ?? null;
+  private snapshotHeadSync(scope: string): { version: number; seq: number } | null {
+    return (this.c.stmt('SELECT version, seq FROM snapshots WHERE scope = ?').get(scope) as { version: number; seq: number } | undefined) ?? null;
   }
 
   async getVectorBlob(hash: string): Promise<Float32Array | null> {
@@ -85,7 +85,7 @@ export class SqliteLog {
   }
 
   /** This part's operations inside a write transaction (the caller holds the write lock). */
-  tx(): Pick<StoreTx, 'appendEvent' | 'lastSeq' | 'countEvents' | 'getSnapshot' | 'snapshotVersion' | 'putSnapshot' | 'deleteSnapshot' | 'rewriteEvent' | 'setSetting' | 'settingsOf' | 'putVectorBlob' | 'getVectorBlob' | 'vectorBlobReferenced' | 'deleteVectorBlob'> {
+  tx(): Pick<StoreTx, 'appendEvent' | 'lastSeq' | 'countEvents' | 'getSnapshot' | 'snapshotHead' | 'putSnapshot' | 'deleteSnapshot' | 'rewriteEvent' | 'setSetting' | 'settingsOf' | 'putVectorBlob' | 'getVectorBlob' | 'vectorBlobReferenced' | 'deleteVectorBlob'> {
     return {
     appendEvent: async (event: EventInput) => {
       const { next } = this.c.stmt('SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM events WHERE namespace = ?').get(event.namespace) as { next: number };
@@ -103,9 +103,9 @@ export class SqliteLog {
     countEvents: async (scope, type) =>
       (this.c.stmt('SELECT COUNT(*) AS n FROM events WHERE namespace = ? AND type = ?').get(scope, type) as { n: number }).n,
     getSnapshot: async (scope) => this.getSnapshotSync(scope),
-    snapshotVersion: async (scope) => this.snapshotVersionSync(scope),
+    snapshotHead: async (scope) => this.snapshotHeadSync(scope),
     putSnapshot: async (snap, expectedVersion) => {
-      const have = this.snapshotVersionSync(snap.scope);
+      const have = this.snapshotHeadSync(snap.scope)?.version ?? null;
       if (have !== expectedVersion) {
         throw new CairnError('CONFLICT', `snapshot of scope ${JSON.stringify(snap.scope)} is at version ${have ?? 'none'}, expected ${expectedVersion ?? 'none'}: another writer checkpointed first`);
       }
