@@ -62,13 +62,13 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
     // The backend gathers both signals' candidates and fuses them in one round trip, as fuseScores (or fuse) would.
     queryVector = await embedQuery();
     const rrf = method === 'rrf' ? { rrf: { k: RRF_K } } : {};
-    const [fused, idf] = await Promise.all([
-      ctx.store.fusedRecall({ vector: queryVector, terms: useLexical ? terms : [], k: pool, filter, weights, calibration: ctx.calibration, ...rrf }),
-      method === 'score' && useLexical ? termIdf(ctx, terms, namespace) : null,
-    ]);
+    const fused = await ctx.store.fusedRecall({ vector: queryVector, terms: useLexical ? terms : [], k: pool, filter, weights, calibration: ctx.calibration, ...rrf });
     results = fused.results;
     bestCosine = fused.bestCosine;
-    termWeights = idf;
+    if (method === 'score' && useLexical && results.length > 0) {
+      // The statement returns the statistics it scored with; a backend that does not asks for them.
+      termWeights = fused.termStatistics ? termWeightsOf(terms, fused.termStatistics) : await termIdf(ctx, terms, namespace);
+    }
   } else {
     const vectorHits = async () => {
       queryVector = await embedQuery();
@@ -134,7 +134,10 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
 
 /** Each query term's inverse document frequency in the namespace (fts5Idf), as score fusion weighs BM25. */
 async function termIdf(ctx: EngineContext, terms: readonly string[], namespace: string): Promise<TermWeights> {
-  const { documents, frequencies } = await ctx.store.termDocumentFrequencies([...terms], namespace);
+  return termWeightsOf(terms, await ctx.store.termDocumentFrequencies([...terms], namespace));
+}
+
+function termWeightsOf(terms: readonly string[], { documents, frequencies }: { documents: number; frequencies: Map<string, number> }): TermWeights {
   const idf = new Map(terms.map((t) => [t, fts5Idf(documents, frequencies.get(t) ?? 0)]));
   return { idf, unknownShare: unknownTermShare(idf, frequencies, documents) };
 }

@@ -71,6 +71,11 @@ export interface FusedRecall {
   results: SearchResult[];
   /** The best vector candidate's cosine (for the relevance floor), null without vector candidates. */
   bestCosine: number | null;
+  /**
+   * When the lexical signal ran and returned rows: what `termDocumentFrequencies(request.terms, namespace)`
+   * answers (the statistics the statement scored with), so recall needs no second round trip for them.
+   */
+  termStatistics?: { documents: number; frequencies: Map<string, number> } | undefined;
 }
 
 export interface ListFilter {

@@ -153,6 +153,9 @@ describe('PostgreSQL server-side fusion equals fusion in cairn', { skip: pgSkip 
         assert.ok(local.results.length > 0, `${c.label}: the case finds something`);
         assertSame(server.results, local.results, `${c.label} in ${namespace}`, method);
         close(server.bestCosine, local.bestCosine, `${c.label}: best cosine`);
+        if (terms.length > 0 && weights.lexical > 0) {
+          assert.deepEqual(server.termStatistics, await (store as PostgresStore).termDocumentFrequencies(terms, namespace), `${c.label}: the statement's term statistics`);
+        } else assert.equal(server.termStatistics, undefined);
         for (const res of server.results) assert.equal(res.memory.namespace, namespace, 'no result from another namespace');
       }
     });

@@ -23,5 +23,13 @@ export function fusedResult(rows: Row[]): FusedRecall {
     const relevance = Number(r['relevance']);
     return { memory: rowToMemory(r), score: relevance / 100, scoreDetails: { signals, fused: relevance / 100, rerank: null, method: 'score', relevance } };
   });
-  return { results, bestCosine: num(rows[0]?.['best_cosine']) };
+  const first = rows[0];
+  const termStatistics =
+    first && first['lex_documents'] !== undefined
+      ? {
+          documents: Number(first['lex_documents']),
+          frequencies: new Map(Object.entries((first['lex_df'] ?? {}) as Record<string, number>).filter(([, df]) => df > 0).map(([t, df]) => [t, Number(df)])),
+        }
+      : undefined;
+  return { results, bestCosine: num(first?.['best_cosine']), termStatistics };
 }

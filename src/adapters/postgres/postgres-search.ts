@@ -184,7 +184,7 @@ export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: Ve
   }
   return `WITH ${ctes.join(',\n    ')}
     SELECT ${MEMORY_SELECT}, ${select},
-      (SELECT max(similarity) FROM vec) AS best_cosine
+      (SELECT max(similarity) FROM vec) AS best_cosine${useLexical ? ', (SELECT n FROM lex_stats) AS lex_documents, (SELECT json_object_agg(term, df) FROM lex_df) AS lex_df' : ''}
     FROM parts JOIN memories m ON m.pk = parts.pk
     ORDER BY ${request.rrf ? 'fused' : 'relevance'} DESC, m.created_at DESC, parts.vrank NULLS LAST, parts.lrank NULLS LAST`;
 }
