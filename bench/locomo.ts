@@ -6,10 +6,12 @@
  *
  *   node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>] [--workers <n>] [--vector-cache <file>]
  *                             [--modes lexical,vector,hybrid] [--hybrid-weights <vector,lexical,recency>] [--no-floor]
- *                             [--pg <admin url>]
+ *                             [--pg <admin url>] [--store-per-conversation]
  *
  * --no-floor runs the engine without its relevance floor (to measure what the floor costs).
  * --pg runs on PostgreSQL: a fresh database on the server with that admin URL, dropped at the end.
+ * --store-per-conversation gives each conversation its own store, so SQLite's BM25 statistics (FTS5's span the
+ * whole file) cover one namespace, as PostgreSQL's always do.
  * --quick runs the first conversation of the split only (a smoke run; writes no file unless --out is given).
  * --workers sets the embedding threads (default: 2, or 1 on a single core). --vector-cache keeps turn and
  * question vectors in a file between runs (a development aid; the recorded runs do not use it).
@@ -69,6 +71,8 @@ const resultsDir = join(repoRoot, 'bench', 'results');
 interface Args {
   split: Split;
   quick: boolean;
+  /** One store per conversation: BM25 statistics then cover exactly the conversation's namespace on every backend. */
+  storePerConversation: boolean;
   out: string | null;
   /** Development aid: read/write turn and question vectors from this file (official runs leave it off). */
   vectorCache: string | null;
@@ -82,6 +86,7 @@ interface Args {
 function parseArgs(argv: string[]): Args {
   let split: Split = 'all';
   let quick = false;
+  let storePerConversation = false;
   let out: string | null = null;
   let vectorCache: string | null = null;
   let workers = Math.max(1, Math.min(2, cpus().length));
@@ -99,6 +104,7 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--vector-cache') vectorCache = resolve(argv[++i] ?? '');
     else if (a === '--workers') workers = Math.max(1, Number(argv[++i]) || 1);
     else if (a === '--pg') pg = argv[++i] ?? null;
+    else if (a === '--store-per-conversation') storePerConversation = true;
     else if (a === '--hybrid-weights') {
       // Development aid: evaluate other hybrid weights (vector,lexical,recency) instead of the defaults.
       const [vector, lexical, recency] = (argv[++i] ?? '').split(',').map(Number);
@@ -108,9 +114,9 @@ function parseArgs(argv: string[]): Args {
     } else if (a === '--modes') {
       const keep = new Set((argv[++i] ?? '').split(','));
       for (let j = MODES.length - 1; j >= 0; j--) if (!keep.has((MODES[j] as { name: string }).name)) MODES.splice(j, 1);
-    } else throw new Error(`unknown argument ${a}; usage: node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>] [--workers <n>] [--vector-cache <file>] [--modes …] [--hybrid-weights v,l,r] [--no-floor] [--pg <admin url>]`);
+    } else throw new Error(`unknown argument ${a}; usage: node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>] [--workers <n>] [--vector-cache <file>] [--modes …] [--hybrid-weights v,l,r] [--no-floor] [--pg <admin url>] [--store-per-conversation]`);
   }
-  return { split, quick, out, vectorCache, workers, noFloor, pg };
+  return { split, quick, out, vectorCache, workers, noFloor, pg, storePerConversation };
 }
 
 function gitCommit(): string | null {
@@ -207,7 +213,12 @@ async function main(): Promise<void> {
   // One store per split. FTS5 computes BM25 statistics over the whole table, across namespaces, so
   // conversations of the other split in the same file would change this split's lexical scores; with one
   // store per split, dev figures here equal those of `--split dev` and of the sweep (which sees dev only).
-  const groups: Conversation[][] = args.split === 'all' && !args.quick ? [SPLITS.dev, SPLITS.test].map((ids) => ids.map((i) => all[i] as Conversation)) : [picked];
+  // PostgreSQL keeps BM25 statistics per namespace; --store-per-conversation gives SQLite the same scope.
+  const groups: Conversation[][] = args.storePerConversation
+    ? picked.map((conv) => [conv])
+    : args.split === 'all' && !args.quick
+      ? [SPLITS.dev, SPLITS.test].map((ids) => ids.map((i) => all[i] as Conversation))
+      : [picked];
 
   // Embeddings first, on every core (worker threads with their own model); the engine then gets each
   // vector from the caching embedder. Questions are embedded here too: once, reused by every mode.
@@ -389,7 +400,9 @@ async function main(): Promise<void> {
       questionsWithUnresolvedEvidence: runs.filter((r) => r.q.unresolved.length > 0).map((r) => ({ conv: r.conv, question: r.q.question, unresolved: r.q.unresolved })),
     },
     method: {
-      store: 'SQLite file (FTS5 BM25 + sqlite-vec cosine KNN) in a temp folder, one per split (FTS5 BM25 statistics span every namespace of a file)',
+      store: args.storePerConversation
+        ? 'one store per conversation (BM25 statistics of one namespace on every backend)'
+        : 'SQLite file (FTS5 BM25 + sqlite-vec cosine KNN) in a temp folder, one per split (FTS5 BM25 statistics span every namespace of a file)',
       embedder: embedder.id,
       tokenCounter: tokenCounter.id,
       memoryText: '<speaker> said, "<text>" [+ " and shared <blip_caption>"]; createdAt = session date + turn index seconds',
