@@ -58,6 +58,21 @@ export interface ScoreCalibration {
   recencyHalfLifeDays: number;
 }
 
+/** The recency signal of a memory `ageDays` old, 0–1: halves every `recencyHalfLifeDays` (0 when no half-life). */
+export function recencyOf(ageDays: number, calibration: ScoreCalibration): number {
+  return calibration.recencyHalfLifeDays > 0 ? 0.5 ** (Math.max(0, ageDays) / calibration.recencyHalfLifeDays) : 0;
+}
+
+/** Newer memory first (ids and times are fixed-width, so they compare as strings). */
+export function newerFirst(a: SearchResult, b: SearchResult): number {
+  return a.memory.createdAt < b.memory.createdAt ? 1 : a.memory.createdAt > b.memory.createdAt ? -1 : 0;
+}
+
+/** Best score first, equal scores toward the newer memory. */
+export function bestFirst(a: SearchResult, b: SearchResult): number {
+  return b.score - a.score || newerFirst(a, b);
+}
+
 export const DEFAULT_CALIBRATION: ScoreCalibration = { vectorZero: 0.2, vectorFull: 0.8, recencyHalfLifeDays: 30 };
 
 /**
@@ -201,7 +216,7 @@ export function fuse(input: FuseInput): SearchResult[] {
   if (weights.recency > 0) apply('recency', byAge);
   return [...details.entries()]
     .map(([id, d]) => ({ memory: memories.get(id) as Memory, score: d.fused, scoreDetails: d }))
-    .sort((a, b) => b.score - a.score || (a.memory.createdAt < b.memory.createdAt ? 1 : a.memory.createdAt > b.memory.createdAt ? -1 : 0));
+    .sort(bestFirst);
 }
 
 export interface ScoreFuseInput {
@@ -254,7 +269,7 @@ export function fuseScores(input: ScoreFuseInput): SearchResult[] {
     const v = cos === undefined || span <= 0 ? 0 : clamp01((cos - calibration.vectorZero) / span);
     const l = bm === undefined || input.lexicalScale <= 0 ? 0 : clamp01(bm / input.lexicalScale);
     const match = matchWeight > 0 ? (weights.vector * v + weights.lexical * l) / matchWeight : 0;
-    const r = calibration.recencyHalfLifeDays > 0 ? 0.5 ** (age / calibration.recencyHalfLifeDays) : 0;
+    const r = recencyOf(age, calibration);
     const part = (x: number) => (total > 0 ? (100 * x) / total : 0);
     const details: ScoreDetails = {
       signals: {
@@ -272,9 +287,9 @@ export function fuseScores(input: ScoreFuseInput): SearchResult[] {
   });
   // Recency rank among the candidates (newest first), for display.
   [...results]
-    .sort((a, b) => (a.memory.createdAt < b.memory.createdAt ? 1 : a.memory.createdAt > b.memory.createdAt ? -1 : 0))
+    .sort(newerFirst)
     .forEach((r, i) => (r.scoreDetails.signals.recency.rank = i + 1));
-  return results.sort((a, b) => b.score - a.score || (a.memory.createdAt < b.memory.createdAt ? 1 : a.memory.createdAt > b.memory.createdAt ? -1 : 0));
+  return results.sort(bestFirst);
 }
 
 /** FTS5's inverse document frequency of a term found in `df` of `documents` rows (bm25 in FTS5's sources). */

@@ -1,5 +1,5 @@
 import type { SearchResult, SignalWeights } from '../interfaces/memory.js';
-import type { ScoreCalibration } from './fusion.js';
+import { bestFirst, recencyOf, type ScoreCalibration } from './fusion.js';
 
 /**
  * Query-term coverage, a second reading of the lexical signal for score fusion. BM25 over the sum of the
@@ -71,13 +71,12 @@ export function applyTermCoverage(results: SearchResult[], input: CoverageInput)
     lexical.coverage = share;
     lexical.contribution = (1 - coverage.share) * lexical.contribution + (coverage.share * 100 * weights.lexical * share) / total;
     // Recency counts in proportion to the match (fusion.ts fuseScores): w_r · r · (w_v·v + w_l·l) / (w_v + w_l).
-    const age = d.signals.recency.raw ?? 0;
-    const r01 = calibration.recencyHalfLifeDays > 0 ? 0.5 ** (Math.max(0, age) / calibration.recencyHalfLifeDays) : 0;
+    const r01 = recencyOf(d.signals.recency.raw ?? 0, calibration);
     d.signals.recency.contribution = matchWeight > 0 ? (weights.recency * r01 * (d.signals.vector.contribution + lexical.contribution)) / matchWeight : 0;
     d.relevance = d.signals.vector.contribution + lexical.contribution + d.signals.recency.contribution;
     d.fused = d.relevance / 100;
     r.score = d.fused;
   }
-  head.sort((a, b) => b.score - a.score || (a.memory.createdAt < b.memory.createdAt ? 1 : a.memory.createdAt > b.memory.createdAt ? -1 : 0));
+  head.sort(bestFirst);
   return [...head, ...results.slice(input.window)];
 }
