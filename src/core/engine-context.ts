@@ -40,7 +40,7 @@ export interface EngineConfig {
   /** A turn commit also writes a snapshot of its namespace every this many turns; 0 disables. Default 10. */
   snapshotEvery?: number;
   /**
-   * …and only once the namespace's log has grown by this share since its last snapshot (`snapshotDue`);
+   * …and only once the namespace's log has grown by this share since its last snapshot (`snapshotDue` in snapshot.ts);
    * 0 snapshots every `snapshotEvery` turns whatever the size. Default 0.05.
    */
   snapshotGrowth?: number;

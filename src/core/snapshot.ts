@@ -49,15 +49,14 @@ function checksumOfLines(state: Pick<SnapshotState, 'scope' | 'embedder' | 'sett
 export const DEFAULT_SNAPSHOT_GROWTH = 0.05;
 
 /**
- * Whether a turn commit also writes a snapshot. Every `every` turns of the scope (0: never), and, once the scope
- * has a snapshot, only when its log has grown since that snapshot by at least `growth` of the snapshot's
+ * Whether a turn commit that falls on a `snapshotEvery` turn also writes a snapshot: always when the scope has
+ * none, otherwise only when its log has grown since that snapshot by at least `growth` of the snapshot's
  * position. A snapshot costs the size of the scope; a recovery replays the events after it. Growing the
  * interval with the log keeps both bounded: the snapshots' cost per turn stays the same however large the
  * scope gets, and a recovery replays at most `growth` of the log (plus `every` turns) past its snapshot.
  * Append-only stores rewrite their logs by the same rule (once the log grew by a share since the last rewrite).
  */
-export function snapshotDue(turns: number, every: number, growth: number, lastSeq: number, head: { seq: number } | null): boolean {
-  if (every <= 0 || turns % every !== 0) return false;
+export function snapshotDue(growth: number, lastSeq: number, head: { seq: number } | null): boolean {
   return head === null || lastSeq - head.seq >= growth * head.seq;
 }
 

@@ -178,10 +178,9 @@ export async function commitTurnWith(ctx: EngineContext, input: TurnInput, embed
     for (const body of itemEvents) lastSeq = await emit(tx, namespace, body, now);
     if (options.inTx) await options.inTx(tx, now, itemIds);
     let snapshotVersion: number | null = null;
-    if (ctx.snapshotEvery > 0) {
-      const turns = await tx.countEvents(namespace, 'turn.committed');
-      const head = turns % ctx.snapshotEvery === 0 ? await tx.snapshotHead(namespace) : null;
-      if (snapshotDue(turns, ctx.snapshotEvery, ctx.snapshotGrowth, lastSeq, head)) {
+    if (ctx.snapshotEvery > 0 && (await tx.countEvents(namespace, 'turn.committed')) % ctx.snapshotEvery === 0) {
+      const head = await tx.snapshotHead(namespace);
+      if (snapshotDue(ctx.snapshotGrowth, lastSeq, head)) {
         snapshotVersion = await tx.putSnapshot(await buildSnapshot(tx, namespace, lastSeq, now), head?.version ?? null);
       }
     }
