@@ -34,7 +34,7 @@ import { migrate, type ServerFacts } from './postgres-migrations.js';
 import { MEMORY_SELECT, rowToEvent, rowToMemory, rowToSnapshot, rowToToken, type Row } from '../sql/sql-rows.js';
 import { Params, parseVector, vectorFromSend, vectorLiteral } from './postgres-rows.js';
 import { hnswIndexName, hnswIndexSql } from './postgres-schema.js';
-import { activeSql, CURRENT_SQL, fusedRecallSql, lexicalCtes, listWhere, vectorCtes, type VectorSpace } from './postgres-search.js';
+import { activeSql, CURRENT_SQL, fusedRecallSql, LIVE_BY_DEDUPE_SQL, lexicalCtes, listWhere, vectorCtes, type VectorSpace } from './postgres-search.js';
 import { createPostgresTx, decodeAnchorCache, rowToPendingErasure, type TxContext } from './postgres-tx.js';
 
 /** Attempts of a read, or of starting a transaction, when the connection fails; then STORE_UNAVAILABLE. */
@@ -158,6 +158,9 @@ export class PostgresStore implements Store {
    */
   private async createVectorIndex(pool: Pool, dims: number): Promise<void> {
     if (this.facts?.vectorStorage !== 'pgvector') return;
+    // CREATE INDEX IF NOT EXISTS takes the table's lock before it looks: every open would wait for the writers.
+    const { rows } = await pool.query<{ ok: boolean }>(`SELECT to_regclass(format('%I.%I', current_schema(), $1::text)) IS NOT NULL AS ok`, [hnswIndexName(dims)]);
+    if (rows[0]?.ok) return;
     try {
       await pool.query(hnswIndexSql(dims));
     } catch (err) {
@@ -276,7 +279,7 @@ export class PostgresStore implements Store {
   }
 
   async findLiveByDedupeKey(namespace: string, key: string): Promise<Memory | null> {
-    const [r] = await this.rows('reading a memory', `SELECT ${MEMORY_SELECT} FROM memories m WHERE m.namespace = $1 AND m.dedupe_key = $2 AND m.forgotten_at IS NULL AND m.superseded_by IS NULL`, [namespace, key]);
+    const [r] = await this.rows('reading a memory', LIVE_BY_DEDUPE_SQL, [namespace, key]);
     return r ? rowToMemory(r) : null;
   }
 
