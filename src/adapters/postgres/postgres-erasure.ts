@@ -91,7 +91,7 @@ const SEGMENT = 1024 * 1024 * 1024;
  */
 const WINDOW = 900;
 
-export function needlePieces(needle: string): Buffer[] {
+function needlePieces(needle: string): Buffer[] {
   const bytes = Buffer.from(needle, 'utf8');
   if (bytes.length <= WINDOW) return [bytes];
   const pieces: Buffer[] = [];
@@ -128,8 +128,6 @@ export async function rawFilesContain(pool: Pool, needles: string[]): Promise<Re
     ['t', { what: 'TOAST table files', files: 0, bytes: 0 }],
     ['i', { what: 'index files (B-tree, GIN, HNSW, TOAST indexes)', files: 0, bytes: 0 }],
   ]);
-  let files = 0;
-  let bytes = 0;
   for (const { path, kind } of rows) {
     const tally = kinds.get(kind) ?? (kinds.get('r') as { what: string; files: number; bytes: number });
     for (let segment = 0; ; segment++) {
@@ -140,10 +138,7 @@ export async function rawFilesContain(pool: Pool, needles: string[]): Promise<Re
         const r = await pool.query<{ data: Buffer | null }>('SELECT pg_read_binary_file($1, $2, $3, true) AS data', [file, start, CHUNK + (offset - start)]);
         const data = r.rows[0]?.data ?? null;
         if (data === null) break;
-        if (offset === 0) {
-          files++;
-          tally.files++;
-        }
+        if (offset === 0) tally.files++;
         targets.forEach((t, i) => {
           const needle = owner[i] as number;
           if (!seen.has(needle) && data.includes(t)) seen.add(needle);
@@ -151,10 +146,12 @@ export async function rawFilesContain(pool: Pool, needles: string[]): Promise<Re
         read += data.length - (offset - start);
         if (data.length < CHUNK + (offset - start)) break;
       }
-      bytes += Math.max(0, read);
       tally.bytes += Math.max(0, read);
       if (read < SEGMENT) break;
     }
   }
-  return { readable: true, found: seen.size, scanned: [...kinds.values()], detail: `${seen.size} of ${needles.length} needles in ${files} relation files (${bytes} bytes)` };
+  const scanned = [...kinds.values()];
+  const files = scanned.reduce((n, k) => n + k.files, 0);
+  const bytes = scanned.reduce((n, k) => n + k.bytes, 0);
+  return { readable: true, found: seen.size, scanned, detail: `${seen.size} of ${needles.length} needles in ${files} relation files (${bytes} bytes)` };
 }

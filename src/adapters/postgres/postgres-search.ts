@@ -12,6 +12,9 @@ import type { VectorStorage } from './postgres-schema.js';
 /** isCurrent and isActive (interfaces/memory.ts) over the alias `m`. */
 export const CURRENT_SQL = 'm.forgotten_at IS NULL AND m.superseded_by IS NULL';
 
+/** The live memory of a namespace with a dedupe key ($1 namespace, $2 key). */
+export const LIVE_BY_DEDUPE_SQL = `SELECT ${MEMORY_SELECT} FROM memories m WHERE m.namespace = $1 AND m.dedupe_key = $2 AND ${CURRENT_SQL}`;
+
 export function activeSql(p: Params, now: string): string {
   return `${CURRENT_SQL} AND (m.expires_at IS NULL OR m.expires_at > ${p.add(now)})`;
 }
@@ -83,7 +86,7 @@ export function vectorCtes(p: Params, vector: string, k: number, filter: Candida
  * One row `(n, avgdl)`: the namespace's document count and mean document length (0 and 0 when it has none),
  * from the trigger-kept `namespace_stats` (postgres-schema.ts); the mean is divided in numeric, as avg() does.
  */
-export function namespaceStatsSql(ns: string): string {
+function namespaceStatsSql(ns: string): string {
   return `SELECT coalesce(sum(documents), 0)::float8 AS n,
         coalesce(sum(total_length)::numeric / nullif(sum(documents), 0)::numeric, 0)::float8 AS avgdl FROM namespace_stats WHERE namespace = ${ns}`;
 }

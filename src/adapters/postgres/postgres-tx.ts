@@ -6,6 +6,7 @@ import type { QuarantineEntry } from '../../interfaces/quarantine.js';
 import type { EmbedderInfo, EventInput, PendingErasure, StoreTx } from '../../interfaces/store.js';
 import type { PoolClient } from './postgres-driver.js';
 import { MEMORY_COLUMNS, MEMORY_SELECT, memoryValues, rowToMemory, rowToSnapshot, type Row } from '../sql/sql-rows.js';
+import { LIVE_BY_DEDUPE_SQL } from './postgres-search.js';
 import { Params, vectorLiteral } from './postgres-rows.js';
 import { EMBEDDER_LOCK, EMBEDDER_RECORD_LOCK, ERASURE_LOCK, hnswIndexName, type VectorStorage } from './postgres-schema.js';
 
@@ -57,6 +58,7 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
   let erasureLock: 'none' | 'shared' | 'exclusive' = 'none';
   const q = async <R extends Row = Row>(sql: string, values: unknown[] = []): Promise<R[]> => (await client.query<R>(sql, values)).rows;
   const one = async <R extends Row = Row>(sql: string, values: unknown[] = []): Promise<R | undefined> => (await q<R>(sql, values))[0];
+  const snapshotHead = async (scope: string) => (await one<{ version: number; seq: number }>('SELECT version, seq FROM snapshots WHERE scope = $1', [scope])) ?? null;
 
   /**
    * Takes a lock, then reads, in one round trip: both statements go in one simple-protocol query (no
@@ -185,7 +187,7 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
       return r ? rowToMemory(r) : null;
     },
     findLiveByDedupeKey: async (namespace, key) => {
-      const [r] = await inScope(namespace, `SELECT ${MEMORY_SELECT} FROM memories m WHERE m.namespace = $1 AND m.dedupe_key = $2 AND ${'m.forgotten_at IS NULL AND m.superseded_by IS NULL'}`, [namespace, key]);
+      const [r] = await inScope(namespace, LIVE_BY_DEDUPE_SQL, [namespace, key]);
       return r ? rowToMemory(r) : null;
     },
     insertMemory: async (memory, vector, terms) => {
@@ -308,11 +310,11 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
     },
     snapshotHead: async (scope) => {
       await lockScope(scope);
-      return (await one<{ version: number; seq: number }>('SELECT version, seq FROM snapshots WHERE scope = $1', [scope])) ?? null;
+      return snapshotHead(scope);
     },
     putSnapshot: async (snap, expectedVersion) => {
       await lockScope(snap.scope);
-      const have = (await one<{ version: number }>('SELECT version FROM snapshots WHERE scope = $1', [snap.scope]))?.version ?? null;
+      const have = (await snapshotHead(snap.scope))?.version ?? null;
       if (have !== expectedVersion) {
         throw new CairnError('CONFLICT', `snapshot of scope ${JSON.stringify(snap.scope)} is at version ${have ?? 'none'}, expected ${expectedVersion ?? 'none'}: another writer checkpointed first`);
       }

@@ -238,7 +238,7 @@ export const MIGRATION_FOLLOW_UPS: ReadonlyMap<number, (db: Database.Database) =
 ]);
 
 /** Moves the vectors of the unnamed-dimension table `memories_vec` (before migration 11) into memories_vec_<n>. */
-export function moveVectorTable(db: Database.Database): void {
+function moveVectorTable(db: Database.Database): void {
   const legacy = db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'memories_vec'`).get() as { sql: string } | undefined;
   if (!legacy) return;
   const dims = Number(/float\[(\d+)\]/.exec(legacy.sql)?.[1]);
@@ -248,7 +248,7 @@ export function moveVectorTable(db: Database.Database): void {
 }
 
 /** Re-indexes every memory's terms (analysed by core, as the write path does) into memories_fts. */
-export function rebuildFullText(db: Database.Database): void {
+function rebuildFullText(db: Database.Database): void {
   const insert = db.prepare('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)');
   const page = db.prepare('SELECT rowid, namespace, text, route FROM memories WHERE rowid > ? ORDER BY rowid LIMIT 1000');
   // In pages: the connection cannot insert while a statement is still iterating.
