@@ -50,12 +50,7 @@ export function canonicalJson(value: unknown): string {
     }
     return `${out}]`;
   }
-  return `{${canonicalMembers(value as Record<string, unknown>).join(',')}}`;
-}
-
-/** An object's members as canonical `"key":value` texts, in key order, `undefined` members left out. */
-export function canonicalMembers(obj: Record<string, unknown>): string[] {
-  return sortedMembers(obj).members;
+  return `{${sortedMembers(value as Record<string, unknown>).members.join(',')}}`;
 }
 
 function sortedMembers(obj: Record<string, unknown>): { keys: string[]; members: string[] } {

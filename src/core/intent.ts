@@ -69,7 +69,6 @@ const EXPOSE = String.raw`\b(?:send|post|upload|push|copy|paste|share|publish|pu
 /** Places anyone may read. */
 const PUBLIC = String.raw`\b(?:public|open|shared) (?:bucket|repo\w*|gist|issue|tracker|channel|paste|url|link|s3|mirror|archive|folder|drive)\b|\bgists?\b|\b(?:s3|gs)://|\b(?:in|into|to) (?:the )?(?:team )?(?:chat|slack|discord|readme|issue|pr description|pull request|public tracker|user agent|telemetry|commit message|build log|ci log|job log)\b|\b(?:a )?comment (?:of|on|in) (?:the |a )?(?:public )?(?:pull request|pr|issue)\b`;
 const EXPOSE_RE = new RegExp(EXPOSE, 'u');
-const PUBLIC_RE = new RegExp(PUBLIC, 'u');
 const PUBLIC_ALL = new RegExp(PUBLIC, 'gu');
 const SECRET_RE = new RegExp(SECRET, 'u');
 const SEND_RE = new RegExp(SEND, 'u');
@@ -171,7 +170,7 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
     patterns: [
       (t) => SECRET_RE.test(t) && SEND_RE.test(t) && EXTERNAL_RE.test(t),
       // Secrets put where anyone can read them: a public place, a chat, a gist, a foreign bucket.
-      (t) => SECRET_RE.test(t) && EXPOSE_RE.test(t) && PUBLIC_RE.test(t) && matchesUnforbidden(PUBLIC_ALL, t),
+      (t) => SECRET_RE.test(t) && EXPOSE_RE.test(t) && matchesUnforbidden(PUBLIC_ALL, t),
     ],
   },
   {

@@ -60,13 +60,7 @@ export async function findGaps(store: Store, scopes?: ScopeInfo[]): Promise<Gap[
   for (const s of scopes ?? (await store.scopes())) {
     if (s.events === s.lastSeq) continue;
     const present = new Set<number>();
-    let after = 0;
-    for (;;) {
-      const page = await store.events(s.scope, after, 5000);
-      if (page.length === 0) break;
-      for (const e of page) present.add(e.seq);
-      after = (page[page.length - 1] as StoredEvent).seq;
-    }
+    for await (const page of scopePages(store, s.scope)) for (const e of page) present.add(e.seq);
     const missing: number[] = [];
     for (let i = 1; i <= s.lastSeq && missing.length < 1000; i++) if (!present.has(i)) missing.push(i);
     gaps.push({ scope: s.scope, missing });
@@ -201,13 +195,12 @@ export async function verify(store: Store, scratch: Store): Promise<VerifyReport
   };
 }
 
-/** Every event of one scope, in order (the store-wide scope is small: embedder and quarantine events). */
-async function scopeEvents(store: Store, scope: string): Promise<StoredEvent[]> {
-  const out: StoredEvent[] = [];
-  for (let after = 0; ; ) {
+/** The events of one scope with seq > `after`, in pages of 5,000, in order. */
+async function* scopePages(store: Store, scope: string, after = 0): AsyncGenerator<StoredEvent[]> {
+  for (;;) {
     const page = await store.events(scope, after, 5000);
-    if (page.length === 0) return out;
-    out.push(...page);
+    if (page.length === 0) return;
+    yield page;
     after = (page[page.length - 1] as StoredEvent).seq;
   }
 }
@@ -215,14 +208,11 @@ async function scopeEvents(store: Store, scope: string): Promise<StoredEvent[]> 
 /** Replays the events of one scope with seq > afterSeq into `tx`; returns how many. */
 async function replayScopeTail(store: Store, tx: StoreTx, scope: string, afterSeq: number): Promise<number> {
   let n = 0;
-  let after = afterSeq;
-  for (;;) {
-    const page = await store.events(scope, after, 5000);
-    if (page.length === 0) return n;
+  for await (const page of scopePages(store, scope, afterSeq)) {
     for (const e of page) await applyStored(tx, e, null);
     n += page.length;
-    after = (page[page.length - 1] as StoredEvent).seq;
   }
+  return n;
 }
 
 /**
@@ -240,7 +230,7 @@ export async function recover(store: Store, options: { namespace?: string } = {}
   const names = new Set(allScopes.map((s) => s.scope).filter((s) => s !== STORE_SCOPE));
   if (!options.namespace) for (const n of (await store.stats(new Date(0).toISOString())).namespaces) names.add(n.namespace);
   const targets = options.namespace ? [options.namespace] : [...names].sort();
-  if (!options.namespace) await prepareRecordedEmbedders(store, await scopeEvents(store, STORE_SCOPE));
+  if (!options.namespace) for await (const page of scopePages(store, STORE_SCOPE)) await prepareRecordedEmbedders(store, page);
   await store.transaction(async (tx) => {
     if (!options.namespace) {
       // Store-wide scope first: the embedder record decides which vectors the namespaces can hold.
