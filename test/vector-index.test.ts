@@ -97,6 +97,49 @@ describe('approximate vector index (usearch) of the SQLite store', () => {
     }
   });
 
+  it('an approximate search is answered by a neighbour graph that follows writes and forgets, with exact similarities', async () => {
+    const path = freshPath();
+    const store = createSqliteStore({ path, vectorIndex: { ...CONFIG, graphMinVectors: 1000 } });
+    const next = vectorSource(11);
+    const memories = await insertVectors(store, NS, 3000, next);
+    await insertVectors(store, OTHER, 600, next);
+    const approx = (q: Float32Array, k = 10, namespace = NS) => store.vectorCandidates(q, k, { namespace, now: now(), approximate: true });
+    try {
+      const probe = next();
+      await ready(store, probe);
+      // The first approximate search is answered by the scan and starts the graph's build.
+      assert.deepEqual(await approx(probe), (await exact(path, [probe], 10))[0]);
+      assert.equal(store.vectorIndex?.status().graphs.state, 'building');
+      await store.vectorIndex?.whenIdle();
+      const queries = Array.from({ length: 20 }, next);
+      const want = await exact(path, queries, 10);
+      let found = 0;
+      for (const [i, q] of queries.entries()) {
+        const got = await approx(q);
+        const exactById = new Map((want[i] ?? []).map((h) => [h.id, h.similarity]));
+        found += got.filter((h) => exactById.has(h.id)).length;
+        for (const h of got) if (exactById.has(h.id)) assert.ok(Math.abs(h.similarity - (exactById.get(h.id) as number)) < 1e-6, 'similarities are exact');
+      }
+      let graphs = store.vectorIndex?.status().graphs;
+      assert.equal(graphs?.namespaces[NS], 3000, JSON.stringify(graphs));
+      assert.equal(graphs?.namespaces[OTHER], undefined, 'a namespace below graphMinVectors has no graph');
+      assert.ok((graphs?.searches ?? 0) >= 20, 'the graph answered');
+      assert.ok(found / 200 >= 0.95, `recall@10 of the graph ${found / 200}`);
+      // Nearest memories forgotten, near copies written: the graph follows the change log with the codes.
+      const nearest = new Set((await approx(queries[0] as Float32Array, 5)).map((h) => h.id));
+      await forget(store, memories.filter((m) => nearest.has(m.id)));
+      const copies = await insertVectors(store, NS, 5, () => Float32Array.from(queries[0] as Float32Array, (x) => x + 0.001 * (next()[0] as number)));
+      const after = await approx(queries[0] as Float32Array, 10);
+      assert.ok(after.every((h) => !nearest.has(h.id)), 'a forgotten memory never comes back');
+      assert.deepEqual(new Set(after.slice(0, 5).map((h) => h.id)), new Set(copies.map((m) => m.id)), 'new memories are found at once');
+      graphs = store.vectorIndex?.status().graphs;
+      assert.equal(graphs?.namespaces[NS], 3000, 'five left, five came');
+      assert.equal(graphs?.builds, 1, 'followed, not rebuilt');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('an index far behind the database is rebuilt once, not patched, and then answers exactly', async () => {
     const path = freshPath();
     const { store, next } = await populated(path, 6);

@@ -252,7 +252,7 @@ export async function likelyReplaced(ctx: EngineContext, memory: Memory): Promis
   const vector = (await ctx.store.getVectors([memory.id])).get(memory.id);
   if (!vector) return [];
   const floor = Math.min(LIKELY_UPDATE.minCosine, LIKELY_UPDATE.statedMinCosine);
-  const hits = (await ctx.store.vectorCandidates(vector, 10, { namespace: memory.namespace, now: ctx.now() })).filter(
+  const hits = (await ctx.store.vectorCandidates(vector, 10, { namespace: memory.namespace, now: ctx.now(), approximate: true })).filter(
     (h) => h.id !== memory.id && h.id !== memory.supersedes && h.similarity >= floor,
   );
   if (hits.length === 0) return [];

@@ -56,6 +56,17 @@ export class QuantizedVectors {
     this.slots.delete(rowid);
   }
 
+  /** The rows as they are held: rowids, and their codes `dimensions` apiece (views, valid until the next change). */
+  rows(): { keys: Float64Array; data: Int8Array } {
+    return { keys: this.keys.subarray(0, this.count), data: this.data.subarray(0, this.count * this.dimensions) };
+  }
+
+  /** One row's codes (a view, valid until the next change), or null when absent. */
+  codes(rowid: number): Int8Array | null {
+    const slot = this.slots.get(rowid);
+    return slot === undefined ? null : this.data.subarray(slot * this.dimensions, (slot + 1) * this.dimensions);
+  }
+
   /** Rowids of the `count` nearest rows by the int8 cosine, nearest first. */
   nearest(usearch: Usearch, query: Float32Array, count: number): number[] {
     const n = Math.min(count, this.count);

@@ -1,5 +1,4 @@
 import { rmSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import type { CandidateFilter, VectorHit, VectorIndexCheck } from '../../interfaces/store.js';
 import {
@@ -17,6 +16,8 @@ import {
 import type { BuildReply, BuildRequest } from './sqlite-vector-index-worker.js';
 import { QuantizedVectors } from './sqlite-quantized-vectors.js';
 import { indexedVectorsSql, vectorTableName } from './sqlite-vector-table.js';
+import { BackgroundBuilder } from './sqlite-background-build.js';
+import { NeighbourGraphs, type NeighbourGraphStatus } from './sqlite-neighbour-graph.js';
 
 export interface SqliteVectorIndexConfig {
   /**
@@ -26,6 +27,12 @@ export interface SqliteVectorIndexConfig {
   minVectors?: number;
   /** Changes applied in memory between two saves of the file. Default 5,000 (and always on close). */
   saveEvery?: number;
+  /**
+   * A namespace with at least this many vectors gets a neighbour graph for searches that accept an approximate
+   * answer (sqlite-neighbour-graph.ts). Default 20,000: below it the exact int8 scan takes well under a
+   * millisecond.
+   */
+  graphMinVectors?: number;
 }
 
 /** What `cairn doctor` and `cairn verify` say about the index. */
@@ -42,6 +49,7 @@ export interface VectorIndexStatus {
   lastBuildMs: number | null;
   params: IndexParams;
   minVectors: number;
+  graphs: NeighbourGraphStatus;
 }
 
 type Prepare = (sql: string) => Database.Statement;
@@ -70,15 +78,12 @@ export class SqliteVectorIndex {
   private indexes: Map<string, QuantizedVectors> | null = null;
   private identity: IndexIdentity | null = null;
   private unsaved = 0;
-  private building: Promise<void> | null = null;
-  private builder: Worker | null = null;
-  private failed: { reason: string; at: number } | null = null;
+  private readonly builder = new BackgroundBuilder(new URL('./sqlite-vector-index-worker.js', import.meta.url), 'index builder');
   private reason: string | null = null;
-  private builds = 0;
-  private lastBuildMs: number | null = null;
   /** The largest namespace's indexed vectors when last counted, and at which change. */
   private counted: { seq: number; largest: number } | null = null;
   private closed = false;
+  private readonly graphs: NeighbourGraphs;
 
   constructor(
     private readonly prepare: Prepare,
@@ -88,6 +93,7 @@ export class SqliteVectorIndex {
     this.minVectors = config.minVectors ?? 2_000;
     this.params = DEFAULT_INDEX_PARAMS;
     this.saveEvery = config.saveEvery ?? 5_000;
+    this.graphs = new NeighbourGraphs(dbPath, config.graphMinVectors ?? 20_000);
   }
 
   /** The index file's path. */
@@ -114,16 +120,40 @@ export class SqliteVectorIndex {
          (${postSql}) AS ok FROM memories m LEFT JOIN vector_blobs b ON b.hash = m.vector_hash
        WHERE m.rowid IN (SELECT value FROM json_each(@annKeys)) AND +m.namespace = @namespace ORDER BY distance`,
     );
+    const rescored = (found: number[]) =>
+      (rescore.all({ ...params, annKeys: `[${found.join(',')}]` }) as { id: string; distance: number; ok: number }[]).filter((r) => r.ok === 1).slice(0, k);
+    const answer = (hits: { id: string; distance: number }[]) => hits.map((r) => ({ id: r.id, similarity: 1 - r.distance }));
+    if (filter.approximate && index.size() >= this.graphs.minVectors) {
+      // An advisory search: the namespace's graph proposes 2k candidates (a few hundred vectors visited, not the
+      // namespace), rescored exactly. Until the graph is built, and when too few pass the filter, the scan answers.
+      this.graphs.install(
+        (this.identity as IndexIdentity).seq,
+        (from, to) => this.changedRows(from, to),
+        (namespace, rowid) => this.indexes?.get(namespace)?.codes(rowid) ?? null,
+      );
+      if (!this.graphs.has(filter.namespace)) this.graphs.build(this.usearch as Usearch, filter.namespace, vector.length);
+      for (let fetch = 2 * k; fetch <= 4096; fetch *= 4) {
+        const found = this.graphs.nearest(filter.namespace, vector, fetch);
+        if (!found) break;
+        const hits = rescored(found);
+        if (hits.length >= k || found.length < fetch) return answer(hits);
+      }
+    }
     // int8 ranks close to the float order (at 100k the best 64 held all of the exact ten), so k + max(64, k/2)
     // candidates are rescored: rescoring is most of the cost (a CPU profile of the engine's k = 300 search at
     // 10k put 23 % of it in rescoring 964 candidates).
     for (let fetch = k + Math.max(64, Math.ceil(k / 2)); ; fetch *= 4) {
       const found = index.nearest(this.usearch as Usearch, vector, fetch);
-      const rows = rescore.all({ ...params, annKeys: `[${found.join(',')}]` }) as { id: string; distance: number; ok: number }[];
-      const hits = rows.filter((r) => r.ok === 1).slice(0, k);
-      if (hits.length >= k || found.length < fetch) return hits.map((r) => ({ id: r.id, similarity: 1 - r.distance }));
+      const hits = rescored(found);
+      if (hits.length >= k || found.length < fetch) return answer(hits);
       if (fetch >= 4096) return null;
     }
+  }
+
+  /** Rows whose vector changed after change `from` up to `to`; null when the kept change log starts later. */
+  private changedRows(from: number, to: number): number[] | null {
+    if (!this.changeLogCovers(from, to)) return null;
+    return (this.prepare('SELECT DISTINCT memory_rowid AS rowid FROM vector_changes WHERE seq > ? AND seq <= ?').all(from, to) as { rowid: number }[]).map((r) => r.rowid);
   }
 
   /**
@@ -131,7 +161,7 @@ export class SqliteVectorIndex {
    * an index problem: it records why and answers false (exhaustive search).
    */
   private sync(): boolean {
-    if (this.closed || this.unavailable !== null || this.building) return false;
+    if (this.closed || this.unavailable !== null || this.builder.busy) return false;
     if (!this.usearch) {
       const loaded = loadUsearch();
       if ('error' in loaded) {
@@ -175,9 +205,15 @@ export class SqliteVectorIndex {
     }
     if (have.params?.quantization !== this.params.quantization) return 'the index was built with other parameters';
     if (have.seq > want.seq) return `the index reflects change ${have.seq}, the database only ${want.seq} (restored from an older copy?)`;
-    const { first } = this.prepare('SELECT MIN(seq) AS first FROM vector_changes').get() as { first: number | null };
-    if (have.seq < want.seq && (first ?? want.seq + 1) > have.seq + 1) return 'the index is older than the change log the database keeps';
+    if (!this.changeLogCovers(have.seq, want.seq)) return 'the index is older than the change log the database keeps';
     return null;
+  }
+
+  /** Whether the kept change log still holds every change after `from` up to `to`. */
+  private changeLogCovers(from: number, to: number): boolean {
+    if (from >= to) return true;
+    const { first } = this.prepare('SELECT MIN(seq) AS first FROM vector_changes').get() as { first: number | null };
+    return (first ?? to + 1) <= from + 1;
   }
 
   /** Applies the changes after the codes' counter up to `to`; false when too many are pending to patch. */
@@ -196,17 +232,23 @@ export class SqliteVectorIndex {
     );
     const dims = identity.embedder.dimensions;
     const rowids = new Set<number>();
+    const left = new Map<number, string>();
     for (const c of changes) {
       indexes.get(c.namespace)?.remove(c.rowid);
       rowids.add(c.rowid);
+      left.set(c.rowid, c.namespace);
     }
     for (const rowid of rowids) {
       // Read now, possibly newer than `to`: a later change is applied again at the next sync, to the same end.
       const row = current.get(rowid) as { namespace: string; data: Buffer } | undefined;
-      if (!row || row.data.length !== dims * 4) continue;
+      if (!row || row.data.length !== dims * 4) {
+        this.graphs.update(rowid, left.get(rowid) as string, null);
+        continue;
+      }
       let index = indexes.get(row.namespace);
       if (!index) indexes.set(row.namespace, (index = new QuantizedVectors(dims)));
       index.set(rowid, floats(row.data, dims));
+      this.graphs.update(rowid, left.get(rowid) as string, { namespace: row.namespace, codes: index.codes(rowid) as Int8Array });
     }
     identity.seq = to;
     this.unsaved += changes.length;
@@ -226,6 +268,7 @@ export class SqliteVectorIndex {
   }
 
   private drop(reason: string): void {
+    this.graphs.clear(reason);
     this.indexes = null;
     this.identity = null;
     this.unsaved = 0;
@@ -239,8 +282,7 @@ export class SqliteVectorIndex {
 
   /** Starts a rebuild in a worker when some namespace is large enough for the index to pay. */
   private maybeBuild(reason: string, seq: number): void {
-    if (this.building || this.closed) return;
-    if (this.failed && Date.now() - this.failed.at < 60_000) return;
+    if (!this.builder.canStart() || this.closed) return;
     if (!this.counted || seq - this.counted.seq >= Math.max(1, this.minVectors / 4)) {
       const row = this.prepare(
         `SELECT COUNT(*) AS n FROM memories WHERE vector_hash IS NOT NULL AND forgotten_at IS NULL AND superseded_by IS NULL
@@ -253,57 +295,33 @@ export class SqliteVectorIndex {
       return;
     }
     this.reason = reason;
-    this.building = new Promise<void>((resolve) => {
-      const request: BuildRequest = { dbPath: this.dbPath, target: this.file, params: this.params };
-      const worker = new Worker(new URL('./sqlite-vector-index-worker.js', import.meta.url), { workerData: request });
-      // A short command does not wait for a rebuild it started: it answered exhaustively and may exit.
-      worker.unref();
-      this.builder = worker;
-      // Once per build: a worker's exit comes after its reply, possibly while the next build already runs.
-      let finished = false;
-      const finish = (reply: BuildReply) => {
-        if (finished) return;
-        finished = true;
-        this.building = null;
-        this.builder = null;
-        this.builds++;
-        if (reply.ok) {
-          this.lastBuildMs = reply.ms;
-          this.failed = null;
-        } else this.failed = { reason: reply.error, at: Date.now() };
-        resolve();
-      };
-      worker.once('message', (reply: BuildReply) => finish(reply));
-      worker.once('error', (err) => finish({ ok: false, error: err.message }));
-      worker.once('exit', (code) => finish({ ok: false, error: `the index builder exited with code ${code}` }));
-    });
+    const request: BuildRequest = { dbPath: this.dbPath, target: this.file, params: this.params };
+    this.builder.start<Extract<BuildReply, { ok: true }>>(request, () => {});
   }
 
   /** Resolves when no rebuild is running (at once when none is). */
   async whenIdle(): Promise<void> {
-    while (this.building) {
-      // Whoever waits keeps the process alive until the build ends.
-      this.builder?.ref();
-      await this.building;
-    }
+    await this.builder.whenIdle();
+    await this.graphs.whenIdle();
   }
 
   status(): VectorIndexStatus {
     const vectors = this.indexes ? [...this.indexes.values()].reduce((s, i) => s + i.size(), 0) : 0;
     const state: VectorIndexStatus['state'] =
-      this.unavailable !== null ? 'unavailable' : this.building ? 'building' : this.indexes ? 'ready' : this.failed ? 'failed' : 'not built';
+      this.unavailable !== null ? 'unavailable' : this.builder.busy ? 'building' : this.indexes ? 'ready' : this.builder.failed ? 'failed' : 'not built';
     return {
       engine: state === 'ready' ? 'int8 scan (usearch)' : 'exhaustive',
       state,
-      reason: this.unavailable ?? this.failed?.reason ?? this.reason,
+      reason: this.unavailable ?? this.builder.failed?.reason ?? this.reason,
       file: this.file,
       vectors,
       namespaces: this.indexes?.size ?? 0,
       seq: this.identity?.seq ?? null,
-      builds: this.builds,
-      lastBuildMs: this.lastBuildMs,
+      builds: this.builder.builds,
+      lastBuildMs: this.builder.lastBuildMs,
       params: this.params,
       minVectors: this.minVectors,
+      graphs: this.graphs.status(),
     };
   }
 
@@ -321,7 +339,7 @@ export class SqliteVectorIndex {
         await this.whenIdle();
         if (!this.sync()) {
           if (this.unavailable !== null) return { status: 'exhaustive', detail: this.unavailable };
-          return { status: 'exhaustive', detail: this.failed?.reason ?? this.reason ?? 'no index' };
+          return { status: 'exhaustive', detail: this.builder.failed?.reason ?? this.reason ?? 'no index' };
         }
       }
       const problem = this.compareWithDatabase();
@@ -373,6 +391,7 @@ export class SqliteVectorIndex {
   close(): void {
     if (this.closed) return;
     if (this.unsaved > 0) this.save();
+    this.graphs.close();
     this.closed = true;
     this.indexes = null;
   }
