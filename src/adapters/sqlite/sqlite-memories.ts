@@ -3,7 +3,7 @@ import { isCurrent, type Memory, type StoreStats } from '../../interfaces/memory
 import { vectorHash } from '../../core/checksum.js';
 import type { ListFilter, StoreTx } from '../../interfaces/store.js';
 import type { SqliteConnection } from './sqlite-connection.js';
-import { memoryRecord, rowToMemory, type Row } from '../sql/sql-rows.js';
+import { MEMORY_SELECT, memoryRecord, rowToMemory, type Row } from '../sql/sql-rows.js';
 import { ACTIVE_SQL, CURRENT_SQL, filterSql, nsToken } from './sqlite-rows.js';
 
 /** The memories table: rows, their full-text terms and vectors kept beside them, lists and counts. */
@@ -41,13 +41,10 @@ export class SqliteMemories {
   async getMemories(ids: string[]): Promise<Memory[]> {
     if (ids.length === 0) return [];
     return this.c.read('reading memories', () => {
-      const out: Memory[] = [];
-      for (let i = 0; i < ids.length; i += 500) {
-        const chunk = ids.slice(i, i + 500);
-        const rows = this.c.stmt(`SELECT * FROM memories WHERE id IN (${chunk.map(() => '?').join(',')})`).all(...chunk) as Row[];
-        out.push(...rows.map(rowToMemory));
-      }
-      return out;
+      // One statement whatever the number of ids (a list of placeholders was prepared again for every new
+      // length), and only the columns a Memory holds: a search reads several hundred candidates here.
+      const rows = this.c.stmt(`SELECT ${MEMORY_SELECT} FROM memories m WHERE m.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as Row[];
+      return rows.map(rowToMemory);
     });
   }
 
