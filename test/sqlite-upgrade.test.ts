@@ -9,6 +9,7 @@ import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { PAGE_SIZE, SCHEMA_VERSION } from '../src/adapters/sqlite/sqlite-schema.js';
 import { vectorTableName, vectorTableSql } from '../src/adapters/sqlite/sqlite-vector-table.js';
 import { insertVectors, vectorSource } from './fixtures/vector-index-data.js';
+import { UNDO_MIGRATION_12 } from './helpers/sqlite-downgrade.js';
 
 const root = mkdtempSync(join(tmpdir(), 'cairn-sqlite-upgrade-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -31,7 +32,8 @@ async function version7Database(): Promise<{ path: string; ids: string[]; probe:
   await store.close();
   const db = new Database(path);
   db.exec(`DROP TRIGGER vector_changes_insert; DROP TRIGGER vector_changes_update; DROP TRIGGER vector_changes_delete; DROP TRIGGER vector_changes_trim;
-           DROP TABLE vector_changes; DELETE FROM meta WHERE key = 'store_id'; DELETE FROM schema_version WHERE version >= 8`);
+           DROP TABLE vector_changes; DELETE FROM meta WHERE key = 'store_id'; ${UNDO_MIGRATION_12}
+           DELETE FROM schema_version WHERE version >= 8`);
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();
   return { path, ids: memories.map((m) => m.id), probe, before };
@@ -110,7 +112,7 @@ describe('SQLite schema upgrade to version 11 (a vector table per dimension)', (
     const table = vectorTableName(probe.length);
     db.exec(vectorTableSql(probe.length).replace(table, 'memories_vec'));
     db.exec(`INSERT INTO memories_vec (rowid, namespace, active, kind, embedding) SELECT rowid, namespace, active, kind, embedding FROM ${table}`);
-    db.exec(`DROP TABLE ${table}; DELETE FROM schema_version WHERE version >= 11`);
+    db.exec(`DROP TABLE ${table}; ${UNDO_MIGRATION_12} DELETE FROM schema_version WHERE version >= 11`);
     db.close();
     const names = (p: string) => {
       const raw = new Database(p, { readonly: true });

@@ -73,6 +73,11 @@ export interface EngineConfig {
   sessionContext?: SessionContextWeights | null;
   /** Score fusion only: how much query-term coverage counts in the lexical signal (term-coverage.ts); null: none. */
   termCoverage?: TermCoverage | null;
+  /**
+   * Recall ranks a note above the older notes it probably updates (its `likelyReplaces`, found at write
+   * time) and brings it in when one of them is found (likely-replaces.ts). Default true; false: neither.
+   */
+  likelyReplaces?: boolean;
 }
 
 /** One input of a batch after screening: saved (or found as a duplicate), or held for review. */
@@ -121,6 +126,7 @@ export interface EngineContext {
   readonly statedUpdate: StatedUpdateRule | null;
   readonly sessionContext: SessionContextWeights | null;
   readonly termCoverage: TermCoverage | null;
+  readonly likelyReplaces: boolean;
   readonly candidateFactor: number;
   readonly minCandidates: number;
   readonly log: Logger | undefined;
@@ -197,6 +203,7 @@ export function createEngineContext(config: EngineConfig): EngineContext {
     statedUpdate: config.statedUpdate === undefined ? DEFAULT_STATED_UPDATE : config.statedUpdate,
     sessionContext: config.sessionContext === undefined ? DEFAULT_SESSION_CONTEXT : config.sessionContext,
     termCoverage: config.termCoverage === undefined ? DEFAULT_TERM_COVERAGE : config.termCoverage,
+    likelyReplaces: config.likelyReplaces ?? true,
     candidateFactor: config.candidateFactor ?? DEFAULT_CANDIDATE_FACTOR,
     minCandidates: config.minCandidates ?? DEFAULT_MIN_CANDIDATES,
     log: config.logger,

@@ -7,6 +7,7 @@ import { BACKGROUND_TEXTS } from './background.js';
 import { queryTerms } from './lexical.js';
 import { dot, inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights, termsOf } from './topics.js';
 import { applyTermCoverage, COVERAGE_MIN_WINDOW } from './term-coverage.js';
+import { addLikelyReplacing } from './likely-replaces.js';
 import { demoteDoubted } from './feedback.js';
 import { addSessionContext } from './session-context.js';
 import { validateKind, validateLimit, validateFusion, validateTags, MAX_LIMIT } from './validate.js';
@@ -102,6 +103,10 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   if (method === 'score' && ctx.sessionContext) results = addSessionContext(results, ctx.sessionContext);
   // After the floor: a doubted memory sinks among the relevant ones, it does not make a query irrelevant.
   results = demoteDoubted(results);
+  if (method === 'score' && ctx.likelyReplaces && queryVector && results.length > 0) {
+    const nowMs = Date.parse(now);
+    results = await addLikelyReplacing(ctx, results, { filter, queryVector, weights, ageDays: (m) => (nowMs - Date.parse(m.createdAt)) / 86_400_000, window: limit });
+  }
   if (weights.recency > 0 && results.length > 1) {
     const window = Math.min(results.length, Math.max(limit * 2, 20));
     const vectors = await ctx.store.getVectors(results.slice(0, window).map((r) => r.memory.id));
@@ -111,7 +116,7 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
       const { documents, frequencies } = await ctx.store.termDocumentFrequencies(needed, namespace);
       if (documents > 0) weight = inverseDocumentFrequency(documents, frequencies);
     }
-    results = preferNewerOnSameTopic(results, vectors, window, weight, termCache, method === 'score' ? ctx.statedUpdate : null);
+    results = preferNewerOnSameTopic(results, vectors, window, weight, termCache, method === 'score' ? ctx.statedUpdate : null, ctx.likelyReplaces);
   }
 
   if (ctx.reranker && results.length > 1) {

@@ -127,7 +127,8 @@ export function termsNeedingWeights(
 /**
  * Reorders the first `window` results in place so that whenever two are about the same topic, the newer
  * comes first (`a` below is the older, `b` the newer). Notes of different kinds are one topic only by the
- * stated-update rule (when given), and a route never is.
+ * stated-update rule (when given) or, with `recorded`, when the newer names the older in its
+ * `likelyReplaces`; a route never is.
  */
 /** At most this many passes of the same-topic step (it stops as soon as a pass moves nothing). */
 export const SAME_TOPIC_PASSES = 3;
@@ -139,9 +140,12 @@ export function preferNewerOnSameTopic(
   weight: (term: string) => number = () => 1,
   cache: Map<string, Set<string>> = new Map(),
   statedUpdate: StatedUpdateRule | null = null,
+  recorded = false,
 ): SearchResult[] {
   const head = results.slice(0, window);
   const sameTopic = (a: SearchResult, b: SearchResult): boolean => {
+    // Recorded at write time: the newer note probably updates this one (Memory.likelyReplaces).
+    if (recorded && b.memory.likelyReplaces?.includes(a.memory.id)) return true;
     const va = vectors.get(a.memory.id);
     const vb = vectors.get(b.memory.id);
     if (!va || !vb) return false;

@@ -1,13 +1,13 @@
 // The write path: validate, redact, anchor, dedupe, embed, screen, commit with its event (save, saveMany,
 // update), and the helpers every write shares (embedding checks, vector blobs, holding in the quarantine).
 import { CairnError } from '../interfaces/errors.js';
-import type { LikelyReplaced, Memory, MemoryInput, MemoryKind, SaveResult } from '../interfaces/memory.js';
+import { isCurrent, type LikelyReplaced, type Memory, type MemoryInput, type MemoryKind, type SaveResult } from '../interfaces/memory.js';
 import type { EmbedderInfo, StoreTx } from '../interfaces/store.js';
 import { ulid } from './ids.js';
 import { vectorHash } from './checksum.js';
 import { emit, indexText, STORE_SCOPE } from './events.js';
 import { analyse } from './lexical.js';
-import { isLikelyUpdate, LIKELY_UPDATE, LIKELY_UPDATE_MAX } from './topics.js';
+import { dot, isLikelyUpdate, LIKELY_UPDATE, LIKELY_UPDATE_MAX } from './topics.js';
 import { dedupeKey } from './text.js';
 import type { CodeRef } from '../interfaces/code.js';
 import { screenForStore, type FilterVerdict } from './ingest-filter.js';
@@ -240,7 +240,7 @@ export async function save(ctx: EngineContext, input: MemoryInput): Promise<Save
   const [result] = await saveMany(ctx, [input]);
   if (!result) throw new CairnError('INTERNAL', 'save produced no result');
   if (result.duplicate) return result;
-  return { ...result, likelyReplaces: await likelyReplaced(ctx, result.memory) };
+  return { ...result, likelyReplaces: result.likelyReplaces ?? [] };
 }
 
 /**
@@ -251,19 +251,65 @@ export async function likelyReplaced(ctx: EngineContext, memory: Memory): Promis
   if (memory.kind === 'route' || !ctx.store.capabilities.vectorSearch) return [];
   const vector = (await ctx.store.getVectors([memory.id])).get(memory.id);
   if (!vector) return [];
-  const floor = Math.min(LIKELY_UPDATE.minCosine, LIKELY_UPDATE.statedMinCosine);
-  const hits = (await ctx.store.vectorCandidates(vector, 10, { namespace: memory.namespace, now: ctx.now(), approximate: true })).filter(
-    (h) => h.id !== memory.id && h.id !== memory.supersedes && h.similarity >= floor,
-  );
+  return pickLikelyReplaced(memory, await nearestOlder(ctx, memory.namespace, vector, (id) => id === memory.id || id === memory.supersedes));
+}
+
+/** A note a new one may update, with the cosine of their vectors. */
+interface ReplaceCandidate {
+  memory: Memory;
+  similarity: number;
+}
+
+/** The lowest cosine at which isLikelyUpdate can hold. */
+const LIKELY_UPDATE_FLOOR = Math.min(LIKELY_UPDATE.minCosine, LIKELY_UPDATE.statedMinCosine);
+
+/** The live notes of the namespace nearest to `vector` that are close enough to be updated by it. */
+async function nearestOlder(ctx: EngineContext, namespace: string, vector: Float32Array, skip: (id: string) => boolean): Promise<ReplaceCandidate[]> {
+  const hits = (await ctx.store.vectorCandidates(vector, 10, { namespace, now: ctx.now(), approximate: true })).filter((h) => !skip(h.id) && h.similarity >= LIKELY_UPDATE_FLOOR);
   if (hits.length === 0) return [];
-  const older = new Map((await ctx.store.getMemories(hits.map((h) => h.id))).map((m) => [m.id, m]));
+  const byId = new Map((await ctx.store.getMemories(hits.map((h) => h.id))).map((m) => [m.id, m]));
+  return hits.flatMap((h) => {
+    const m = byId.get(h.id);
+    return m ? [{ memory: m, similarity: h.similarity }] : [];
+  });
+}
+
+/** Of the candidates, those created before `memory` that it probably updates, closest first, at most LIKELY_UPDATE_MAX. */
+function pickLikelyReplaced(memory: Pick<Memory, 'text' | 'route' | 'kind' | 'createdAt'>, candidates: ReplaceCandidate[]): LikelyReplaced[] {
+  if (memory.kind === 'route') return [];
   const terms = new Set(analyse(indexText(memory)));
   const out: LikelyReplaced[] = [];
-  for (const h of hits) {
-    const m = older.get(h.id);
-    if (!m || m.kind === 'route' || m.createdAt > memory.createdAt) continue;
-    if (isLikelyUpdate(memory.text, terms, new Set(analyse(indexText(m))), h.similarity)) out.push({ id: m.id, text: m.text, similarity: Math.round(h.similarity * 1000) / 1000 });
+  for (const { memory: m, similarity } of [...candidates].sort((a, b) => b.similarity - a.similarity)) {
+    if (m.kind === 'route' || m.createdAt > memory.createdAt) continue;
+    if (isLikelyUpdate(memory.text, terms, new Set(analyse(indexText(m))), similarity)) out.push({ id: m.id, text: m.text, similarity: Math.round(similarity * 1000) / 1000 });
     if (out.length >= LIKELY_UPDATE_MAX) break;
+  }
+  return out;
+}
+
+/**
+ * The notes a memory being written probably updates, decided in its transaction and recorded in the
+ * memory itself (`likelyReplaces`), so its save event carries them and replay reproduces them: the store's
+ * candidates found before the transaction that are still current, and the batch's earlier memories.
+ */
+async function replacedInTx(
+  tx: StoreTx,
+  memory: Memory,
+  vector: Float32Array | null,
+  fromStore: ReplaceCandidate[],
+  batch: readonly { memory: Memory; vector: Float32Array | null }[],
+): Promise<LikelyReplaced[]> {
+  if (!vector || memory.kind === 'route') return [];
+  const inBatch = batch.flatMap((b) => {
+    if (!b.vector || b.memory.namespace !== memory.namespace || b.vector.length !== vector.length) return [];
+    const similarity = dot(vector, b.vector);
+    return similarity >= LIKELY_UPDATE_FLOOR ? [{ memory: b.memory, similarity }] : [];
+  });
+  const picked = pickLikelyReplaced(memory, [...fromStore.filter((c) => c.memory.id !== memory.supersedes), ...inBatch]);
+  const out: LikelyReplaced[] = [];
+  for (const l of picked) {
+    const now = await tx.getMemory(l.id);
+    if (now && isCurrent(now) && now.namespace === memory.namespace) out.push(l);
   }
   return out;
 }
@@ -332,6 +378,16 @@ export async function saveScreened(ctx: EngineContext, inputs: MemoryInput[], op
     throw quarantinedError(held, prepared.length);
   }
 
+  // The notes each new memory may update, looked up before the transaction (the write lock is not held for
+  // vector searches); the transaction keeps those still current.
+  const nearby = new Map<string, ReplaceCandidate[]>();
+  if (stored && ctx.store.capabilities.vectorSearch) {
+    for (const p of toEmbed) {
+      const vector = vectorByKey.get(p.dedupeKey);
+      if (vector && p.kind !== 'route' && !blocked.has(p.dedupeKey)) nearby.set(p.dedupeKey, await nearestOlder(ctx, p.namespace, vector, () => false));
+    }
+  }
+
   if (prepared.some((p) => !blocked.has(p.dedupeKey))) await prepareEmbedder(ctx, stored);
   return ctx.store.transaction(async (tx) => {
     const now0 = ctx.now();
@@ -339,6 +395,7 @@ export async function saveScreened(ctx: EngineContext, inputs: MemoryInput[], op
     if (prepared.some((p) => !blocked.has(p.dedupeKey))) await recordEmbedder(ctx, tx, now0);
     const results: SaveOutcome[] = [];
     const savedInBatch = new Map<string, Memory>();
+    const batchVectors: { memory: Memory; vector: Float32Array | null }[] = [];
     const heldInBatch = new Map<string, QuarantineReceipt>();
     for (const [index, p] of prepared.entries()) {
       const hold = blocked.get(p.dedupeKey);
@@ -362,7 +419,9 @@ export async function saveScreened(ctx: EngineContext, inputs: MemoryInput[], op
       const createdAt = p.createdAt ?? now;
       const givenId = options.given?.[index]?.id;
       if (givenId && (await tx.getMemory(givenId))) throw new CairnError('CONFLICT', `a memory with id ${givenId} already exists`, { field: 'id' });
-      const memory: Memory = { ...p, id: givenId ?? ulid(Date.parse(createdAt)), createdAt, updatedAt: now };
+      const written: Memory = { ...p, id: givenId ?? ulid(Date.parse(createdAt)), createdAt, updatedAt: now };
+      const replaces = await replacedInTx(tx, written, vector, nearby.get(p.dedupeKey) ?? [], batchVectors);
+      const memory: Memory = replaces.length ? { ...written, likelyReplaces: replaces.map((l) => l.id) } : written;
       // A memory imported from another store (sync) may name a predecessor this store never had: the
       // reference is kept as written, with nothing to link.
       const old = memory.supersedes ? await tx.getMemory(memory.supersedes) : null;
@@ -380,7 +439,8 @@ export async function saveScreened(ctx: EngineContext, inputs: MemoryInput[], op
         await emit(tx, memory.namespace, { type: 'memory.saved', memory, vector: await putVector(tx, vector), ...redactionField(ctx, p) }, now);
       }
       savedInBatch.set(p.dedupeKey, memory);
-      results.push({ id: memory.id, duplicate: false, memory });
+      batchVectors.push({ memory, vector });
+      results.push({ id: memory.id, duplicate: false, memory, ...(replaces.length ? { likelyReplaces: replaces } : {}) });
     }
     if (options.inTx) await options.inTx(tx, ctx.now(), results.flatMap((r) => ('id' in r ? [r.id] : [])));
     return results;

@@ -58,6 +58,12 @@ export interface Memory {
   code?: CodeRef;
   /** How often it was marked useful, wrong or stale after a recall (absent until it is marked once). */
   feedback?: FeedbackCounts;
+  /**
+   * Ids of older notes of its namespace that it probably updates, found when it was written (the save's
+   * `likelyReplaces`, closest first; absent when none). Recall ranks it above them; nothing else is done
+   * to them. Part of the record, so the log, replay and snapshots carry it like every other field.
+   */
+  likelyReplaces?: string[];
 }
 
 /**
@@ -125,8 +131,9 @@ export interface SaveResult {
   duplicate: boolean;
   memory: Memory;
   /**
-   * Live older memories of the namespace the new one probably updates (closest first, at most 3), set by a
-   * single save. Nothing is done to them: pass `supersedes` to replace one.
+   * Live older memories of the namespace the new one probably updates (closest first, at most 3): the
+   * memory's `likelyReplaces` with their texts (`save` always sets it, a batch only where there are some).
+   * Nothing is done to them: pass `supersedes` to replace one.
    */
   likelyReplaces?: LikelyReplaced[];
 }

@@ -129,6 +129,11 @@ export interface MemoryReads {
    * written meanwhile with a later id may appear, one with an earlier id does not.
    */
   iterateMemories(namespace: string | undefined, pageSize?: number): AsyncIterable<Memory[]>;
+  /**
+   * Memories of `filter.namespace` matching the filter whose `likelyReplaces` names at least one of `ids`
+   * (the newer notes that probably update them), in no particular order; none when `ids` is empty.
+   */
+  listLikelyReplacing(ids: string[], filter: CandidateFilter): Promise<Memory[]>;
   /** Memories whose `expiresAt` is at or before `now` (ISO-8601 UTC), in one namespace or all; for purge. */
   listExpired(now: string, namespace?: string): Promise<Memory[]>;
   /** Per namespace (ordered by name): live, forgotten, superseded and expired counts at `now`; and events. */

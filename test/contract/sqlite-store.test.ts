@@ -10,6 +10,7 @@ import { vectorHash } from '../../src/core/checksum.js';
 import { analyse } from '../../src/core/lexical.js';
 import { isCairnError, type ErrorCode } from '../../src/interfaces/errors.js';
 import { describeStoreContract, makeMemory } from './store-contract.js';
+import { UNDO_MIGRATION_12 } from '../helpers/sqlite-downgrade.js';
 
 const root = mkdtempSync(join(tmpdir(), 'cairn-sqlite-store-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -164,7 +165,8 @@ describe('SQLite store, file handling', () => {
       CREATE VIRTUAL TABLE memories_fts USING fts5(ns, terms, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 2 tokenchars '_./-:'");
       CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, col);
       DROP TRIGGER vector_refs_insert; DROP TRIGGER vector_refs_update_old; DROP TRIGGER vector_refs_update_new;
-      DROP TRIGGER vector_refs_delete; DROP TABLE vector_refs; DELETE FROM schema_version WHERE version >= 9;`);
+      DROP TRIGGER vector_refs_delete; DROP TABLE vector_refs; ${UNDO_MIGRATION_12}
+      DELETE FROM schema_version WHERE version >= 9;`);
     db.close();
     const reopened = createSqliteStore({ path });
     try {
@@ -202,7 +204,8 @@ describe('SQLite store, file handling', () => {
     await store.close();
     const db = new Database(path);
     db.exec(`DROP TRIGGER vector_refs_insert; DROP TRIGGER vector_refs_update_old; DROP TRIGGER vector_refs_update_new;
-      DROP TRIGGER vector_refs_delete; DROP TABLE vector_refs; DELETE FROM schema_version WHERE version >= 10;`);
+      DROP TRIGGER vector_refs_delete; DROP TABLE vector_refs; ${UNDO_MIGRATION_12}
+      DELETE FROM schema_version WHERE version >= 10;`);
     db.close();
     const reopened = createSqliteStore({ path });
     try {

@@ -349,6 +349,32 @@ export function describeStoreContract(name: string, makeStore: MakeStore, option
         await insertAll(store, [[again, vectors ? angle(0) : null]]);
         assert.equal((await store.stats(NOW)).total, 2);
       });
+
+      test('listLikelyReplacing returns the live notes naming a given id, in the namespace and filter only', async (store) => {
+        const v1 = makeMemory('acme/shop', 'Deploys go out on Thursdays');
+        const v2 = makeMemory('acme/shop', 'Releases ship every Monday now', { likelyReplaces: [v1.id] });
+        const other = makeMemory('acme/shop', 'Invoices are rendered with wkhtmltopdf');
+        const both = makeMemory('acme/shop', 'Monday releases and PDF invoices are frozen in December', { kind: 'constraint', likelyReplaces: [other.id, v2.id] });
+        const gone = makeMemory('acme/shop', 'Deploys moved to Fridays', { likelyReplaces: [v1.id], forgottenAt: NOW, forgetReason: 'wrong' });
+        const stale = makeMemory('acme/shop', 'Deploys are on Wednesdays since spring', { likelyReplaces: [v1.id], expiresAt: NOW });
+        const elsewhere = makeMemory('acme/blog', 'Posts go out on Mondays now', { likelyReplaces: [v1.id] });
+        await insertAll(store, [v1, v2, other, both, gone, stale, elsewhere].map((m) => [m, null]), null);
+        // The relation reads back as written, and a note without one has none.
+        assert.deepEqual((await store.getMemory(both.id))?.likelyReplaces, [other.id, v2.id]);
+        assert.equal('likelyReplaces' in ((await store.getMemory(v1.id)) as Memory), false);
+        const sorted = (ms: Memory[]) => ms.map((m) => m.id).sort();
+        assert.deepEqual(sorted(await store.listLikelyReplacing([v1.id], filter('acme/shop'))), [v2.id]);
+        assert.deepEqual(sorted(await store.listLikelyReplacing([v1.id], filter('acme/shop', { includeInactive: true }))), [v2.id, gone.id, stale.id].sort());
+        assert.deepEqual(sorted(await store.listLikelyReplacing([other.id, v2.id], filter('acme/shop'))), [both.id]);
+        assert.deepEqual(sorted(await store.listLikelyReplacing([v1.id, other.id], filter('acme/shop', { kinds: ['note'] }))), [v2.id]);
+        assert.deepEqual(await store.listLikelyReplacing([], filter('acme/shop')), []);
+        assert.deepEqual(sorted(await store.listLikelyReplacing([v1.id], filter('acme/blog'))), [elsewhere.id]);
+        // A text change keeps the relation; a purge takes the note (and what it names) out of the lookup.
+        await store.transaction((tx) => tx.updateMemory({ ...v2, text: 'Releases ship every Monday' }));
+        assert.deepEqual(sorted(await store.listLikelyReplacing([v1.id], filter('acme/shop'))), [v2.id]);
+        await store.transaction((tx) => tx.deleteMemory(v2.id));
+        assert.deepEqual(await store.listLikelyReplacing([v1.id], filter('acme/shop')), []);
+      });
     });
 
     describe('erasures in progress', () => {

@@ -175,6 +175,12 @@ export const MIGRATIONS: readonly ((storage: VectorStorage) => string)[] = [
   CREATE TRIGGER memories_namespace_stats_update AFTER UPDATE OF namespace, doc_length ON memories FOR EACH ROW
     WHEN (OLD.namespace IS DISTINCT FROM NEW.namespace OR OLD.doc_length IS DISTINCT FROM NEW.doc_length) EXECUTE FUNCTION cairn_namespace_stats();
   `,
+  // 4: the older notes a memory probably updates, found when it was written (the JSON text cairn wrote; NULL
+  // when none), as SQLite's migration 12. The partial index keeps recall's lookup to the notes that have some.
+  () => `
+  ALTER TABLE memories ADD COLUMN likely_replaces text;
+  CREATE INDEX memories_replacing ON memories (namespace) WHERE likely_replaces IS NOT NULL;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

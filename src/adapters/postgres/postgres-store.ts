@@ -34,7 +34,7 @@ import { migrate, type ServerFacts } from './postgres-migrations.js';
 import { MEMORY_SELECT, rowToEvent, rowToMemory, rowToSnapshot, rowToToken, type Row } from '../sql/sql-rows.js';
 import { Params, parseVector, vectorFromSend, vectorLiteral } from './postgres-rows.js';
 import { hnswIndexName, hnswIndexSql } from './postgres-schema.js';
-import { activeSql, CURRENT_SQL, fusedRecallSql, LIVE_BY_DEDUPE_SQL, lexicalCtes, listWhere, vectorCtes, type VectorSpace } from './postgres-search.js';
+import { activeSql, CURRENT_SQL, filterSql, fusedRecallSql, LIVE_BY_DEDUPE_SQL, lexicalCtes, listWhere, vectorCtes, type VectorSpace } from './postgres-search.js';
 import { createPostgresTx, decodeAnchorCache, rowToPendingErasure, type TxContext } from './postgres-tx.js';
 
 /** Attempts of a read, or of starting a transaction, when the connection fails; then STORE_UNAVAILABLE. */
@@ -306,6 +306,17 @@ export class PostgresStore implements Store {
       after = (page[page.length - 1] as Memory).id;
       yield page;
     }
+  }
+
+  async listLikelyReplacing(ids: string[], filter: CandidateFilter): Promise<Memory[]> {
+    if (ids.length === 0) return [];
+    const p = new Params();
+    const ns = p.add(filter.namespace);
+    const where = filterSql(filter, p);
+    // The partial index memories_replacing holds only the notes that name any.
+    const sql = `SELECT ${MEMORY_SELECT} FROM memories m WHERE m.namespace = ${ns} AND m.likely_replaces IS NOT NULL AND ${where}
+      AND m.likely_replaces::jsonb ?| ${p.add(ids)}::text[]`;
+    return (await this.rows('reading memories', sql, p.values)).map(rowToMemory);
   }
 
   async listExpired(now: string, namespace?: string): Promise<Memory[]> {

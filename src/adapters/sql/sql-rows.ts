@@ -28,9 +28,10 @@ export const MEMORY_COLUMNS = [
   'dedupe_key',
   'code',
   'feedback',
+  'likely_replaces',
 ] as const;
 
-/** The memory's column values, by column name (JSON bodies as text; unset code and feedback as NULL). */
+/** The memory's column values, by column name (JSON bodies as text; unset code, feedback and likely replaces as NULL). */
 export function memoryRecord(m: Memory): Record<(typeof MEMORY_COLUMNS)[number], unknown> {
   return {
     id: m.id,
@@ -52,6 +53,7 @@ export function memoryRecord(m: Memory): Record<(typeof MEMORY_COLUMNS)[number],
     dedupe_key: m.dedupeKey,
     code: m.code ? JSON.stringify(m.code) : null,
     feedback: m.feedback ? JSON.stringify(m.feedback) : null,
+    likely_replaces: m.likelyReplaces?.length ? JSON.stringify(m.likelyReplaces) : null,
   };
 }
 
@@ -86,6 +88,7 @@ export function rowToMemory(r: Row): Memory {
     // Absent (not null) when unset, so memories without them keep their canonical form and checksum.
     ...(r['code'] ? { code: JSON.parse(r['code'] as string) as NonNullable<Memory['code']> } : {}),
     ...(r['feedback'] ? { feedback: JSON.parse(r['feedback'] as string) as NonNullable<Memory['feedback']> } : {}),
+    ...(r['likely_replaces'] ? { likelyReplaces: JSON.parse(r['likely_replaces'] as string) as string[] } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 import { CairnError } from '../../interfaces/errors.js';
 import { isCurrent, type Memory, type StoreStats } from '../../interfaces/memory.js';
 import { vectorHash } from '../../core/checksum.js';
-import type { ListFilter, StoreTx } from '../../interfaces/store.js';
+import type { CandidateFilter, ListFilter, StoreTx } from '../../interfaces/store.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { MEMORY_SELECT, memoryRecord, rowToMemory, type Row } from '../sql/sql-rows.js';
 import { ACTIVE_SQL, CURRENT_SQL, filterSql, nsToken } from './sqlite-rows.js';
@@ -45,6 +45,17 @@ export class SqliteMemories {
       // length), and only the columns a Memory holds: a search reads several hundred candidates here.
       const rows = this.c.stmt(`SELECT ${MEMORY_SELECT} FROM memories m WHERE m.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as Row[];
       return rows.map(rowToMemory);
+    });
+  }
+
+  async listLikelyReplacing(ids: string[], filter: CandidateFilter): Promise<Memory[]> {
+    if (ids.length === 0) return [];
+    return this.c.read('reading memories', () => {
+      const params: Row = { now: filter.now, namespace: filter.namespace, ids: JSON.stringify(ids) };
+      // The partial index memories_replacing holds only the notes that name any.
+      const sql = `SELECT m.* FROM memories m INDEXED BY memories_replacing WHERE m.namespace = @namespace AND m.likely_replaces IS NOT NULL
+        AND ${filterSql(filter, params)} AND EXISTS (SELECT 1 FROM json_each(m.likely_replaces) r WHERE r.value IN (SELECT value FROM json_each(@ids)))`;
+      return (this.c.stmt(sql).all(params) as Row[]).map(rowToMemory);
     });
   }
 
@@ -133,10 +144,10 @@ export class SqliteMemories {
       const info = this.c.stmt(
           `INSERT INTO memories (id, namespace, text, kind, importance, tags, task_id, metadata, route, created_at, updated_at,
             expires_at, supersedes, superseded_by, forgotten_at, forget_reason, dedupe_key,
-            code, feedback)
+            code, feedback, likely_replaces)
            VALUES (@id, @namespace, @text, @kind, @importance, @tags, @task_id, @metadata, @route, @created_at, @updated_at,
             @expires_at, @supersedes, @superseded_by, @forgotten_at, @forget_reason, @dedupe_key,
-            @code, @feedback)`,
+            @code, @feedback, @likely_replaces)`,
         )
         .run(memoryRecord(memory));
       const rowid = BigInt(info.lastInsertRowid);
@@ -152,7 +163,7 @@ export class SqliteMemories {
           metadata=@metadata, route=@route, created_at=@created_at, updated_at=@updated_at, expires_at=@expires_at,
           supersedes=@supersedes, superseded_by=@superseded_by, forgotten_at=@forgotten_at, forget_reason=@forget_reason,
           dedupe_key=@dedupe_key,
-          code=@code, feedback=@feedback WHERE id=@id`,
+          code=@code, feedback=@feedback, likely_replaces=@likely_replaces WHERE id=@id`,
       ).run(p);
       const rowid = BigInt(row.rowid);
       if (index) {

@@ -229,6 +229,12 @@ export const MIGRATIONS: readonly string[] = [
   // next embedder's table beside the current one before a reindex's transaction, instead of that
   // transaction dropping and creating it. vec0 tables cannot be renamed: moveVectorTable copies the rows.
   `SELECT 1;`,
+  // 12: the older notes a memory probably updates, found when it was written (JSON list of ids; NULL when
+  // none). The partial index keeps recall's "which live notes update these" lookup to the few that do.
+  `
+  ALTER TABLE memories ADD COLUMN likely_replaces TEXT;
+  CREATE INDEX memories_replacing ON memories (namespace) WHERE likely_replaces IS NOT NULL;
+  `,
 ];
 
 /** What migrations cannot do in SQL, run right after the migration reaching that version, in its transaction. */

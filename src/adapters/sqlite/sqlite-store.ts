@@ -127,6 +127,10 @@ export class SqliteStore implements Store {
     return this.memories.listExpired(now, namespace);
   }
 
+  listLikelyReplacing(ids: string[], filter: CandidateFilter): Promise<Memory[]> {
+    return this.memories.listLikelyReplacing(ids, filter);
+  }
+
   stats(now: string): Promise<StoreStats> {
     return this.memories.stats(now);
   }

@@ -1,0 +1,128 @@
+import * as assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
+import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
+import { Engine, type EngineConfig } from '../src/core/engine.js';
+import { stateChecksum } from '../src/core/replay.js';
+import { dot, SAME_TOPIC_MIN_COSINE } from '../src/core/topics.js';
+import type { Embedder } from '../src/interfaces/embedder.js';
+import type { SearchResult } from '../src/interfaces/memory.js';
+import type { Store } from '../src/interfaces/store.js';
+import { CODING_NAMESPACES } from '../bench/coding-memory-data.js';
+import { pgSkip } from './helpers/postgres.js';
+import { storeFactories } from './helpers/stores.js';
+
+/**
+ * The write-time "likely replaces" relation (Memory.likelyReplaces) as recall uses it, on every backend with
+ * the real embedder: an update worded differently from the note it updates (cosine below the same-topic
+ * step's threshold) ranks first, is brought in when the candidates missed it, and a forgotten update hides
+ * nothing; the relation is part of the logged state, so replay reproduces it.
+ */
+
+const NOW = new Date('2026-11-01T12:00:00.000Z');
+const NS = 'acme/billing';
+const OLD = 'API rate limit is 100 requests per minute per key.';
+const NEW = 'We raised the API ceiling: each key may now make 300 calls a minute.';
+const QUERY = 'what is the API rate limit per key';
+const billing = CODING_NAMESPACES[0] as (typeof CODING_NAMESPACES)[number];
+const daysAgo = (d: number) => new Date(NOW.getTime() - d * 86_400_000).toISOString();
+const explain = (results: SearchResult[]) => results.map((r, i) => `${i + 1}. ${(100 * r.score).toFixed(1)} ${r.memory.text}`).join('\n') || '(nothing)';
+
+let embedder: Embedder;
+before(() => {
+  embedder = createUseEmbedder();
+});
+
+for (const factory of storeFactories()) {
+  describe(`likely replaces on ${factory.name}`, () => {
+    let store: Store;
+    let oldId: string;
+    let newId: string;
+    let replaced: string[];
+    const engine = (over: Partial<EngineConfig> = {}) =>
+      new Engine({ store, embedder, tokenCounter: createGptTokenCounter(), defaultNamespace: NS, now: () => NOW, countRecalls: false, ...over });
+
+    before(async () => {
+      store = await factory.make();
+      const e = engine();
+      // Forty notes of the benchmark's billing repository around the chain, each at its own age.
+      for (const note of billing.notes.slice(0, 40)) {
+        if (note.state || note.route) continue;
+        await e.save({ text: note.text, kind: note.kind, createdAt: daysAgo(note.days) }).catch(() => null);
+      }
+      oldId = (await e.save({ text: OLD, createdAt: daysAgo(90) })).id;
+      const saved = await e.save({ text: NEW, createdAt: daysAgo(10) });
+      newId = saved.id;
+      replaced = saved.likelyReplaces?.map((l) => l.id) ?? [];
+      assert.equal(replaced[0], oldId, 'the save reports the older note first as likely replaced');
+    });
+    after(async () => {
+      await store?.close();
+    });
+
+    it('records the relation in the memory and its save event', async () => {
+      assert.deepEqual((await store.getMemory(newId))?.likelyReplaces, replaced);
+      assert.equal((await store.getMemory(oldId))?.likelyReplaces, undefined);
+      const saved = (await store.events(NS)).find((e) => e.type === 'memory.saved' && e.memoryId === newId);
+      assert.deepEqual((saved?.payload as { memory: { likelyReplaces?: string[] } }).memory.likelyReplaces, replaced);
+    });
+
+    it('an update worded differently (low cosine) ranks above the note it updates', async () => {
+      const vectors = await store.getVectors([oldId, newId]);
+      const cosine = dot(vectors.get(oldId) as Float32Array, vectors.get(newId) as Float32Array);
+      assert.ok(cosine < SAME_TOPIC_MIN_COSINE, `cosine ${cosine.toFixed(3)} is below the same-topic threshold`);
+      const without = await engine({ likelyReplaces: false }).search(QUERY, { limit: 5 });
+      const ids = (rs: SearchResult[]) => rs.map((r) => r.memory.id);
+      assert.ok(ids(without).indexOf(oldId) < ids(without).indexOf(newId) || !ids(without).includes(newId), `without the relation the older note leads:\n${explain(without)}`);
+      const results = await engine().search(QUERY, { limit: 5 });
+      assert.equal(results[0]?.memory.id, newId, explain(results));
+      assert.equal(results[0]?.scoreDetails.newerThan, oldId);
+      assert.ok(ids(results).includes(oldId), 'the older note is still recalled');
+    });
+
+    it('brings the update in when only the older note is a candidate', async () => {
+      // One candidate per signal: the query's wording finds the older note alone.
+      const narrow = { candidateFactor: 1, minCandidates: 1 };
+      const without = await engine({ ...narrow, likelyReplaces: false }).search(QUERY, { limit: 1 });
+      assert.deepEqual(without.map((r) => r.memory.id), [oldId], explain(without));
+      const results = await engine(narrow).search(QUERY, { limit: 1 });
+      assert.deepEqual(results.map((r) => r.memory.id), [newId], explain(results));
+      const d = results[0]?.scoreDetails;
+      assert.equal(d?.signals.vector.rank, null, 'it was no vector candidate');
+      const sum = (d?.signals.vector.contribution ?? 0) + (d?.signals.lexical.contribution ?? 0) + (d?.signals.recency.contribution ?? 0);
+      assert.ok(Math.abs(sum - (d?.relevance ?? -1)) < 1e-9, 'its parts add up to its relevance');
+    });
+
+    it('a forgotten update hides nothing, and a restored one leads again', async () => {
+      const e = engine();
+      await e.forget(newId, { reason: 'wrong' });
+      try {
+        const results = await e.search(QUERY, { limit: 5 });
+        assert.equal(results[0]?.memory.id, oldId, explain(results));
+        assert.ok(!results.some((r) => r.memory.id === newId));
+        const narrow = await engine({ candidateFactor: 1, minCandidates: 1 }).search(QUERY, { limit: 1 });
+        assert.deepEqual(narrow.map((r) => r.memory.id), [oldId], 'nothing forgotten is brought in');
+      } finally {
+        await e.restore(newId);
+      }
+      assert.deepEqual((await store.getMemory(newId))?.likelyReplaces, replaced);
+      assert.equal((await e.search(QUERY, { limit: 5 }))[0]?.memory.id, newId);
+    });
+
+    it('replay reproduces the relation byte for byte', async () => {
+      const scratch = await factory.make();
+      try {
+        const report = await engine().verify(scratch);
+        assert.equal(report.ok, true, JSON.stringify(report));
+        assert.equal(report.replayedChecksum, report.liveChecksum);
+        assert.deepEqual((await scratch.getMemory(newId))?.likelyReplaces, replaced);
+        // The relation is inside the checksummed state: a store without it would not match.
+        assert.equal((await stateChecksum(scratch)).checksum, (await stateChecksum(store)).checksum);
+      } finally {
+        await scratch.close();
+      }
+    });
+  });
+}
+
+if (pgSkip) it('likely replaces on postgres', { skip: pgSkip }, () => {});
