@@ -92,7 +92,8 @@ async function importFile(input) {
     }
     const held = data.quarantined ? data.quarantined.length : 0;
     const first = data.errors && data.errors[0] ? `; line ${data.errors[0].line}: ${data.errors[0].message}` : '';
-    say(`Imported ${file.name}: ${data.imported} new, ${data.duplicate} already stored, ${data.rejected} rejected${held ? `, ${held} held for review` : ''}${first}.`);
+    // The held count first, so held lines cannot pass unnoticed (as the CLI's import summary does).
+    say(`${held ? `HELD FOR REVIEW ${held} (not stored; see the Quarantine tab). ` : ''}Imported ${file.name}: ${data.imported} new, ${data.duplicate} already stored, ${data.rejected} rejected${first}.`);
     await refresh();
   });
   input.value = '';

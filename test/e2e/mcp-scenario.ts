@@ -76,10 +76,12 @@ export function cli(sandbox: Sandbox, args: string[]): Promise<Run> {
   return collect(process.execPath, [BIN, ...args, '--db', sandbox.db], { cwd: sandbox.cwd, env: sandbox.env });
 }
 
-/** Runs a process to its end with stdin closed, collecting its output. */
-export function collect(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<Run> {
+/** Runs a process to its end with `stdin` (empty unless given) on its standard input, collecting its output. */
+export function collect(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; stdin?: string }): Promise<Run> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdin.on('error', () => {}); // a process may exit before reading everything
+    child.stdin.end(options.stdin ?? '');
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

@@ -225,8 +225,12 @@ async function save(job: CaptureJob, env: NodeJS.ProcessEnv, log: Logger): Promi
           try {
             count(await opened.engine.saveMany([one]));
           } catch (e) {
-            if (isCairnError(e) && e.code === 'QUARANTINED') held++;
-            else {
+            if (isCairnError(e) && e.code === 'QUARANTINED') {
+              held++;
+              // The hook has no caller to answer: the log is where a held statement's id and reasons go (the
+              // message never repeats the text).
+              log.warn('pre-compact: a statement was held for review', { error: e.message });
+            } else {
               refused++;
               log.warn('pre-compact: a statement was not saved', { error: (e as Error).message });
             }
