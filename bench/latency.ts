@@ -158,6 +158,23 @@ export interface VectorIndexFacts {
   recall: { queries: number; at10: number; at50: number; worstAt10: number };
   /** process.memoryUsage().rss of the bench process with the index loaded (holds the pool and engine too). */
   residentMiB: number;
+  /**
+   * The measured namespace's neighbour graph (the write-time likely-update check's approximate search), when the
+   * namespace is large enough for one: wall time until it answered, its build in the worker, and recall@10 of
+   * approximate searches against the exhaustive search (same queries as `recall`).
+   */
+  graph: {
+    state: string;
+    readyMs: number;
+    buildMs: number | null;
+    vectors: number;
+    /** Queries as the check asks them: the vector of a memory about to be saved (a new noisy copy of a pool note). */
+    recallAt10: number;
+    worstAt10: number;
+    /** The search queries of `recall` (text queries, which the graph never serves; between note clusters). */
+    searchQueryRecallAt10: number;
+    residentMiB: number;
+  } | null;
 }
 
 export interface LevelResult {
@@ -539,6 +556,7 @@ async function main(): Promise<void> {
           `Texts are generated coding-project notes (decisions, constraints, conventions, gotchas, config facts, command notes with file paths and identifiers). Embedding every stored text with the real model would take hours at the measured per-text cost, so ${opts.poolSize} distinct notes were embedded with it (in batches of 32, timed: the batch row of the embedder table) and each stored memory is the next of them, round robin, plus a unique ticket/author/date suffix, with that note's real vector plus Gaussian noise of norm ${NOISE_NORM} (renormalised; a copy keeps a cosine of about 0.9 to its note, about 0.8 to another copy). Texts stay distinct (no dedupe collapse) and vectors are distinct, so the nearest ten of a query are well defined for recall against exact search; each note has about size/${opts.poolSize} close copies, a harder case for an approximate search than distinct texts.`,
           `The fill: Engine.saveMany in rounds of a batch of ${opts.fillBatch} memories of the measured namespace and ${Math.round(opts.fillBatch * opts.noiseFraction)} of each other one (one transaction a batch: redaction, dedupe, event log, full-text and vector rows, exactly as a save writes them) through an engine on the same store with the ingest filter off, since every pool note was screened with it beforehand; the measured saves and searches use the default configuration (filter on).${opts.fillBudgetMs === null ? '' : ` A size's fill stops after ${opts.fillBudgetMs / 1000} s and that size is measured at what it reached (fill.complete false; its goals are shown, not counted as met).`}`,
           'Vector index: the first search at each size brings the store\'s quantised vector index (int8 codes, usearch\'s SIMD scan, exact rescoring) up to date (a rebuild in a worker thread when far behind, during which searches are exhaustive), and the time until it answers is reported. Recall@k: the ids of store.vectorCandidates(q, k) (index, rescored exactly) that are among the exhaustive search\'s k nearest on the same file (a second store with vectorIndex: false), averaged over real embedded queries. Resident memory: process.memoryUsage().rss of the bench process after that (it also holds the model, the pool and the engine).',
+          'Neighbour graph: in a namespace of the store\'s graphMinVectors or more, the write-time likely-update check of every save asks a usearch HNSW graph over the same int8 codes (sqlite-neighbour-graph.ts) instead of scanning the namespace. At each such size the bench starts its build with an approximate search, waits for the worker, and reports the wall time until the graph answered, the worker\'s build time, its vectors, recall@10 of approximate searches (graph candidates rescored exactly) against the exhaustive ten, for queries as the check asks them (the vector of a new memory: a fresh noisy copy of a pool note, as many as the recall queries) and for the recall\'s text queries, and process RSS with the graph loaded (vectorIndex.residentMiB is before it). The save series run after it, so they measure the graph\'s path.',
           `The ingest filter is on (the default). Each pool note, and each text of an end-to-end save, was first screened on a scratch store with seed anchors only; ${held.pool} of ${opts.poolSize} generated notes were held there and left out, so the measured store never quarantines anything and learns no anchors (a held text becomes a learned anchor that holds its neighbours too).`,
           'Save end to end: Engine.save with the real model embedding the text (one text per call), default engine configuration (redaction, dedupe, ingest filter, event log). Save excluding embedding: Engine.save of a new text through the same engine code with an Embedder that returns the text\'s vector computed beforehand by the real model (a map lookup); any other text the write path sends to the model (the ingest filter\'s extra passes) goes to the real model and its time is subtracted. No engine change. The end-to-end run also records the time spent inside the model and reports end-to-end minus that as a cross-check.',
           'Search end to end: Engine.search (limit 10, default weights) with the real model embedding the query. Without query embedding: the same search with the query vector computed beforehand; lexical+recency only: weights { vector: 0 }; vector KNN alone: store.vectorCandidates with a precomputed query vector and k = 50 (the engine itself asks for 300 per signal), through the index and through the exhaustive search.',
@@ -624,6 +642,51 @@ async function main(): Promise<void> {
           at50 += ann50.filter((h) => ex50ids.has(h.id)).length / Math.max(1, ex50ids.size);
           worstAt10 = Math.min(worstAt10, r10);
         }
+        const residentMiB = Math.round(process.memoryUsage().rss / 2 ** 20);
+        // The write-time check's graph: the first approximate search starts its build, the next installs it.
+        let graph: VectorIndexFacts['graph'] = null;
+        const graphMin = store.vectorIndex?.status().graphs.minVectors ?? Infinity;
+        if (targetMemories >= graphMin) {
+          const tg = performance.now();
+          const approx = (q: Float32Array) => store.vectorCandidates(q, 10, { ...filterNow(), approximate: true });
+          for (let i = 0; i < 4 && store.vectorIndex?.status().graphs.namespaces[target] === undefined; i++) {
+            await approx(probe);
+            await store.vectorIndex?.whenIdle();
+          }
+          const readyMs = Math.round(performance.now() - tg);
+          const recallOf = async (qs: Float32Array[]) => {
+            let sum = 0;
+            let worst = 1;
+            for (const q of qs) {
+              const [got, want] = [await approx(q), await exhaustive.vectorCandidates(q, 10, filterNow())];
+              const ids = new Set(want.map((h) => h.id));
+              const r10 = got.filter((h) => ids.has(h.id)).length / Math.max(1, ids.size);
+              sum += r10;
+              worst = Math.min(worst, r10);
+            }
+            return { at10: Math.round((sum / qs.length) * 1000) / 1000, worst: Math.round(worst * 1000) / 1000 };
+          };
+          // What the check asks: the vector of a memory about to be saved (a new noisy copy of a pool note).
+          const saveLike = recallQueries.map(() => {
+            const m = nextMemory(target);
+            const v = pre.vectors.get(m.text) as Float32Array;
+            pre.vectors.delete(m.text);
+            return v;
+          });
+          const [saves, searches] = [await recallOf(saveLike), await recallOf(recallQueries)];
+          const g = store.vectorIndex?.status().graphs;
+          graph = {
+            state: g?.state ?? 'none',
+            readyMs,
+            buildMs: g?.lastBuildMs ?? null,
+            vectors: g?.namespaces[target] ?? 0,
+            recallAt10: saves.at10,
+            worstAt10: saves.worst,
+            searchQueryRecallAt10: searches.at10,
+            residentMiB: Math.round(process.memoryUsage().rss / 2 ** 20),
+          };
+          log(`size ${size}: graph ${graph.state} (${graph.vectors} vectors) in ${readyMs} ms, recall@10 ${graph.recallAt10} (search queries ${graph.searchQueryRecallAt10})`);
+        }
         const status = store.vectorIndex?.status();
         let fileBytes = 0;
         try {
@@ -643,7 +706,8 @@ async function main(): Promise<void> {
           fileBytes,
           fileBytesPerMemory: Math.round(fileBytes / Math.max(1, totalMemories)),
           recall: { queries: recallQueries.length, at10: round3(at10 / recallQueries.length), at50: round3(at50 / recallQueries.length), worstAt10: round3(worstAt10) },
-          residentMiB: Math.round(process.memoryUsage().rss / 2 ** 20),
+          residentMiB,
+          graph,
         };
       });
       log(`size ${size}: index ${vectorIndex.state} in ${vectorIndex.readyMs} ms, recall@10 ${vectorIndex.recall.at10}, rss ${vectorIndex.residentMiB} MiB`);
