@@ -15,7 +15,9 @@ import type { CandidateFilter, LexicalHit } from '../src/interfaces/store.js';
  * The embedded store's BM25 candidates against the statement they replace, run on a second connection to the
  * same real file: FTS5 ranking the join of every match with the memories it filters on. Same ids, same order,
  * the same scores to the bit, for filters that leave out many of the best matches (forgotten, superseded,
- * expired, other kinds and tags), ties (notes of equal length and term counts) and another namespace.
+ * expired, other kinds and tags), ties (notes of equal length and term counts), a namespace holding most of the
+ * store (matched without its token) and one that does not. Term document frequencies against counting the
+ * matches, in a store of two namespaces and in one of a single namespace after texts were changed.
  */
 
 const NS = 'acme/shop';
@@ -24,6 +26,18 @@ const root = mkdtempSync(join(tmpdir(), 'cairn-lexical-'));
 const path = join(root, 'store.db');
 let store: SqliteStore;
 let reference: Database.Database;
+
+/** Memories of the namespace holding each term, counted by FTS5 on the reference connection. */
+function countedFrequencies(db: Database.Database, terms: string[], namespace: string): Map<string, number> {
+  const token = 'n' + createHash('sha256').update(namespace).digest('hex').slice(0, 24);
+  const count = db.prepare('SELECT COUNT(*) AS n FROM memories_fts WHERE memories_fts MATCH ?');
+  const out = new Map<string, number>();
+  for (const t of terms) {
+    const n = (count.get(`ns:"${token}" AND terms:"${t}"`) as { n: number }).n;
+    if (n > 0) out.set(t, n);
+  }
+  return out;
+}
 
 /** The statement ranking every match joined with memories (filters as filterSql writes them). */
 function joinedRanking(terms: string[], k: number, filter: CandidateFilter): LexicalHit[] {
@@ -117,5 +131,41 @@ describe('BM25 candidates on the embedded store', () => {
     // Among the best k + 64 of every match, fewer than k = 40 pass the default filter.
     const passing = new Set(want.map((h) => h.id));
     assert.ok(all.slice(0, 104).filter((h) => passing.has(h.id)).length < 40);
+  });
+});
+
+describe('term document frequencies on the embedded store', () => {
+  const terms = queryTerms('cache invalidation checkout ledger replacement layer absent');
+  const term = (word: string) => queryTerms(word)[0] as string;
+
+  it('equal the counted matches in each of two namespaces', async () => {
+    for (const ns of [NS, OTHER]) {
+      const { frequencies } = await store.termDocumentFrequencies(terms, ns);
+      assert.ok(frequencies.size >= 4, `${ns}: ${[...frequencies.keys()].join(" ")}`);
+      assert.deepEqual([...frequencies].sort(), [...countedFrequencies(reference, terms, ns)].sort(), ns);
+    }
+  });
+
+  it('equal the counted matches in a store of one namespace after texts changed', async () => {
+    const single = createSqliteStore({ path: join(root, 'single.db') });
+    try {
+      const engine = new Engine({ store: single, embedder: null, tokenCounter: createGptTokenCounter(), defaultNamespace: NS, ingestFilter: { enabled: false } });
+      const saved = await engine.saveMany(Array.from({ length: 300 }, (_, i) => ({ text: `cache ledger note ${i} on the checkout layer`, kind: 'fact' as const })));
+      // Changing a text deletes its full-text row and writes another: the counts must follow.
+      for (const [i, r] of saved.entries()) if (i % 3 === 0) await engine.update(r.id, { text: `invalidation note ${i}` });
+      for (const [i, r] of saved.entries()) if (i % 3 === 1) await engine.forget(r.id);
+      const db = new Database(join(root, 'single.db'), { readonly: true });
+      try {
+        const { documents, frequencies } = await single.termDocumentFrequencies(terms, NS);
+        assert.equal(documents, 300);
+        assert.deepEqual([...frequencies].sort(), [...countedFrequencies(db, terms, NS)].sort());
+        assert.equal(frequencies.get(term('cache')), 200);
+        assert.equal(frequencies.get(term('invalidation')), 100);
+      } finally {
+        db.close();
+      }
+    } finally {
+      await single.close();
+    }
   });
 });
