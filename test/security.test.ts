@@ -330,6 +330,26 @@ describe('provenance, spotlighting and poisoned memories', () => {
     await proveReplay(store);
     await store.close();
   });
+
+  it('an ordinary forget cannot pass for a poison mark: its reason may not start with "poisoned", so restore still works', async () => {
+    const { engine, store } = open(LESSONS_ONLY);
+    const note = await engine.save({ text: 'The staging database is refreshed from production every Sunday night.', metadata: { source: 'mcp' } });
+    const before = await store.events(NS);
+    for (const reason of ['poisoned', 'poisoned: looks odd', '  Poisoned: shouting']) {
+      await assert.rejects(engine.forget(note.id, { reason }), (err: unknown) => isCairnError(err, 'INVALID_INPUT') && /reserved/u.test((err as Error).message), reason);
+    }
+    assert.equal((await store.events(NS)).length, before.length, 'a refused forget writes nothing');
+    // Worded otherwise, it is an ordinary forget, and restore brings the memory back.
+    const forgotten = await engine.forget(note.id, { reason: 'possibly poisoned, checking with the owner' });
+    assert.equal(forgotten.forgetReason, 'possibly poisoned, checking with the owner');
+    const restored = await engine.restore(note.id);
+    assert.equal(restored.forgottenAt, null);
+    // A real mark still locks it out of restore.
+    await engine.markPoisoned(note.id, { reason: 'planted', teach: false });
+    await assert.rejects(engine.restore(note.id), (err: unknown) => isCairnError(err, 'CONFLICT'));
+    await proveReplay(store);
+    await store.close();
+  });
 });
 
 describe('review at scale', () => {

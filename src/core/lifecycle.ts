@@ -37,9 +37,19 @@ export async function supersede(ctx: EngineContext, oldId: string, input: Memory
   return result;
 }
 
-/** Soft delete: the memory leaves recall and can be restored. */
+/** The forget reason of a poison mark: `poisoned`, or `poisoned: <why>`. */
+const POISON_REASON = /^poisoned(?:$|: )/u;
+
+/**
+ * Soft delete: the memory leaves recall and can be restored. A reason that reads as a poison mark is
+ * refused: a poisoned memory cannot be restored, so an ordinary forget (an agent's `memory_forget` among
+ * them) must not be able to lock a memory out of `restore` by wording its reason like one.
+ */
 export async function forget(ctx: EngineContext, id: string, options: ForgetOptions = {}): Promise<Memory> {
   const reason = options.reason === undefined ? null : scrub(ctx, String(options.reason).slice(0, 1000), 'reason', {});
+  if (reason !== null && POISON_REASON.test(reason.trim().toLowerCase())) {
+    throw new CairnError('INVALID_INPUT', 'reason: "poisoned" is reserved for marking an attack (`cairn quarantine poison <id>`); word an ordinary forget\'s reason otherwise', { field: 'reason' });
+  }
   return changeLifecycle(ctx, id, options.namespace, 'memory.forgotten', (m, now) => {
     if (m.forgottenAt) throw new CairnError('CONFLICT', `memory ${m.id} is already forgotten (${m.forgottenAt})`);
     return { ...m, forgottenAt: now, forgetReason: reason, updatedAt: now };
@@ -48,7 +58,7 @@ export async function forget(ctx: EngineContext, id: string, options: ForgetOpti
 
 /** Whether `m` left recall by being marked poisoned (`markPoisoned`), not by an ordinary forget. */
 function isPoisoned(m: Memory): boolean {
-  return m.forgottenAt !== null && (m.forgetReason === 'poisoned' || (m.forgetReason?.startsWith('poisoned: ') ?? false));
+  return m.forgottenAt !== null && m.forgetReason !== null && POISON_REASON.test(m.forgetReason);
 }
 
 /**
