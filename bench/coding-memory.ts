@@ -22,7 +22,7 @@ import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-count
 import { Engine, type EngineConfig } from '../src/core/engine.js';
 import { isCairnError } from '../src/interfaces/errors.js';
 import type { Store } from '../src/interfaces/store.js';
-import type { SearchOptions } from '../src/interfaces/memory.js';
+import type { SearchOptions, SearchResult } from '../src/interfaces/memory.js';
 import { CODING_NAMESPACES, QUERY_TYPES, type QueryType } from './coding-memory-data.js';
 import { CachingEmbedder, loadVectorCache, prefetchEmbeddings, saveVectorCache } from './locomo-data.js';
 import { staleRouteCases } from './coding-stale-routes.js';
@@ -180,10 +180,21 @@ export interface QueryOutcome {
   top: string | null;
 }
 
-export async function runQueries(fixture: CodingFixture, queries: CodingQuery[], options: SearchOptions = {}, limit = 10): Promise<QueryOutcome[]> {
+/**
+ * `reorder`: a harness's change to the ranking (bench/paraphrase-levers.ts); it is given the first
+ * max(3 × limit, 30) results of the search and its first `limit` are scored.
+ */
+export async function runQueries(
+  fixture: CodingFixture,
+  queries: CodingQuery[],
+  options: SearchOptions = {},
+  limit = 10,
+  reorder?: (query: CodingQuery, results: SearchResult[]) => Promise<SearchResult[]>,
+): Promise<QueryOutcome[]> {
   const out: QueryOutcome[] = [];
   for (const q of queries) {
-    const found = await fixture.engine.search(q.query, { ...options, namespace: q.namespace, limit, countRecall: false });
+    const fetched = await fixture.engine.search(q.query, { ...options, namespace: q.namespace, limit: reorder ? Math.max(3 * limit, 30) : limit, countRecall: false });
+    const found = reorder ? (await reorder(q, fetched)).slice(0, limit) : fetched;
     const ids = found.map((r) => r.memory.id);
     const at = q.expect ? ids.indexOf(q.expect) : -1;
     const rank = at >= 0 ? at + 1 : null;
