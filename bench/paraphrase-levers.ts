@@ -287,7 +287,8 @@ async function applyLever(v: Variant, store: Store, embedder: CachingEmbedder, q
     const { documents, frequencies } = await store.termDocumentFrequencies(needed, namespace);
     if (documents > 0) weight = inverseDocumentFrequency(documents, frequencies);
   }
-  return preferNewerOnSameTopic(out, vectors, window, weight, cache, DEFAULT_STATED_UPDATE).slice(0, limit);
+  // As Engine.search with the defaults: the stated-update rule and the recorded likely-replaces relation on.
+  return preferNewerOnSameTopic(out, vectors, window, weight, cache, DEFAULT_STATED_UPDATE, true).slice(0, limit);
 }
 
 /** R@1 changes per variant on the coding dev half (query texts), filled by codingDev. */
