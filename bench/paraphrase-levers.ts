@@ -12,9 +12,9 @@
  * for each dev paraphrase the baseline misses, the answer's rank by the vector signal alone.
  *
  * Not for LoCoMo: there the baseline through this path is far from the engine's (LoCoMo dev hybrid @5/10/25/50
- * 40.4/65.3/74.2/76.6 from a search of limit max(3k, 30) cut to k, against 62.1/77.2/85.4/90.0 at limit k;
- * the engine's coverage and same-topic windows grow with the limit), so a lever there has to be measured
- * inside Engine.search.
+ * 40.4/65.3/74.2/76.6 from a search of limit max(3k, 30) re-sorted, same-topic step again and cut to k,
+ * against 62.1/77.2/85.4/90.0 from a search of limit k; the engine's coverage and same-topic windows grow
+ * with the limit), so a lever there has to be measured inside Engine.search.
  *
  *   node dist/bench/paraphrase-levers.js [--vector-cache <file>] [--only name,prefix,…] [--out <file>]
  *
