@@ -140,6 +140,24 @@ describe('approximate vector index (usearch) of the SQLite store', () => {
     }
   });
 
+  it('a caller that never yields to the event loop still gets the built index (a long import or fill)', async () => {
+    const path = freshPath();
+    const { store, next } = await populated(path, 12);
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    try {
+      // Only awaits of synchronous SQLite reads, and the thread blocked between them: no macrotask ever runs, so a
+      // worker's message could never be delivered; the reply is polled from its port instead.
+      for (let i = 0; i < 400 && store.vectorIndex?.status().state !== 'ready'; i++) {
+        await store.vectorCandidates(next(), 10, { namespace: NS, now: now() });
+        Atomics.wait(pause, 0, 0, 25);
+      }
+      assert.equal(store.vectorIndex?.status().state, 'ready', JSON.stringify(store.vectorIndex?.status()));
+      await assertSameAsExact(store, path, Array.from({ length: 5 }, next));
+    } finally {
+      await store.close();
+    }
+  });
+
   it('an index far behind the database is rebuilt once, not patched, and then answers exactly', async () => {
     const path = freshPath();
     const { store, next } = await populated(path, 6);

@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 
 /**
  * One build at a time in a worker thread that does not keep the process alive (a short command answered
@@ -7,6 +7,8 @@ import { Worker } from 'node:worker_threads';
 export class BackgroundBuilder {
   private running: Promise<void> | null = null;
   private worker: Worker | null = null;
+  private replies: MessagePort | null = null;
+  private finish: ((reply: unknown) => void) | null = null;
   builds = 0;
   lastBuildMs: number | null = null;
   failed: { reason: string; at: number } | null = null;
@@ -30,17 +32,26 @@ export class BackgroundBuilder {
    * Starts a build. `accept` takes a successful reply (what it throws counts as the build's failure); `after`
    * runs once the build is over, whatever happened. The reply is handled once: a worker's exit comes after it.
    */
-  start<R extends { ok: true; ms: number }>(request: unknown, accept: (reply: R) => void, after: () => void = () => {}): void {
-    const worker = new Worker(this.script, { workerData: request });
+  start<R extends { ok: true; ms: number }>(request: object, accept: (reply: R) => void, after: () => void = () => {}): void {
+    // The reply comes on a port of its own, so `poll` can take it synchronously: a caller that writes in a loop
+    // of awaits on synchronous SQLite never lets the event loop deliver a worker's message.
+    const { port1, port2 } = new MessageChannel();
+    const worker = new Worker(this.script, { workerData: { ...request, replyPort: port2 }, transferList: [port2] });
     worker.unref();
+    port1.unref();
     this.worker = worker;
+    this.replies = port1;
     this.running = new Promise<void>((resolve) => {
       let finished = false;
-      const finish = (reply: R | { ok: false; error: string }) => {
+      this.finish = (raw: unknown) => {
+        const reply = raw as R | { ok: false; error: string };
         if (finished) return;
         finished = true;
         this.running = null;
         this.worker = null;
+        this.replies = null;
+        this.finish = null;
+        port1.close();
         this.builds++;
         try {
           if (!reply.ok) throw new Error(reply.error);
@@ -54,10 +65,22 @@ export class BackgroundBuilder {
           resolve();
         }
       };
-      worker.once('message', (reply: R | { ok: false; error: string }) => finish(reply));
+      const finish = this.finish;
+      port1.on('message', (reply: unknown) => finish(reply));
       worker.once('error', (err) => finish({ ok: false, error: err.message }));
-      worker.once('exit', (code) => finish({ ok: false, error: `the ${this.name} exited with code ${code}` }));
+      worker.once('exit', (code) => {
+        // A reply posted just before the exit may still wait on the port.
+        const last = receiveMessageOnPort(port1);
+        finish(last ? last.message : { ok: false, error: `the ${this.name} exited with code ${code}` });
+      });
     });
+  }
+
+  /** Takes the worker's reply if it has come, without waiting for the event loop. */
+  poll(): void {
+    if (!this.replies || !this.finish) return;
+    const reply = receiveMessageOnPort(this.replies);
+    if (reply) this.finish(reply.message);
   }
 
   /** Resolves when no build is running (at once when none is). */
@@ -65,6 +88,7 @@ export class BackgroundBuilder {
     while (this.running) {
       // Whoever waits keeps the process alive until the build ends.
       this.worker?.ref();
+      this.replies?.ref();
       await this.running;
     }
   }

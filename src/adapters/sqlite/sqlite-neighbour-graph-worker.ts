@@ -5,7 +5,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { createRequire } from 'node:module';
-import { parentPort, workerData } from 'node:worker_threads';
+import { workerData, type MessagePort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { QuantizedVectors } from './sqlite-quantized-vectors.js';
@@ -51,8 +51,10 @@ function build(request: GraphBuildRequest): GraphBuildReply {
   return { ok: true, seq, vectors: keys.length, ms: Math.round(performance.now() - started) };
 }
 
+// The store polls this port for the reply (sqlite-background-build.ts).
+const { replyPort, ...request } = workerData as GraphBuildRequest & { replyPort: MessagePort };
 try {
-  parentPort?.postMessage(build(workerData as GraphBuildRequest));
+  replyPort.postMessage(build(request));
 } catch (err) {
-  parentPort?.postMessage({ ok: false, error: (err as Error).message } satisfies GraphBuildReply);
+  replyPort.postMessage({ ok: false, error: (err as Error).message } satisfies GraphBuildReply);
 }

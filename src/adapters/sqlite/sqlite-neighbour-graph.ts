@@ -82,6 +82,7 @@ export class NeighbourGraphs {
    * newer than the codes (they catch up at the next search), waits or goes.
    */
   install(seq: number, changedSince: (from: number, to: number) => number[] | null, codesOf: (namespace: string, rowid: number) => Int8Array | null): void {
+    this.builder.poll();
     const arrived = this.arrived;
     if (!arrived || arrived.seq > seq) return;
     this.arrived = null;

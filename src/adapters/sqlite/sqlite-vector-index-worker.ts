@@ -3,7 +3,7 @@
  * own read-only connection, one read transaction), quantises every namespace's vectors, writes the index file
  * and says which change it reflects. A server keeps answering, exhaustively, meanwhile.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { workerData, type MessagePort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { buildFromDatabase, databaseIdentity, writeIndexFile, type IndexParams } from './sqlite-vector-index-file.js';
@@ -35,8 +35,10 @@ function build(request: BuildRequest): BuildReply {
   }
 }
 
+// The store polls this port for the reply (sqlite-background-build.ts).
+const { replyPort, ...request } = workerData as BuildRequest & { replyPort: MessagePort };
 try {
-  parentPort?.postMessage(build(workerData as BuildRequest));
+  replyPort.postMessage(build(request));
 } catch (err) {
-  parentPort?.postMessage({ ok: false, error: (err as Error).message } satisfies BuildReply);
+  replyPort.postMessage({ ok: false, error: (err as Error).message } satisfies BuildReply);
 }

@@ -161,6 +161,7 @@ export class SqliteVectorIndex {
    * an index problem: it records why and answers false (exhaustive search).
    */
   private sync(): boolean {
+    this.builder.poll();
     if (this.closed || this.unavailable !== null || this.builder.busy) return false;
     if (!this.usearch) {
       const loaded = loadUsearch();
