@@ -22,7 +22,8 @@ import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-count
 import { Engine } from '../src/core/engine.js';
 import type { MemoryInput } from '../src/interfaces/memory.js';
 import { buildCodingFixture, CODING_NOW, codingTexts, runQueries, type QueryOutcome } from './coding-memory.js';
-import { CachingEmbedder, loadVectorCache, prefetchEmbeddings, saveVectorCache } from './locomo-data.js';
+import type { RecordedUpdateRule } from '../src/core/topics.js';
+import { CachingEmbedder, loadVectorCache, prefetchEmbeddings, ratioRule, saveVectorCache } from './locomo-data.js';
 import { coreNote, detail, PrecomputedEmbedder, rng } from './synthetic-notes.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -72,13 +73,16 @@ async function main(): Promise<void> {
   let sizes = [0, 10_000, 100_000];
   let out = join(repoRoot, 'bench', 'results', 'floor-scale.json');
   let vectorCache: string | null = null;
+  let likelyReplaces: RecordedUpdateRule | null | undefined;
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--sizes') sizes = (argv[++i] ?? '').split(',').map(Number);
     else if (argv[i] === '--out') out = resolve(argv[++i] ?? '');
     else if (argv[i] === '--vector-cache') vectorCache = resolve(argv[++i] ?? '');
     else if (argv[i] === '--quick') sizes = [0, 1000];
-    else throw new Error(`unknown argument ${argv[i]}; usage: node dist/bench/floor-scale.js [--sizes 0,10000,100000] [--quick] [--out <file>] [--vector-cache <file>]`);
+    // The recorded-update rule of recall (topics.ts RecordedUpdateRule), or off: figures with and without it, same build.
+    else if (argv[i] === '--likely-replaces-ratio') likelyReplaces = ratioRule(argv[++i]);
+    else throw new Error(`unknown argument ${argv[i]}; usage: node dist/bench/floor-scale.js [--sizes 0,10000,100000] [--quick] [--out <file>] [--vector-cache <file>] [--likely-replaces-ratio <r>|off]`);
   }
   if (!sizes.every((n, i) => Number.isInteger(n) && n >= 0 && (i === 0 || n > (sizes[i - 1] as number)))) throw new Error('--sizes must be increasing whole numbers');
   const real = createUseEmbedder();
@@ -89,7 +93,7 @@ async function main(): Promise<void> {
   const pool = Array.from({ length: 512 }, () => coreNote(r));
   await prefetchEmbeddings(embedder, pool.map((p) => p.text), 2);
   if (vectorCache) saveVectorCache(embedder, vectorCache);
-  const fixture = await buildCodingFixture(embedder);
+  const fixture = await buildCodingFixture(embedder, likelyReplaces === undefined ? {} : { likelyReplaces });
   const filler = new PrecomputedEmbedder(embedder);
   const fillEngine = new Engine({ store: fixture.store, embedder: filler, tokenCounter: createGptTokenCounter(), defaultNamespace: NAMESPACE, countRecalls: false, ingestFilter: { enabled: false }, now: () => CODING_NOW });
   const queries = fixture.queries.filter((q) => q.namespace === NAMESPACE);

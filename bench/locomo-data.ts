@@ -10,6 +10,7 @@ import type { Engine } from '../src/core/engine.js';
 import type { Embedder } from '../src/interfaces/embedder.js';
 import { CairnError } from '../src/interfaces/errors.js';
 import type { MemoryInput } from '../src/interfaces/memory.js';
+import type { RecordedUpdateRule } from '../src/core/topics.js';
 
 export const KS = [5, 10, 25, 50] as const;
 export const CATEGORIES = [1, 2, 3, 4, 5] as const;
@@ -312,4 +313,12 @@ export function saveVectorCache(cache: CachingEmbedder, path: string): void {
   const len = Buffer.alloc(4);
   len.writeUInt32LE(header.length, 0);
   writeFileSync(path, Buffer.concat([len, header, Buffer.from(floats.buffer)]));
+}
+
+/** `--likely-replaces-ratio`: `off` (recall ignores Memory.likelyReplaces) or the rule's minScoreRatio. */
+export function ratioRule(value: string | undefined): RecordedUpdateRule | null {
+  if (value === 'off') return null;
+  const r = Number(value);
+  if (!(r >= 0 && r <= 1)) throw new Error(`--likely-replaces-ratio takes off or a number from 0 to 1 (got ${value})`);
+  return { minScoreRatio: r };
 }

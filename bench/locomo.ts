@@ -31,6 +31,7 @@ import { openStoreAt } from '../src/surfaces/open-engine.js';
 import { freshLocation } from './bench-stores.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
 import { DEFAULT_CANDIDATE_FACTOR, DEFAULT_MIN_CANDIDATES, Engine } from '../src/core/engine.js';
+import type { RecordedUpdateRule } from '../src/core/topics.js';
 import { DEFAULT_WEIGHTS } from '../src/core/fusion.js';
 import type { FusionMethod, SignalWeights } from '../src/interfaces/memory.js';
 import {
@@ -50,6 +51,7 @@ import {
   type Question,
   loadVectorCache,
   prefetchEmbeddings,
+  ratioRule,
   saveVectorCache,
   type Split,
 } from './locomo-data.js';
@@ -79,6 +81,8 @@ interface Args {
   workers: number;
   /** Measurement aid: the engine without its relevance floor (what the floor costs). */
   noFloor: boolean;
+  /** Measurement aid: recall without the write-time likely-replaces relation. */
+  likelyReplaces: RecordedUpdateRule | null | undefined;
   /** Run on PostgreSQL: a fresh database on the server with this admin URL (default: an SQLite file). */
   pg: string | null;
 }
@@ -91,11 +95,14 @@ function parseArgs(argv: string[]): Args {
   let vectorCache: string | null = null;
   let workers = Math.max(1, Math.min(2, cpus().length));
   let noFloor = false;
+  let likelyReplaces: RecordedUpdateRule | null | undefined;
   let pg: string | null = null;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') quick = true;
     else if (a === '--no-floor') noFloor = true;
+    // The recorded-update rule of recall (topics.ts RecordedUpdateRule), or off: figures with and without it, same build.
+    else if (a === '--likely-replaces-ratio') likelyReplaces = ratioRule(argv[++i]);
     else if (a === '--split' || a?.startsWith('--split=')) {
       const v = a === '--split' ? argv[++i] : a.slice('--split='.length);
       if (v !== 'dev' && v !== 'test' && v !== 'all') throw new Error(`--split must be dev, test or all (got ${v})`);
@@ -114,9 +121,9 @@ function parseArgs(argv: string[]): Args {
     } else if (a === '--modes') {
       const keep = new Set((argv[++i] ?? '').split(','));
       for (let j = MODES.length - 1; j >= 0; j--) if (!keep.has((MODES[j] as { name: string }).name)) MODES.splice(j, 1);
-    } else throw new Error(`unknown argument ${a}; usage: node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>] [--workers <n>] [--vector-cache <file>] [--modes …] [--hybrid-weights v,l,r] [--no-floor] [--pg <admin url>] [--store-per-conversation]`);
+    } else throw new Error(`unknown argument ${a}; usage: node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>] [--workers <n>] [--vector-cache <file>] [--modes …] [--hybrid-weights v,l,r] [--no-floor] [--likely-replaces-ratio <r>|off] [--pg <admin url>] [--store-per-conversation]`);
   }
-  return { split, quick, out, vectorCache, workers, noFloor, pg, storePerConversation };
+  return { split, quick, out, vectorCache, workers, noFloor, likelyReplaces, pg, storePerConversation };
 }
 
 function gitCommit(): string | null {
@@ -242,9 +249,10 @@ async function main(): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'cairn-locomo-'));
     const location = await freshLocation(args.pg ? 'postgres' : 'sqlite', dir, args.pg, 'locomo');
     const store = await openStoreAt(location.db, { mustExist: false });
-    const engine = new Engine({ store, embedder, tokenCounter, defaultNamespace: 'locomo', now: () => fixedNow, ...(args.noFloor ? { relevanceFloor: null } : {}) });
+    const rule = args.likelyReplaces === undefined ? {} : { likelyReplaces: args.likelyReplaces };
+    const engine = new Engine({ store, embedder, tokenCounter, defaultNamespace: 'locomo', now: () => fixedNow, ...rule, ...(args.noFloor ? { relevanceFloor: null } : {}) });
     // What the floor costs, in the same run: a hybrid search the floor emptied is asked again without it.
-    const unfloored = new Engine({ store, embedder, tokenCounter, defaultNamespace: 'locomo', now: () => fixedNow, relevanceFloor: null, countRecalls: false });
+    const unfloored = new Engine({ store, embedder, tokenCounter, defaultNamespace: 'locomo', now: () => fixedNow, relevanceFloor: null, countRecalls: false, ...rule });
     try {
       // Ingest through the engine: one memory per turn, saveMany in batches.
       t = performance.now();

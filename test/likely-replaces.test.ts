@@ -23,7 +23,10 @@ const NOW = new Date('2026-11-01T12:00:00.000Z');
 const NS = 'acme/billing';
 const OLD = 'API rate limit is 100 requests per minute per key.';
 const NEW = 'We raised the API ceiling: each key may now make 300 calls a minute.';
+/** Worded like the older note: only it is a candidate when each signal fetches one. */
 const QUERY = 'what is the API rate limit per key';
+/** A query both notes match. */
+const BOTH = 'rate limit for API keys';
 const billing = CODING_NAMESPACES[0] as (typeof CODING_NAMESPACES)[number];
 const daysAgo = (d: number) => new Date(NOW.getTime() - d * 86_400_000).toISOString();
 const explain = (results: SearchResult[]) => results.map((r, i) => `${i + 1}. ${(100 * r.score).toFixed(1)} ${r.memory.text}`).join('\n') || '(nothing)';
@@ -71,23 +74,21 @@ for (const factory of storeFactories()) {
       const vectors = await store.getVectors([oldId, newId]);
       const cosine = dot(vectors.get(oldId) as Float32Array, vectors.get(newId) as Float32Array);
       assert.ok(cosine < SAME_TOPIC_MIN_COSINE, `cosine ${cosine.toFixed(3)} is below the same-topic threshold`);
-      const without = await engine({ likelyReplaces: false }).search(QUERY, { limit: 5 });
-      const ids = (rs: SearchResult[]) => rs.map((r) => r.memory.id);
-      assert.ok(ids(without).indexOf(oldId) < ids(without).indexOf(newId) || !ids(without).includes(newId), `without the relation the older note leads:\n${explain(without)}`);
-      const results = await engine().search(QUERY, { limit: 5 });
+      const results = await engine().search(BOTH, { limit: 5 });
       assert.equal(results[0]?.memory.id, newId, explain(results));
       assert.equal(results[0]?.scoreDetails.newerThan, oldId);
-      assert.ok(ids(results).includes(oldId), 'the older note is still recalled');
+      assert.ok(results.some((r) => r.memory.id === oldId), 'the older note is still recalled');
     });
 
     it('brings the update in when only the older note is a candidate', async () => {
       // One candidate per signal: the query's wording finds the older note alone.
       const narrow = { candidateFactor: 1, minCandidates: 1 };
-      const without = await engine({ ...narrow, likelyReplaces: false }).search(QUERY, { limit: 1 });
+      const without = await engine({ ...narrow, likelyReplaces: null }).search(QUERY, { limit: 1 });
       assert.deepEqual(without.map((r) => r.memory.id), [oldId], explain(without));
       const results = await engine(narrow).search(QUERY, { limit: 1 });
       assert.deepEqual(results.map((r) => r.memory.id), [newId], explain(results));
       const d = results[0]?.scoreDetails;
+      assert.equal(d?.newerThan, oldId);
       assert.equal(d?.signals.vector.rank, null, 'it was no vector candidate');
       const sum = (d?.signals.vector.contribution ?? 0) + (d?.signals.lexical.contribution ?? 0) + (d?.signals.recency.contribution ?? 0);
       assert.ok(Math.abs(sum - (d?.relevance ?? -1)) < 1e-9, 'its parts add up to its relevance');
@@ -97,7 +98,7 @@ for (const factory of storeFactories()) {
       const e = engine();
       await e.forget(newId, { reason: 'wrong' });
       try {
-        const results = await e.search(QUERY, { limit: 5 });
+        const results = await e.search(BOTH, { limit: 5 });
         assert.equal(results[0]?.memory.id, oldId, explain(results));
         assert.ok(!results.some((r) => r.memory.id === newId));
         const narrow = await engine({ candidateFactor: 1, minCandidates: 1 }).search(QUERY, { limit: 1 });
@@ -106,7 +107,7 @@ for (const factory of storeFactories()) {
         await e.restore(newId);
       }
       assert.deepEqual((await store.getMemory(newId))?.likelyReplaces, replaced);
-      assert.equal((await e.search(QUERY, { limit: 5 }))[0]?.memory.id, newId);
+      assert.equal((await e.search(BOTH, { limit: 5 }))[0]?.memory.id, newId);
     });
 
     it('replay reproduces the relation byte for byte', async () => {

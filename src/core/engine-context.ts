@@ -14,7 +14,7 @@ import {
   type RelevanceFloor,
   type ScoreCalibration,
 } from './fusion.js';
-import { DEFAULT_STATED_UPDATE, type StatedUpdateRule } from './topics.js';
+import { DEFAULT_RECORDED_UPDATE, DEFAULT_STATED_UPDATE, type RecordedUpdateRule, type StatedUpdateRule } from './topics.js';
 import { DEFAULT_SESSION_CONTEXT, type SessionContextWeights } from './session-context.js';
 import { DEFAULT_TERM_COVERAGE, type TermCoverage } from './term-coverage.js';
 import { CodeAwareness } from './code-awareness.js';
@@ -74,10 +74,11 @@ export interface EngineConfig {
   /** Score fusion only: how much query-term coverage counts in the lexical signal (term-coverage.ts); null: none. */
   termCoverage?: TermCoverage | null;
   /**
-   * Recall ranks a note above the older notes it probably updates (its `likelyReplaces`, found at write
-   * time) and brings it in when one of them is found (likely-replaces.ts). Default true; false: neither.
+   * Score fusion only: when recall ranks a note above the older notes it probably updates (its
+   * `likelyReplaces`, found at write time) and brings it in when one of them is found (likely-replaces.ts).
+   * Missing: DEFAULT_RECORDED_UPDATE; null: neither.
    */
-  likelyReplaces?: boolean;
+  likelyReplaces?: RecordedUpdateRule | null;
 }
 
 /** One input of a batch after screening: saved (or found as a duplicate), or held for review. */
@@ -126,7 +127,7 @@ export interface EngineContext {
   readonly statedUpdate: StatedUpdateRule | null;
   readonly sessionContext: SessionContextWeights | null;
   readonly termCoverage: TermCoverage | null;
-  readonly likelyReplaces: boolean;
+  readonly likelyReplaces: RecordedUpdateRule | null;
   readonly candidateFactor: number;
   readonly minCandidates: number;
   readonly log: Logger | undefined;
@@ -203,7 +204,7 @@ export function createEngineContext(config: EngineConfig): EngineContext {
     statedUpdate: config.statedUpdate === undefined ? DEFAULT_STATED_UPDATE : config.statedUpdate,
     sessionContext: config.sessionContext === undefined ? DEFAULT_SESSION_CONTEXT : config.sessionContext,
     termCoverage: config.termCoverage === undefined ? DEFAULT_TERM_COVERAGE : config.termCoverage,
-    likelyReplaces: config.likelyReplaces ?? true,
+    likelyReplaces: config.likelyReplaces === undefined ? DEFAULT_RECORDED_UPDATE : config.likelyReplaces,
     candidateFactor: config.candidateFactor ?? DEFAULT_CANDIDATE_FACTOR,
     minCandidates: config.minCandidates ?? DEFAULT_MIN_CANDIDATES,
     log: config.logger,

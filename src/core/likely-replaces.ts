@@ -4,7 +4,7 @@ import type { Memory, SearchResult, SignalWeights } from '../interfaces/memory.j
 import type { CandidateFilter } from '../interfaces/store.js';
 import type { EngineContext } from './engine-context.js';
 import { fuseScores } from './fusion.js';
-import { dot } from './topics.js';
+import { dot, type RecordedUpdateRule } from './topics.js';
 
 export interface ReplacingQuery {
   filter: CandidateFilter;
@@ -13,13 +13,17 @@ export interface ReplacingQuery {
   ageDays: (m: Memory) => number;
   /** Only notes updating one of the first `window` results are brought in. */
   window: number;
+  /** And only those whose cosine to the query earns at least minScoreRatio of the older's vector points. */
+  rule: RecordedUpdateRule;
 }
 
 /**
  * Adds the notes that name one of the first `window` results in their `likelyReplaces` and are not among
  * the results (live and matching the filter: a forgotten update brings nothing and hides nothing), each right
- * after the first result it updates. Each is scored by score fusion on its cosine to the query alone (it was
- * no lexical candidate), so its parts still add up to its relevance; its vector rank is null.
+ * above the first result it updates, marked `newerThan` it, as the same-topic step would place it. Each is
+ * scored by score fusion on its cosine to the query alone, so its parts still add up to its relevance (its
+ * vector rank is null). It was no lexical candidate, so its lexical match is unknown rather than nil: the rule
+ * compares the vector points of the two (at least `minScoreRatio` of the older's).
  */
 export async function addLikelyReplacing(ctx: EngineContext, results: SearchResult[], q: ReplacingQuery): Promise<SearchResult[]> {
   const head = results.slice(0, q.window);
@@ -40,12 +44,14 @@ export async function addLikelyReplacing(ctx: EngineContext, results: SearchResu
     weights: q.weights,
     calibration: ctx.calibration,
   });
-  const after = new Map<string, SearchResult[]>();
+  const vectorPoints = (r: SearchResult) => r.scoreDetails.signals.vector.contribution;
+  const above = new Map<string, SearchResult[]>();
   for (const r of scored) {
     r.scoreDetails.signals.vector.rank = null;
-    const older = head.find((h) => r.memory.likelyReplaces?.includes(h.memory.id));
+    const older = head.find((h) => r.memory.likelyReplaces?.includes(h.memory.id) && vectorPoints(r) >= q.rule.minScoreRatio * vectorPoints(h));
     if (!older) continue;
-    after.set(older.memory.id, [...(after.get(older.memory.id) ?? []), r]);
+    r.scoreDetails.newerThan = older.memory.id;
+    above.set(older.memory.id, [...(above.get(older.memory.id) ?? []), r]);
   }
-  return results.flatMap((r) => [r, ...(after.get(r.memory.id) ?? [])]);
+  return results.flatMap((r) => [...(above.get(r.memory.id) ?? []), r]);
 }

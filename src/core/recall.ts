@@ -105,7 +105,8 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   results = demoteDoubted(results);
   if (method === 'score' && ctx.likelyReplaces && queryVector && results.length > 0) {
     const nowMs = Date.parse(now);
-    results = await addLikelyReplacing(ctx, results, { filter, queryVector, weights, ageDays: (m) => (nowMs - Date.parse(m.createdAt)) / 86_400_000, window: limit });
+    const ageDays = (m: Memory) => (nowMs - Date.parse(m.createdAt)) / 86_400_000;
+    results = await addLikelyReplacing(ctx, results, { filter, queryVector, weights, ageDays, window: limit, rule: ctx.likelyReplaces });
   }
   if (weights.recency > 0 && results.length > 1) {
     const window = Math.min(results.length, Math.max(limit * 2, 20));
@@ -116,7 +117,7 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
       const { documents, frequencies } = await ctx.store.termDocumentFrequencies(needed, namespace);
       if (documents > 0) weight = inverseDocumentFrequency(documents, frequencies);
     }
-    results = preferNewerOnSameTopic(results, vectors, window, weight, termCache, method === 'score' ? ctx.statedUpdate : null, ctx.likelyReplaces);
+    results = preferNewerOnSameTopic(results, vectors, window, weight, termCache, method === 'score' ? ctx.statedUpdate : null, method === 'score' ? ctx.likelyReplaces : null);
   }
 
   if (ctx.reranker && results.length > 1) {

@@ -45,6 +45,18 @@ export interface StatedUpdateRule {
 
 export const DEFAULT_STATED_UPDATE: StatedUpdateRule = { minCosine: 0.5, minOverlap: 0.1, minScoreRatio: 0.5 };
 
+/**
+ * The third way, for score fusion: the newer note names the older in its `likelyReplaces` (recorded when it
+ * was written, whatever their cosine) and matches the query at least `minScoreRatio` as well. The ratio keeps
+ * a wrong write-time pairing from lifting a note the query is not about (measured on the coding-memory dev
+ * half: with no ratio, "INF-198" put the task INF-210, which named the INF-198 note, above it).
+ */
+export interface RecordedUpdateRule {
+  minScoreRatio: number;
+}
+
+export const DEFAULT_RECORDED_UPDATE: RecordedUpdateRule = { minScoreRatio: 0.45 };
+
 /** Dot product of two unit vectors: their cosine. */
 export function dot(a: Float32Array, b: Float32Array): number {
   let s = 0;
@@ -140,12 +152,12 @@ export function preferNewerOnSameTopic(
   weight: (term: string) => number = () => 1,
   cache: Map<string, Set<string>> = new Map(),
   statedUpdate: StatedUpdateRule | null = null,
-  recorded = false,
+  recorded: RecordedUpdateRule | null = null,
 ): SearchResult[] {
   const head = results.slice(0, window);
   const sameTopic = (a: SearchResult, b: SearchResult): boolean => {
     // Recorded at write time: the newer note probably updates this one (Memory.likelyReplaces).
-    if (recorded && b.memory.likelyReplaces?.includes(a.memory.id)) return true;
+    if (recorded && b.score >= recorded.minScoreRatio * a.score && b.memory.likelyReplaces?.includes(a.memory.id)) return true;
     const va = vectors.get(a.memory.id);
     const vb = vectors.get(b.memory.id);
     if (!va || !vb) return false;
