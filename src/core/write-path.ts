@@ -268,12 +268,15 @@ interface ReplaceCandidate {
  */
 export const LIKELY_LOOKUP_MAX_BATCH = 16;
 
+/** How many of a new note's nearest notes are tested (isLikelyUpdate). */
+const LIKELY_NEAREST = 10;
+
 /** The lowest cosine at which isLikelyUpdate can hold. */
 const LIKELY_UPDATE_FLOOR = Math.min(LIKELY_UPDATE.minCosine, LIKELY_UPDATE.statedMinCosine);
 
 /** The live notes of the namespace nearest to `vector` that are close enough to be updated by it. */
 async function nearestOlder(ctx: EngineContext, namespace: string, vector: Float32Array, skip: (id: string) => boolean): Promise<ReplaceCandidate[]> {
-  const hits = (await ctx.store.vectorCandidates(vector, 10, { namespace, now: ctx.now(), approximate: true })).filter((h) => !skip(h.id) && h.similarity >= LIKELY_UPDATE_FLOOR);
+  const hits = (await ctx.store.vectorCandidates(vector, LIKELY_NEAREST, { namespace, now: ctx.now(), approximate: true })).filter((h) => !skip(h.id) && h.similarity >= LIKELY_UPDATE_FLOOR);
   if (hits.length === 0) return [];
   const byId = new Map((await ctx.store.getMemories(hits.map((h) => h.id))).map((m) => [m.id, m]));
   return hits.flatMap((h) => {
@@ -308,11 +311,15 @@ async function replacedInTx(
   batch: readonly { memory: Memory; vector: Float32Array | null }[],
 ): Promise<LikelyReplaced[]> {
   if (!vector || memory.kind === 'route') return [];
-  const inBatch = batch.flatMap((b) => {
-    if (!b.vector || b.memory.namespace !== memory.namespace || b.vector.length !== vector.length) return [];
-    const similarity = dot(vector, b.vector);
-    return similarity >= LIKELY_UPDATE_FLOOR ? [{ memory: b.memory, similarity }] : [];
-  });
+  // The batch's nearest, as many as the store lookup returns: the term test is the costly part.
+  const inBatch = batch
+    .flatMap((b) => {
+      if (!b.vector || b.memory.namespace !== memory.namespace || b.vector.length !== vector.length) return [];
+      const similarity = dot(vector, b.vector);
+      return similarity >= LIKELY_UPDATE_FLOOR ? [{ memory: b.memory, similarity }] : [];
+    })
+    .sort((a, b) => b.similarity - a.similarity)
+    .slice(0, LIKELY_NEAREST);
   const picked = pickLikelyReplaced(memory, [...fromStore.filter((c) => c.memory.id !== memory.supersedes), ...inBatch]);
   const out: LikelyReplaced[] = [];
   for (const l of picked) {
