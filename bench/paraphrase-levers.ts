@@ -25,7 +25,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
-import { DEFAULT_STATED_UPDATE, dot, inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights } from '../src/core/topics.js';
+import { DEFAULT_RECORDED_UPDATE, DEFAULT_STATED_UPDATE, dot, inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights } from '../src/core/topics.js';
 import { STOP_WORDS } from '../src/core/lexical.js';
 import { DEFAULT_TERM_COVERAGE } from '../src/core/term-coverage.js';
 import { bestFirst, DEFAULT_CALIBRATION, DEFAULT_WEIGHTS, recencyOf, type ScoreCalibration } from '../src/core/fusion.js';
@@ -288,7 +288,7 @@ async function applyLever(v: Variant, store: Store, embedder: CachingEmbedder, q
     if (documents > 0) weight = inverseDocumentFrequency(documents, frequencies);
   }
   // As Engine.search with the defaults: the stated-update rule and the recorded likely-replaces relation on.
-  return preferNewerOnSameTopic(out, vectors, window, weight, cache, DEFAULT_STATED_UPDATE, true).slice(0, limit);
+  return preferNewerOnSameTopic(out, vectors, window, weight, cache, DEFAULT_STATED_UPDATE, DEFAULT_RECORDED_UPDATE).slice(0, limit);
 }
 
 /** R@1 changes per variant on the coding dev half (query texts), filled by codingDev. */
