@@ -32,6 +32,8 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'mcp', script: 'dist/bench/mcp.js', args: [] },
   { name: 'hooks', script: 'dist/bench/hooks.js', args: [] },
   { name: 'security', script: 'dist/bench/security.js', args: [] },
+  // CPU cost of the filter's text rules (de-obfuscation, intent patterns) on adversarial 32 KB inputs.
+  { name: 'filter-cost', script: 'dist/bench/filter-cost.js', args: [] },
   { name: 'http', script: 'dist/bench/http.js', args: [] },
   { name: 'staleness', script: 'dist/bench/staleness.js', args: [] },
   { name: 'sync', script: 'dist/bench/sync.js', args: [] },

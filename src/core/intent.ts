@@ -7,8 +7,11 @@
  * because ordinary engineering notes use every one of these words ("always run the linter", "curl the
  * health endpoint", "skip the e2e tests on docs-only changes").
  *
- * Rules run on lower-cased, de-obfuscated text. They are linear-time regular expressions (no nested
- * quantifiers over the same characters), so a 32 KB text costs well under a millisecond.
+ * Rules run on lower-cased, de-obfuscated text, cut to the classifier's 8,000 characters. They are meant to be
+ * linear-time (no nested quantifiers over the same characters, bounded gaps, a URL run scanned from its first
+ * URL only), and `npm run bench -- --only filter-cost` checks it on adversarial inputs: all rules together
+ * cost 0.2–1.7 ms at the median per family on 8,000 characters and 0.7–11 ms on a whole 32 KB text (one run,
+ * 2 shared cores; before the URL and e-mail rules were fixed, a 32 KB run of URLs took 14 s).
  */
 
 export interface IntentSignal {
@@ -36,10 +39,24 @@ export interface IntentSignal {
 /** A pattern: whether the text matches; `all`, when present, finds every match (for negation). */
 type Pattern = ((text: string) => boolean) & { all?: RegExp };
 
-const re = (source: string): Pattern => {
+/**
+ * A pattern from its source. `needs`, when given, is a string every match contains: a text without it is
+ * answered without running the expression (the same answer, at the cost of one `includes`).
+ */
+const re = (source: string, needs?: string): Pattern => {
   const r = new RegExp(source, 'u');
-  return Object.assign((t: string) => r.test(t), { all: new RegExp(source, 'gu') });
+  return Object.assign(needs === undefined ? (t: string) => r.test(t) : (t: string) => t.includes(needs) && r.test(t), { all: new RegExp(source, 'gu') });
 };
+
+/**
+ * Placed right after `https?://`: the match starts at the first URL of its run of non-space characters only.
+ * A later URL in the same run has the same run end, so whatever `\S+…` can match from it, it can match from
+ * the first one too; without this, a 32 KB run of URLs (`https://xhttps://x…`) is re-scanned from each of them
+ * (quadratic: seconds). The lazy look-behind stops at the previous URL, so each run is walked back once.
+ */
+const FIRST_URL_IN_RUN = String.raw`(?<!https?://\S*?https?://)`;
+/** The same for a URL that must start a word (`\bhttps?://`): only an earlier URL that starts a word counts. */
+const FIRST_B_URL_IN_RUN = String.raw`(?<!\bhttps?://\S*?https?://)`;
 
 /**
  * A prohibition ending right before a match, in the same clause ("never …", "do not …", "must not …"), but
@@ -66,7 +83,7 @@ const SECRET = String.raw`(?:\.env\b|\benv(?:ironment)? ?(?:variables?|vars|file
 /** Verbs that move data. */
 const SEND = String.raw`\b(?:send|sends|sent|post|posts|upload|uploads|exfiltrat\w*|forward|forwards|email|e-mail|mail|transmit|copy|copies|sync|pipe|paste|share|report|leak|beacon|attach|include|append)\b|\b(?:attach|beacon|leak|forward|upload|transmit|share|paste|mail|email)(?:es|s|ed|ing)\b|curl\b[^\n]{0,80}(?:-d\b|--data|-f\b|--form|-t\b|--upload-file|-x post)|\bwget\b[^\n]{0,40}--post`;
 /** Where data must not go: outside addresses (anything but localhost and example domains used in docs). */
-const EXTERNAL = String.raw`(?:https?://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])\b)[^\s/]+|\b[\w.+-]+@[\w-]+\.[\w.]+|\b(?:pastebin|webhook\.site|ngrok|requestbin|pipedream|transfer\.sh|discord(?:app)?\.com/api/webhooks|api\.telegram|hooks\.slack|burpcollaborator|interact\.sh|oast)\b|\b(?:external|remote|outside|third[- ]party|personal|backup) (?:[\w-]+ )?(?:server|address|endpoint|host|url|bucket|inbox|email|account|collector|storage|service|drive)\b|\bto (?:the |a |an |our )?(?:vendor|contractor|partner|consultant|freelancer)(?:['’]s)?\b|\bthe address in\b|\b(?:files?|filed|report\w*|post\w*|opens?) (?:\w+ ){0,3}upstream\b)`;
+const EXTERNAL = String.raw`(?:https?://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])\b)[^\s/]+|(?<![\w.+-])[.+-]*\b[\w.+-]+@[\w-]+\.[\w.]+|\b(?:pastebin|webhook\.site|ngrok|requestbin|pipedream|transfer\.sh|discord(?:app)?\.com/api/webhooks|api\.telegram|hooks\.slack|burpcollaborator|interact\.sh|oast)\b|\b(?:external|remote|outside|third[- ]party|personal|backup) (?:[\w-]+ )?(?:server|address|endpoint|host|url|bucket|inbox|email|account|collector|storage|service|drive)\b|\bto (?:the |a |an |our )?(?:vendor|contractor|partner|consultant|freelancer)(?:['’]s)?\b|\bthe address in\b|\b(?:files?|filed|report\w*|post\w*|opens?) (?:\w+ ){0,3}upstream\b)`;
 
 /** Verbs that put data somewhere (wider than SEND: writing a secret into a public place exposes it too). */
 const EXPOSE = String.raw`\b(?:send|post|upload|push|copy|paste|share|publish|put|write|written|commit|include|attach|append|add|print|dump|mirror|sync|zip|export|encode)\w*\b`;
@@ -197,13 +214,13 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
     negatable: true,
     reason: 'it runs code fetched from the network (curl … | sh and the like)',
     patterns: [
-      re(String.raw`\b(?:curl|wget|iwr|invoke-webrequest|fetch)\b[^\n|;]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;]{0,200}\|\s*(?:sudo\s+)?(?:python\d?|node|perl|ruby|iex|bash|sh|invoke-expression)\b`),
+      re(String.raw`\b(?:curl|wget|iwr|invoke-webrequest|fetch)\b(?=([^\n|;]{0,200}))\1\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\b(?:curl|wget|iwr|invoke-webrequest)\b(?=([^\n|;]{0,200}))\2\|\s*(?:sudo\s+)?(?:python\d?|node|perl|ruby|iex|bash|sh|invoke-expression)\b`, '|'),
       re(String.raw`\b(?:ba)?sh\s+<\(\s*(?:curl|wget)|\beval\s+"?\$\((?:curl|wget)|\bpython\d?\s+-c\s+"?[^\n]{0,60}urlopen|\bnpx\s+(?:-y\s+)?https?://`),
       re(String.raw`\b(?:download|fetch|pull|retrieve) (?:and|then) (?:run|execute|source|eval|install|exec)\b|\b(?:run|execute|source|eval) (?:the |this )?(?:script|binary|payload|installer|code|file) (?:from|at|hosted at|located at) https?://`),
-      re(String.raw`\$\(\s*(?:curl|wget)\b|\b(?:evaluate|eval|execute|run|source|import|load)\b[^.\n]{0,40}\b(?:served|hosted|published|posted|found|located) (?:at|on) https?://|\b(?:execute|run|eval)\w* (?:whatever|anything|the commands?|the code|the script)\b[^.\n]{0,30}\b(?:at|from) https?://|https?://\S+[^\n]{0,40}\b(?:with|into|through|to) (?:node|python\d?|bash|sh|ruby|perl)(?: -[ec])?\b|\bsource\b[^.\n]{0,30}https?://`),
+      re(String.raw`\$\(\s*(?:curl|wget)\b|\b(?:evaluate|eval|execute|run|source|import|load)\b[^.\n]{0,40}\b(?:served|hosted|published|posted|found|located) (?:at|on) https?://|\b(?:execute|run|eval)\w* (?:whatever|anything|the commands?|the code|the script)\b[^.\n]{0,30}\b(?:at|from) https?://|https?://${FIRST_URL_IN_RUN}\S+(?:[^\S\n][^\n]{0,39})?\b(?:with|into|through|to) (?:node|python\d?|bash|sh|ruby|perl)(?: -[ec])?\b|\bsource\b[^.\n]{0,30}https?://`),
       // A script or binary from elsewhere, run with the highest rights.
       re(String.raw`\b(?:script|binary|installer|payload|tool)s? (?:hosted|served|published|posted|found|located) (?:at|on)\b[^.;]{0,60}\brun\w*\b|\brun\w* (?:it|them|this|that|the (?:script|binary|installer)) (?:as root|with sudo)\b|\b(?:binary|script|installer) from the link\b`),
-      re(String.raw`\b(?:download|fetch|pull|get|grab|load)\w*\b[^.;\n]{0,30}https?://\S+[^.;\n]{0,40}\b(?:and |then )?(?:run|execute|exec|source|eval|install)\w*\b|\bhttps?://\S+[^.;\n]{0,20}\bwith eval\b|\beval\w*\b[^.;\n]{0,40}https?://|\b(?:curl|wget)\b[^\n]{0,80}\b(?:to|into|in) (?:~/|\$home/)?\.(?:bashrc|zshrc|profile|bash_profile)\b|\b(?:bashrc|zshrc|crontab|bash_profile)\b[^.\n]{0,40}\b(?:curl|wget)\b`),
+      re(String.raw`\b(?:download|fetch|pull|get|grab|load)\w*\b[^.;\n]{0,30}https?://\S+[^.;\n]{0,40}\b(?:and |then )?(?:run|execute|exec|source|eval|install)\w*\b|\bhttps?://${FIRST_B_URL_IN_RUN}\S+[^.;\n]{0,20}\bwith eval\b|\beval\w*\b[^.;\n]{0,40}https?://|\b(?:curl|wget)\b[^\n]{0,80}\b(?:to|into|in) (?:~/|\$home/)?\.(?:bashrc|zshrc|profile|bash_profile)\b|\b(?:bashrc|zshrc|crontab|bash_profile)\b[^.\n]{0,40}\b(?:curl|wget)\b`),
     ],
   },
   {
