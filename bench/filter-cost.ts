@@ -19,7 +19,7 @@ import { deobfuscate } from '../src/core/deobfuscate.js';
 import { INTENT_SIGNALS, intentFeatures } from '../src/core/intent.js';
 import { ROOT } from './filter-data.js';
 import { stats } from './measure.js';
-import { rng } from './synthetic-notes.js';
+import { coreNote, detail, rng } from './synthetic-notes.js';
 
 function arg(flag: string): string | undefined {
   const i = process.argv.indexOf(flag);
@@ -157,6 +157,21 @@ function main(): void {
     };
     log(`${name.padEnd(30)} deobfuscate p50 ${d.p50} ms  intent(8K) p50 ${i.p50} ms  intent(32K) p50 ${f.p50} ms  slowest ${perPattern[0]?.id} ${perPattern[0]?.p50} ms`);
   }
+  // Ordinary 300-character notes, as the security bench's write-path cost screens them: the rules' share.
+  const r = rng(424242);
+  const notes: string[] = [];
+  while (notes.length < (QUICK ? 100 : 1000)) {
+    const t = `${coreNote(r).text}${detail(r, notes.length)} ${coreNote(r).text}`.slice(0, 300);
+    notes.push(t.slice(0, t.lastIndexOf(' ')));
+  }
+  const rules = (t: string) => intentFeatures(deobfuscate(t).text.slice(0, MAX_FEATURE_CHARS).toLowerCase());
+  for (const t of notes.slice(0, 50)) rules(t); // warm-up
+  const noteTimes = notes.map((t) => {
+    const t0 = performance.now();
+    rules(t);
+    return performance.now() - t0;
+  });
+  log(`ordinary 300-char notes: deobfuscate + intentFeatures ${JSON.stringify(stats(noteTimes))}`);
   const worst = (k: 'deobP50' | 'intentP50' | 'fullP50') =>
     Object.entries(families).reduce((a, [n, f]) => (f[k] > a.p50 ? { family: n, p50: f[k] } : a), { family: '', p50: 0 });
   const result = {
@@ -168,6 +183,7 @@ function main(): void {
     note: 'CPU time of the text rules alone (no embedding, no store). ms per call; deob = deobfuscate on the raw text; intent = intentFeatures on the lower-cased de-obfuscated text cut to MAX_FEATURE_CHARS, as the classifier reads it; full = the whole 32 KB, as readsAsInstruction reads it.',
     overall: { deobfuscateMs: stats(deobAll), intentMs: stats(intentAll), intentFullMs: stats(intentFullAll) },
     worstFamilyByMedian: { deobfuscate: worst('deobP50'), intent: worst('intentP50'), intentFull: worst('fullP50') },
+    ordinaryNotes300: { note: 'deobfuscate + intentFeatures per generated 300-character note (bench/synthetic-notes.ts)', ms: stats(noteTimes) },
     families,
   };
   mkdirSync(dirname(OUT), { recursive: true });
