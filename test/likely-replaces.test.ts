@@ -4,6 +4,7 @@ import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
 import { Engine, type EngineConfig } from '../src/core/engine.js';
 import { stateChecksum } from '../src/core/replay.js';
+import { LIKELY_LOOKUP_MAX_BATCH } from '../src/core/write-path.js';
 import { dot, SAME_TOPIC_MIN_COSINE } from '../src/core/topics.js';
 import type { Embedder } from '../src/interfaces/embedder.js';
 import type { SearchResult } from '../src/interfaces/memory.js';
@@ -108,6 +109,16 @@ for (const factory of storeFactories()) {
       }
       assert.deepEqual((await store.getMemory(newId))?.likelyReplaces, replaced);
       assert.equal((await e.search(BOTH, { limit: 5 }))[0]?.memory.id, newId);
+    });
+
+    it('a small batch records the relation against the store and its own items; a large one records none', async () => {
+      const small = await engine().saveMany([{ text: 'Each API key may now make 500 calls a minute.', createdAt: daysAgo(5) }]);
+      assert.ok(small[0]?.memory.likelyReplaces?.includes(newId), JSON.stringify(small[0]?.likelyReplaces));
+      const bulk = await engine().saveMany(
+        Array.from({ length: LIKELY_LOOKUP_MAX_BATCH + 1 }, (_, i) => ({ text: `Each API key may now make ${600 + i} calls a minute.`, createdAt: daysAgo(4) })),
+      );
+      assert.deepEqual(bulk.filter((r) => r.memory.likelyReplaces), []);
+      for (const r of [...small, ...bulk]) await engine().forget(r.id, { reason: 'test notes' });
     });
 
     it('replay reproduces the relation byte for byte', async () => {

@@ -261,10 +261,11 @@ interface ReplaceCandidate {
 }
 
 /**
- * Batches of at most this many new memories look each one's likely replaced notes up in the store; larger
- * ones (imports, transcripts, bulk saves) compare their items with each other only. One vector search per
- * item made bulk saves far slower (bench/floor-scale.ts, 10,000 generated notes in 500-note batches: over 5
- * minutes against 12 s without it).
+ * Only batches of at most this many new memories record what each likely replaces; larger ones (imports,
+ * transcripts, bulk saves) record nothing. Against the store, one vector search per item made bulk saves far
+ * slower (bench/floor-scale.ts, 10,000 generated notes in 500-note batches: over 5 minutes against 12 s);
+ * within the batch, LoCoMo's dev conversations (saved 128 turns a batch) paired chit-chat turns and lost 1.9
+ * points of hybrid recall@5 (62.1 -> 60.2; @10 77.2 -> 76.8).
  */
 export const LIKELY_LOOKUP_MAX_BATCH = 16;
 
@@ -394,9 +395,10 @@ export async function saveScreened(ctx: EngineContext, inputs: MemoryInput[], op
   }
 
   // The notes each new memory may update, looked up before the transaction (the write lock is not held for
-  // vector searches); the transaction keeps those still current. A large batch is checked against itself only.
+  // vector searches); the transaction keeps those still current.
+  const recordReplaces = toEmbed.length <= LIKELY_LOOKUP_MAX_BATCH;
   const nearby = new Map<string, ReplaceCandidate[]>();
-  if (stored && ctx.store.capabilities.vectorSearch && toEmbed.length <= LIKELY_LOOKUP_MAX_BATCH) {
+  if (stored && ctx.store.capabilities.vectorSearch && recordReplaces) {
     for (const p of toEmbed) {
       const vector = vectorByKey.get(p.dedupeKey);
       if (vector && p.kind !== 'route' && !blocked.has(p.dedupeKey)) nearby.set(p.dedupeKey, await nearestOlder(ctx, p.namespace, vector, () => false));
@@ -435,7 +437,7 @@ export async function saveScreened(ctx: EngineContext, inputs: MemoryInput[], op
       const givenId = options.given?.[index]?.id;
       if (givenId && (await tx.getMemory(givenId))) throw new CairnError('CONFLICT', `a memory with id ${givenId} already exists`, { field: 'id' });
       const written: Memory = { ...p, id: givenId ?? ulid(Date.parse(createdAt)), createdAt, updatedAt: now };
-      const replaces = await replacedInTx(tx, written, vector, nearby.get(p.dedupeKey) ?? [], batchVectors);
+      const replaces = recordReplaces ? await replacedInTx(tx, written, vector, nearby.get(p.dedupeKey) ?? [], batchVectors) : [];
       const memory: Memory = replaces.length ? { ...written, likelyReplaces: replaces.map((l) => l.id) } : written;
       // A memory imported from another store (sync) may name a predecessor this store never had: the
       // reference is kept as written, with nothing to link.

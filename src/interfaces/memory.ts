@@ -132,7 +132,8 @@ export interface SaveResult {
   memory: Memory;
   /**
    * Live older memories of the namespace the new one probably updates (closest first, at most 3): the
-   * memory's `likelyReplaces` with their texts (`save` always sets it, a batch only where there are some).
+   * memory's `likelyReplaces` with their texts (`save` always sets it; a batch of at most 16 new memories
+   * where there are some, a larger one never).
    * Nothing is done to them: pass `supersedes` to replace one.
    */
   likelyReplaces?: LikelyReplaced[];
