@@ -18,23 +18,28 @@ export interface ReplacingQuery {
 }
 
 /**
- * Adds the notes that name one of the first `window` results in their `likelyReplaces` and are not among
- * the results (live and matching the filter: a forgotten update brings nothing and hides nothing), each right
- * above the first result it updates, marked `newerThan` it, as the same-topic step would place it. Each is
- * scored by score fusion on its cosine to the query alone, so its parts still add up to its relevance (its
- * vector rank is null). It was no lexical candidate, so its lexical match is unknown rather than nil: the rule
- * compares the vector points of the two (at least `minScoreRatio` of the older's).
+ * Moves up the notes that name one of the first `window` results in their `likelyReplaces` and are further
+ * down the results or not among them at all (live and matching the filter: a forgotten update brings nothing
+ * and hides nothing), each right above the first result it updates, marked `newerThan` it, as the same-topic
+ * step would place it. One that was no candidate is scored by score fusion on its cosine to the query alone,
+ * so its parts still add up to its relevance (its vector rank is null). Such a note matched the query's words
+ * poorly or not at all, so the rule compares the vector points of the two (at least `minScoreRatio` of the
+ * older's). Measured at 10k generated notes (bench/floor-scale.ts, dev): the newest version of a chain sat
+ * beyond the first 100 results while the version it updates was first.
  */
 export async function addLikelyReplacing(ctx: EngineContext, results: SearchResult[], q: ReplacingQuery): Promise<SearchResult[]> {
   const head = results.slice(0, q.window);
-  const present = new Set(results.map((r) => r.memory.id));
-  const found = (await ctx.store.listLikelyReplacing(head.map((r) => r.memory.id), q.filter)).filter((m) => !present.has(m.id));
+  const inHead = new Set(head.map((r) => r.memory.id));
+  // A note among the later results keeps its scores; one that was no candidate at all is scored here.
+  const later = new Map(results.slice(q.window).map((r) => [r.memory.id, r]));
+  const found = (await ctx.store.listLikelyReplacing(head.map((r) => r.memory.id), q.filter)).filter((m) => !inHead.has(m.id));
   const newer = await ctx.code.visible(found, (m) => m);
   if (newer.length === 0) return results;
-  const vectors = await ctx.store.getVectors(newer.map((m) => m.id));
+  const fresh = newer.filter((m) => !later.has(m.id));
+  const vectors = await ctx.store.getVectors(fresh.map((m) => m.id));
   const scored = fuseScores({
-    memories: new Map(newer.map((m) => [m.id, m])),
-    vector: newer.flatMap((m) => {
+    memories: new Map(fresh.map((m) => [m.id, m])),
+    vector: fresh.flatMap((m) => {
       const v = vectors.get(m.id);
       return v ? [{ id: m.id, raw: dot(q.queryVector, v) }] : [];
     }),
@@ -44,14 +49,16 @@ export async function addLikelyReplacing(ctx: EngineContext, results: SearchResu
     weights: q.weights,
     calibration: ctx.calibration,
   });
+  for (const r of scored) r.scoreDetails.signals.vector.rank = null;
   const vectorPoints = (r: SearchResult) => r.scoreDetails.signals.vector.contribution;
   const above = new Map<string, SearchResult[]>();
-  for (const r of scored) {
-    r.scoreDetails.signals.vector.rank = null;
+  const moved = new Set<string>();
+  for (const r of [...newer.flatMap((m) => later.get(m.id) ?? []), ...scored]) {
     const older = head.find((h) => r.memory.likelyReplaces?.includes(h.memory.id) && vectorPoints(r) >= q.rule.minScoreRatio * vectorPoints(h));
     if (!older) continue;
     r.scoreDetails.newerThan = older.memory.id;
     above.set(older.memory.id, [...(above.get(older.memory.id) ?? []), r]);
+    moved.add(r.memory.id);
   }
-  return results.flatMap((r) => [...(above.get(r.memory.id) ?? []), r]);
+  return results.flatMap((r) => (inHead.has(r.memory.id) ? [...(above.get(r.memory.id) ?? []), r] : moved.has(r.memory.id) ? [] : [r]));
 }
