@@ -104,6 +104,9 @@ for (const factory of storeFactories()) {
         assert.ok(!results.some((r) => r.memory.id === newId));
         const narrow = await engine({ candidateFactor: 1, minCandidates: 1 }).search(QUERY, { limit: 1 });
         assert.deepEqual(narrow.map((r) => r.memory.id), [oldId], 'nothing forgotten is brought in');
+        // Asking for inactive notes too shows the forgotten one where it falls, never above the live note it names.
+        const inactive = await engine({ candidateFactor: 1, minCandidates: 1 }).search(QUERY, { limit: 1, includeInactive: true });
+        assert.deepEqual(inactive.map((r) => r.memory.id), [oldId], explain(inactive));
       } finally {
         await e.restore(newId);
       }

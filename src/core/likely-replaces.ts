@@ -19,8 +19,8 @@ export interface ReplacingQuery {
 
 /**
  * Moves up the notes that name one of the first `window` results in their `likelyReplaces` and are further
- * down the results or not among them at all (live and matching the filter: a forgotten update brings nothing
- * and hides nothing), each right above the first result it updates, marked `newerThan` it, as the same-topic
+ * down the results or not among them at all (live and matching the filter, even when the search includes
+ * inactive notes: a forgotten, superseded or expired update brings nothing and hides nothing), each right above the first result it updates, marked `newerThan` it, as the same-topic
  * step would place it. One that was no candidate is scored by score fusion on its cosine to the query alone,
  * so its parts still add up to its relevance (its vector rank is null). Such a note matched the query's words
  * poorly or not at all, so the rule compares the vector points of the two (at least `minScoreRatio` of the
@@ -32,7 +32,7 @@ export async function addLikelyReplacing(ctx: EngineContext, results: SearchResu
   const inHead = new Set(head.map((r) => r.memory.id));
   // A note among the later results keeps its scores; one that was no candidate at all is scored here.
   const later = new Map(results.slice(q.window).map((r) => [r.memory.id, r]));
-  const found = (await ctx.store.listLikelyReplacing(head.map((r) => r.memory.id), q.filter)).filter((m) => !inHead.has(m.id));
+  const found = (await ctx.store.listLikelyReplacing(head.map((r) => r.memory.id), { ...q.filter, includeInactive: false })).filter((m) => !inHead.has(m.id));
   const newer = await ctx.code.visible(found, (m) => m);
   if (newer.length === 0) return results;
   const fresh = newer.filter((m) => !later.has(m.id));
