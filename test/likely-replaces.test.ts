@@ -114,6 +114,19 @@ for (const factory of storeFactories()) {
       assert.equal((await e.search(BOTH, { limit: 5 }))[0]?.memory.id, newId);
     });
 
+    it('a doubted update is not brought in above the note it names', async () => {
+      const e = engine();
+      await e.rate(newId, 'wrong');
+      try {
+        const narrow = await engine({ candidateFactor: 1, minCandidates: 1 }).search(QUERY, { limit: 1 });
+        assert.deepEqual(narrow.map((r) => r.memory.id), [oldId], explain(narrow));
+      } finally {
+        await e.rate(newId, 'useful');
+      }
+      const again = await engine({ candidateFactor: 1, minCandidates: 1 }).search(QUERY, { limit: 1 });
+      assert.deepEqual(again.map((r) => r.memory.id), [newId], 'a useful mark outweighs the wrong one');
+    });
+
     it('a small batch records the relation against the store and its own items; a large one records none', async () => {
       const small = await engine().saveMany([{ text: 'Each API key may now make 500 calls a minute.', createdAt: daysAgo(5) }]);
       assert.ok(small[0]?.memory.likelyReplaces?.includes(newId), JSON.stringify(small[0]?.likelyReplaces));

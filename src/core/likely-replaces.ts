@@ -3,6 +3,7 @@
 import type { Memory, SearchResult, SignalWeights } from '../interfaces/memory.js';
 import type { CandidateFilter } from '../interfaces/store.js';
 import type { EngineContext } from './engine-context.js';
+import { netDoubt } from './feedback.js';
 import { fuseScores } from './fusion.js';
 import { dot, type RecordedUpdateRule } from './topics.js';
 
@@ -21,7 +22,7 @@ export interface ReplacingQuery {
  * Moves up the notes that name one of the first `window` results in their `likelyReplaces` and are further
  * down the results or not among them at all (live and matching the filter, even when the search includes
  * inactive notes: a forgotten, superseded or expired update brings nothing and hides nothing), each right above the first result it updates, marked `newerThan` it, as the same-topic
- * step would place it. One that was no candidate is scored by score fusion on its cosine to the query alone,
+ * step would place it. A doubted one (netDoubt above 0) is never moved up. One that was no candidate is scored by score fusion on its cosine to the query alone,
  * so its parts still add up to its relevance (its vector rank is null). Such a note matched the query's words
  * poorly or not at all, so the rule compares the vector points of the two (at least `minScoreRatio` of the
  * older's). Measured at 10k generated notes (bench/floor-scale.ts, dev): the newest version of a chain sat
@@ -33,7 +34,9 @@ export async function addLikelyReplacing(ctx: EngineContext, results: SearchResu
   // A note among the later results keeps its scores; one that was no candidate at all is scored here.
   const later = new Map(results.slice(q.window).map((r) => [r.memory.id, r]));
   const found = (await ctx.store.listLikelyReplacing(head.map((r) => r.memory.id), { ...q.filter, includeInactive: false })).filter((m) => !inHead.has(m.id));
-  const newer = await ctx.code.visible(found, (m) => m);
+  // A doubted update (more wrong or stale marks than useful ones) leads nothing: it keeps the place its demoted
+  // score gave it, or stays out when it was no candidate (it never went through the demotion).
+  const newer = (await ctx.code.visible(found, (m) => m)).filter((m) => netDoubt(m.feedback) <= 0);
   if (newer.length === 0) return results;
   const fresh = newer.filter((m) => !later.has(m.id));
   const vectors = await ctx.store.getVectors(fresh.map((m) => m.id));
