@@ -321,7 +321,8 @@ async function replacedInTx(
     })
     .sort((a, b) => b.similarity - a.similarity)
     .slice(0, LIKELY_NEAREST);
-  const picked = pickLikelyReplaced(memory, [...fromStore.filter((c) => c.memory.id !== memory.supersedes), ...inBatch]);
+  // The note it supersedes is replaced outright, wherever it came from.
+  const picked = pickLikelyReplaced(memory, [...fromStore, ...inBatch].filter((c) => c.memory.id !== memory.supersedes));
   const out: LikelyReplaced[] = [];
   for (const l of picked) {
     const now = await tx.getMemory(l.id);
