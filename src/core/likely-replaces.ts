@@ -4,7 +4,7 @@ import type { Memory, SearchResult, SignalWeights } from '../interfaces/memory.j
 import type { CandidateFilter } from '../interfaces/store.js';
 import type { EngineContext } from './engine-context.js';
 import { netDoubt } from './feedback.js';
-import { fuseScores } from './fusion.js';
+import { bestFirst, fuseScores } from './fusion.js';
 import { dot, type RecordedUpdateRule } from './topics.js';
 
 export interface ReplacingQuery {
@@ -56,7 +56,9 @@ export async function addLikelyReplacing(ctx: EngineContext, results: SearchResu
   const vectorPoints = (r: SearchResult) => r.scoreDetails.signals.vector.contribution;
   const above = new Map<string, SearchResult[]>();
   const moved = new Set<string>();
-  for (const r of [...newer.flatMap((m) => later.get(m.id) ?? []), ...scored]) {
+  // Best first, ties toward the newer and then by id: the store lists them in no particular order, and each older note's list keeps this one.
+  const candidates = [...newer.flatMap((m) => later.get(m.id) ?? []), ...scored].sort((a, b) => bestFirst(a, b) || (a.memory.id < b.memory.id ? -1 : a.memory.id > b.memory.id ? 1 : 0));
+  for (const r of candidates) {
     const older = head.find((h) => r.memory.likelyReplaces?.includes(h.memory.id) && vectorPoints(r) >= q.rule.minScoreRatio * vectorPoints(h));
     if (!older) continue;
     r.scoreDetails.newerThan = older.memory.id;
