@@ -14,19 +14,21 @@ export interface ReplacingQuery {
   ageDays: (m: Memory) => number;
   /** Only notes updating one of the first `window` results are brought in. */
   window: number;
-  /** And only those whose cosine to the query earns at least minScoreRatio of the older's vector points. */
+  /** And only those whose cosine to the query earns vector points, at least minScoreRatio of the older's (which has some). */
   rule: RecordedUpdateRule;
 }
 
 /**
  * Moves up the notes that name one of the first `window` results in their `likelyReplaces` and are further
  * down the results or not among them at all (live and matching the filter, even when the search includes
- * inactive notes: a forgotten, superseded or expired update brings nothing and hides nothing), each right above the first result it updates, marked `newerThan` it, as the same-topic
- * step would place it. A doubted one (netDoubt above 0) is never moved up. One that was no candidate is scored by score fusion on its cosine to the query alone,
- * so its parts still add up to its relevance (its vector rank is null). Such a note matched the query's words
- * poorly or not at all, so the rule compares the vector points of the two (at least `minScoreRatio` of the
- * older's). Measured at 10k generated notes (bench/floor-scale.ts, dev): the newest version of a chain sat
- * beyond the first 100 results while the version it updates was first.
+ * inactive notes: a forgotten, superseded or expired update brings nothing and hides nothing), each right
+ * above the first result it updates, marked `newerThan` it, as the same-topic step would place it. A doubted
+ * one (netDoubt above 0) is never moved up. One that was no candidate is scored by score fusion on its cosine
+ * to the query alone, so its parts still add up to its relevance (its vector rank is null). Such a note
+ * matched the query's words poorly or not at all, so the rule compares the vector points of the two (at
+ * least `minScoreRatio` of the older's, and the older has some: one found by its words alone lifts nothing).
+ * Measured at 10k generated notes (bench/floor-scale.ts, dev): the newest version of a chain sat beyond the
+ * first 100 results while the version it updates was first.
  */
 export async function addLikelyReplacing(ctx: EngineContext, results: SearchResult[], q: ReplacingQuery): Promise<SearchResult[]> {
   const head = results.slice(0, q.window);
@@ -59,7 +61,9 @@ export async function addLikelyReplacing(ctx: EngineContext, results: SearchResu
   // Best first, ties toward the newer and then by id: the store lists them in no particular order, and each older note's list keeps this one.
   const candidates = [...newer.flatMap((m) => later.get(m.id) ?? []), ...scored].sort((a, b) => bestFirst(a, b) || (a.memory.id < b.memory.id ? -1 : a.memory.id > b.memory.id ? 1 : 0));
   for (const r of candidates) {
-    const older = head.find((h) => r.memory.likelyReplaces?.includes(h.memory.id) && vectorPoints(r) >= q.rule.minScoreRatio * vectorPoints(h));
+    const older = head.find(
+      (h) => r.memory.likelyReplaces?.includes(h.memory.id) && vectorPoints(h) > 0 && vectorPoints(r) > 0 && vectorPoints(r) >= q.rule.minScoreRatio * vectorPoints(h),
+    );
     if (!older) continue;
     r.scoreDetails.newerThan = older.memory.id;
     above.set(older.memory.id, [...(above.get(older.memory.id) ?? []), r]);

@@ -52,6 +52,12 @@ export const DEFAULT_STATED_UPDATE: StatedUpdateRule = { minCosine: 0.5, minOver
  * half: with no ratio, "INF-198" put the task INF-210, which named the INF-198 note, above it).
  */
 export interface RecordedUpdateRule {
+  /**
+   * Used twice. Among the first results (preferNewerOnSameTopic): the newer's total score is at least this
+   * share of the older's. For a newer note further down or no candidate at all (likely-replaces.ts
+   * addLikelyReplacing), which matched the query's words poorly if at all: its vector points are at least
+   * this share of the older's, and both have vector points (an older found by its words alone lifts nothing).
+   */
   minScoreRatio: number;
 }
 
