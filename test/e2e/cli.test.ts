@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { createSqliteStore } from '../../src/adapters/sqlite/sqlite-store.js';
+import { insertVectors } from '../fixtures/vector-index-data.js';
 
 // dist/test/e2e/cli.test.js → repository root
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -62,6 +64,28 @@ function assertError(r: Run, code: number, pattern: RegExp, what: string): void 
   assert.equal(r.stderr.endsWith('\n'), true, `${what}: stderr must end with a newline`);
   assert.equal(r.stderr.trimEnd().split('\n').length, 1, `${what}: stderr must be one line, got ${JSON.stringify(r.stderr)}`);
   assert.match(r.stderr, pattern, what);
+}
+
+/** Memories written straight into the store for the index-build case: enough that a build takes a while. */
+const BULK = 10_000;
+
+/** Seeded unit vectors of any length (a small xorshift generator, uniform components). */
+function unitVectors(seed: number, dims: number): () => Float32Array {
+  let s = seed >>> 0 || 1;
+  return () => {
+    const v = new Float32Array(dims);
+    let n = 0;
+    for (let i = 0; i < dims; i++) {
+      s ^= s << 13;
+      s ^= s >>> 17;
+      s ^= s << 5;
+      const x = (s >>> 0) / 2 ** 32 - 0.5;
+      v[i] = x;
+      n += x * x;
+    }
+    for (let i = 0; i < dims; i++) v[i] = (v[i] as number) / Math.sqrt(n);
+    return v;
+  };
 }
 
 let dbCounter = 0;
@@ -629,5 +653,42 @@ describe('cairn CLI end to end', { concurrency: 3 }, () => {
       assert.equal(human.code, 0, human.stderr);
       assert.match(human.stdout, /problems\s+none/u);
     });
+  });
+});
+
+describe('cairn CLI and the vector index build', () => {
+  it('a save on a store whose index file is missing exits without waiting for the rebuild it started', async () => {
+    const db = newDb();
+    const ns = 'e2e/index-build';
+    const g = ['--db', db, '--namespace', ns, '--json'];
+    // The store and its embedder record come from the real bin; the bulk is written directly, with vectors of
+    // the same embedder, so the test needs no 10,000 model calls. It sits in a namespace of its own: the rebuild
+    // covers every namespace, while the save's own likely-update check stays a scan of one small namespace.
+    await ok(['save', 'Invoices are rounded per line.', ...g]);
+    const store = createSqliteStore({ path: db, vectorIndex: false });
+    try {
+      await insertVectors(store, 'e2e/index-build-bulk', BULK, unitVectors(7, 512), { id: 'use-lite-512', dimensions: 512 });
+    } finally {
+      await store.close();
+    }
+    rmSync(`${db}.usearch`, { force: true });
+
+    const saved = await ok<SavedJson>(['save', 'Totals are rounded once per invoice.', ...g]);
+    assert.equal(saved.duplicate, false);
+    // The save's check started a rebuild (a namespace holds over 2,000 vectors and the file is missing). Had the
+    // process waited for it, the rebuilt file would be there now; it exited first and the build went with it.
+    assert.equal(existsSync(`${db}.usearch`), false, 'the process waited for the index build');
+
+    // The same build, awaited by a process that wants it, does finish and save the file.
+    const waiting = createSqliteStore({ path: db });
+    try {
+      await waiting.vectorCandidates(unitVectors(8, 512)(), 10, { namespace: ns, now: new Date().toISOString() });
+      assert.equal(waiting.vectorIndex?.status().state, 'building');
+      await waiting.vectorIndex?.whenIdle();
+      assert.equal(waiting.vectorIndex?.status().builds, 1);
+      assert.equal(existsSync(`${db}.usearch`), true, JSON.stringify(waiting.vectorIndex?.status()));
+    } finally {
+      await waiting.close();
+    }
   });
 });

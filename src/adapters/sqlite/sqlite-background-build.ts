@@ -37,8 +37,6 @@ export class BackgroundBuilder {
     // of awaits on synchronous SQLite never lets the event loop deliver a worker's message.
     const { port1, port2 } = new MessageChannel();
     const worker = new Worker(this.script, { workerData: { ...request, replyPort: port2 }, transferList: [port2] });
-    worker.unref();
-    port1.unref();
     this.worker = worker;
     this.replies = port1;
     this.running = new Promise<void>((resolve) => {
@@ -73,6 +71,10 @@ export class BackgroundBuilder {
         const last = receiveMessageOnPort(port1);
         finish(last ? last.message : { ok: false, error: `the ${this.name} exited with code ${code}` });
       });
+      // Only now: a port refs itself again when its first 'message' listener is added, and would then keep a
+      // short command alive for the whole build.
+      worker.unref();
+      port1.unref();
     });
   }
 
@@ -93,6 +95,7 @@ export class BackgroundBuilder {
     }
   }
 
+  /** Stops a running build; its worker's exit ends it as failed, and nothing it wrote is taken. */
   terminate(): void {
     void this.worker?.terminate();
   }

@@ -389,10 +389,15 @@ export class SqliteVectorIndex {
     rmSync(this.file, { force: true });
   }
 
-  /** Saves unsaved changes; the index is unusable afterwards. */
+  /**
+   * Saves unsaved changes and stops a running rebuild; the index is unusable afterwards. A stopped rebuild
+   * leaves the old file or none (it writes a temporary file and renames it whole, and the next save removes
+   * a dead process's temporary), so the next process that opens the store builds again.
+   */
   close(): void {
     if (this.closed) return;
     if (this.unsaved > 0) this.save();
+    this.builder.terminate();
     this.graphs.close();
     this.closed = true;
     this.indexes = null;
