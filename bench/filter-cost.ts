@@ -54,6 +54,9 @@ const FAMILIES: Record<string, string> = {
   'url-run-no-space': fill('https://x'),
   'url-run-word-starts': fill('https://x/'),
   'url-run-then-far-keyword': `${fill('https://x', SIZE - 60)}${' '.repeat(45)}with node -e`,
+  // A fetch verb before each URL of one run (remote-code:5): each verb reached the same run end.
+  'fetch-verb-url-run': fill('get,https://x,'),
+  'url-run-of-fetch-verbs': fill('https://get,'),
   'spaces-run': `a${' '.repeat(SIZE - 2)}b`,
   'newlines-run': fill('\n'),
   'many-short-lines': fill('run the tests\n'),

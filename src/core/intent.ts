@@ -9,11 +9,13 @@
  *
  * Rules run on lower-cased, de-obfuscated text, cut to the classifier's 8,000 characters. They are meant to be
  * linear-time (no nested quantifiers over the same characters, bounded gaps, a URL run scanned from its first
- * URL only), and `npm run bench -- --only filter-cost` checks it on 44 families of adversarial inputs: all
- * rules together cost 0.2–1.8 ms at the median per family on 8,000 characters, 0.7–15 ms on a whole 32 KB
- * text (the worst: `wget` repeated with one pipe at the end, each `wget` scanning its 200 characters), and
- * 0.12 ms (p95 0.24 ms) with de-obfuscation on an ordinary 300-character note (one run, 2 shared cores, load
- * average 7). Before the URL and e-mail rules were fixed, a 32 KB run of URLs took 14 s.
+ * URL only, or from the first URL a fetch verb reaches), and `npm run bench -- --only filter-cost` checks it on
+ * 46 families of adversarial inputs: all rules together cost 0.2–1.8 ms at the median per family on 8,000
+ * characters, 0.7–7.7 ms on a whole 32 KB text (the worst: `wget` repeated with one pipe at the end, each
+ * `wget` scanning its 200 characters), and 0.12 ms (p95 0.15 ms) with de-obfuscation on an ordinary
+ * 300-character note (one run, 2 shared cores, load average 3.5–4). Before the URL and e-mail rules were fixed,
+ * a 32 KB run of URLs took 14 s; before the fetch-verb rule was, `get,https://x,` repeated to 8,000 characters
+ * took 1 s (the earlier version of this note called every rule linear then: that one was quadratic).
  */
 
 export interface IntentSignal {
@@ -59,6 +61,16 @@ const re = (source: string, needs?: string): Pattern => {
 const FIRST_URL_IN_RUN = String.raw`(?<!https?://\S*?https?://)`;
 /** The same for a URL that must start a word (`\bhttps?://`): only an earlier URL that starts a word counts. */
 const FIRST_B_URL_IN_RUN = String.raw`(?<!\bhttps?://\S*?https?://)`;
+
+/** A verb that fetches ("download", "get", "grabbing"), for a URL fetched and then run. */
+const FETCH_VERB = String.raw`\b(?:download|fetch|pull|get|grab|load)\w*\b`;
+/**
+ * Placed right after the `https?://` of `FETCH_VERB[^.;\n]{0,30}https?://\S+…`: an earlier URL of the same run
+ * that some verb reaches the same way answers for this one (from it, `\S+…` can match whatever it can match
+ * from here), so this one is not tried again. Without it every verb of a run such as `get,https://x,get,…`
+ * re-scanned the run to its end: 8,000 characters took 1 s. Matches, and where they start and end, stay the same.
+ */
+const FIRST_FETCHED_URL_IN_RUN = String.raw`(?<!${FETCH_VERB}[^.;\n]{0,30}https?://\S*?https?://)`;
 
 /**
  * A prohibition ending right before a match, in the same clause ("never …", "do not …", "must not …"), but
@@ -222,7 +234,7 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
       re(String.raw`\$\(\s*(?:curl|wget)\b|\b(?:evaluate|eval|execute|run|source|import|load)\b[^.\n]{0,40}\b(?:served|hosted|published|posted|found|located) (?:at|on) https?://|\b(?:execute|run|eval)\w* (?:whatever|anything|the commands?|the code|the script)\b[^.\n]{0,30}\b(?:at|from) https?://|https?://${FIRST_URL_IN_RUN}\S+(?:[^\S\n][^\n]{0,39})?\b(?:with|into|through|to) (?:node|python\d?|bash|sh|ruby|perl)(?: -[ec])?\b|\bsource\b[^.\n]{0,30}https?://`),
       // A script or binary from elsewhere, run with the highest rights.
       re(String.raw`\b(?:script|binary|installer|payload|tool)s? (?:hosted|served|published|posted|found|located) (?:at|on)\b[^.;]{0,60}\brun\w*\b|\brun\w* (?:it|them|this|that|the (?:script|binary|installer)) (?:as root|with sudo)\b|\b(?:binary|script|installer) from the link\b`),
-      re(String.raw`\b(?:download|fetch|pull|get|grab|load)\w*\b[^.;\n]{0,30}https?://\S+[^.;\n]{0,40}\b(?:and |then )?(?:run|execute|exec|source|eval|install)\w*\b|\bhttps?://${FIRST_B_URL_IN_RUN}\S+[^.;\n]{0,20}\bwith eval\b|\beval\w*\b[^.;\n]{0,40}https?://|\b(?:curl|wget)\b[^\n]{0,80}\b(?:to|into|in) (?:~/|\$home/)?\.(?:bashrc|zshrc|profile|bash_profile)\b|\b(?:bashrc|zshrc|crontab|bash_profile)\b[^.\n]{0,40}\b(?:curl|wget)\b`),
+      re(String.raw`${FETCH_VERB}[^.;\n]{0,30}https?://${FIRST_FETCHED_URL_IN_RUN}\S+(?:[^\S\n][^.;\n]{0,39})?\b(?:and |then )?(?:run|execute|exec|source|eval|install)\w*\b|\bhttps?://${FIRST_B_URL_IN_RUN}\S+[^.;\n]{0,20}\bwith eval\b|\beval\w*\b[^.;\n]{0,40}https?://|\b(?:curl|wget)\b[^\n]{0,80}\b(?:to|into|in) (?:~/|\$home/)?\.(?:bashrc|zshrc|profile|bash_profile)\b|\b(?:bashrc|zshrc|crontab|bash_profile)\b[^.\n]{0,40}\b(?:curl|wget)\b`),
     ],
   },
   {
