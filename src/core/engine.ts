@@ -3,7 +3,6 @@ import type {
   ContextOptions,
   ContextPack,
   FeedbackVerdict,
-  LikelyReplaced,
   ListOptions,
   Memory,
   MemoryInput,
@@ -145,14 +144,6 @@ export class Engine {
    */
   async save(input: MemoryInput): Promise<SaveResult> {
     return writePath.save(this.ctx, input);
-  }
-
-  /**
-   * Live memories of `memory`'s namespace, created before it, that it probably updates (topics.ts
-   * isLikelyUpdate): its nearest vectors, closest first. Routes are left out (they are replaced explicitly).
-   */
-  async likelyReplaced(memory: Memory): Promise<LikelyReplaced[]> {
-    return writePath.likelyReplaced(this.ctx, memory);
   }
 
   /**

@@ -7,7 +7,7 @@ import { netDoubt } from './feedback.js';
 import { bestFirst, fuseScores } from './fusion.js';
 import { dot, type RecordedUpdateRule } from './topics.js';
 
-export interface ReplacingQuery {
+interface ReplacingQuery {
   filter: CandidateFilter;
   queryVector: Float32Array;
   weights: SignalWeights;

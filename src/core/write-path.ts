@@ -243,17 +243,6 @@ export async function save(ctx: EngineContext, input: MemoryInput): Promise<Save
   return { ...result, likelyReplaces: result.likelyReplaces ?? [] };
 }
 
-/**
- * Live memories of `memory`'s namespace, created before it, that it probably updates (topics.ts
- * isLikelyUpdate): its nearest vectors, closest first. Routes are left out (they are replaced explicitly).
- */
-export async function likelyReplaced(ctx: EngineContext, memory: Memory): Promise<LikelyReplaced[]> {
-  if (memory.kind === 'route' || !ctx.store.capabilities.vectorSearch) return [];
-  const vector = (await ctx.store.getVectors([memory.id])).get(memory.id);
-  if (!vector) return [];
-  return pickLikelyReplaced(memory, await nearestOlder(ctx, memory.namespace, vector, (id) => id === memory.id || id === memory.supersedes));
-}
-
 /** A note a new one may update, with the cosine of their vectors. */
 interface ReplaceCandidate {
   memory: Memory;

@@ -102,12 +102,6 @@ export interface ListFilter {
   now: string;
   /** Include forgotten, superseded and expired memories. */
   includeInactive?: boolean | undefined;
-  /**
-   * The caller accepts an approximate answer (an advisory check, such as a save's likely updates): a store may
-   * answer from an approximate neighbour index that can miss a near memory. Hits are still exact similarities
-   * of memories that pass the filter.
-   */
-  approximate?: boolean | undefined;
 }
 
 /** Reads of the memories projection. Each reads committed state; none takes a write lock. */
