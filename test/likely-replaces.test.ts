@@ -137,6 +137,17 @@ for (const factory of storeFactories()) {
       for (const r of [...small, ...bulk]) await engine().forget(r.id, { reason: 'test notes' });
     });
 
+    it('an import records none, however few its lines', async () => {
+      const e = engine();
+      const text = 'Each API key may now make 700 calls a minute.';
+      const counts = await e.importLines([JSON.stringify({ text, namespace: NS, createdAt: daysAgo(3) })]);
+      assert.equal(counts.imported, 1, JSON.stringify(counts));
+      const imported = (await e.list({ limit: 100 })).find((m) => m.text === text);
+      assert.ok(imported, 'the line was imported');
+      assert.equal(imported.likelyReplaces, undefined);
+      await e.forget(imported.id, { reason: 'test note' });
+    });
+
     it('replay reproduces the relation byte for byte', async () => {
       const scratch = await factory.make();
       try {

@@ -94,6 +94,11 @@ export interface WriteOptions {
   inTx?: (tx: StoreTx, now: string, memoryIds: string[]) => Promise<void>;
   /** Per input: the id to give the new memory and its code reference as recorded elsewhere (sync imports). */
   given?: ({ id: string; code: CodeRef | null } | undefined)[];
+  /**
+   * False: the new memories record no `likelyReplaces`, whatever the batch size (imports, which carry the
+   * notes as written elsewhere). Otherwise only batches of at most LIKELY_LOOKUP_MAX_BATCH record it.
+   */
+  recordLikelyReplaces?: boolean;
 }
 
 export type ProgressFn = (done: number, total: number | null) => void;

@@ -90,14 +90,14 @@ export async function syncWithFolder(ctx: EngineContext, folder: MemoryFolder, o
       const outcome = (r: SaveOutcome | undefined): ImportOutcome =>
         !r ? { error: 'no result' } : 'quarantined' in r ? { held: r.quarantined.id } : r.duplicate ? { duplicateOf: r.id } : { imported: r.memory };
       try {
-        const results = await saveScreened(ctx, prepared.map((p) => p.input), { partial: true, given: prepared.map((p) => p.given) });
+        const results = await saveScreened(ctx, prepared.map((p) => p.input), { partial: true, recordLikelyReplaces: false, given: prepared.map((p) => p.given) });
         return results.map(outcome);
       } catch {
         // One bad file fails its batch: import one at a time so the others land and it is named.
         const one: ImportOutcome[] = [];
         for (const p of prepared) {
           try {
-            one.push(outcome((await saveScreened(ctx, [p.input], { partial: true, given: [p.given] }))[0]));
+            one.push(outcome((await saveScreened(ctx, [p.input], { partial: true, recordLikelyReplaces: false, given: [p.given] }))[0]));
           } catch (err) {
             if (!isCairnError(err)) throw err;
             one.push({ error: err.message });

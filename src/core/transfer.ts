@@ -22,6 +22,9 @@ export interface ImportCounts {
 /** Failures of the store itself, as opposed to a bad input: no later write can succeed either. */
 const STORAGE_FAILURES: ReadonlySet<string> = new Set(['STORE_UNAVAILABLE', 'INTEGRITY', 'INTERNAL', 'EMBEDDER_UNAVAILABLE']);
 
+/** Imported lines record no likely-replaces relation, whether they land in a batch or one at a time. */
+const IMPORT_WRITE = { partial: true, recordLikelyReplaces: false } as const;
+
 /**
  * Imports JSON lines (one object a line: text plus optional namespace, kind, tags, importance, createdAt,
  * externalId, metadata). Bad lines are reported with their line number and skipped; good ones are kept.
@@ -47,14 +50,14 @@ export async function importLines(ctx: EngineContext, lines: AsyncIterable<strin
     if (batch.length === 0) return;
     try {
       // Held lines are reported with their line number; the rest of the batch lands.
-      const results = await saveScreened(ctx, batch.map((b) => b.input), { partial: true });
+      const results = await saveScreened(ctx, batch.map((b) => b.input), IMPORT_WRITE);
       results.forEach((r, i) => tally(r, (batch[i] as { line: number }).line));
     } catch (err) {
       stopOnStorageFailure(err, batch[0]?.line ?? lineNo);
       // A batch failed as a whole (e.g. a supersede target missing): fall back to one line at a time.
       for (const b of batch) {
         try {
-          const [r] = await saveScreened(ctx, [b.input], { partial: true });
+          const [r] = await saveScreened(ctx, [b.input], IMPORT_WRITE);
           if (r) tally(r, b.line);
         } catch (e) {
           stopOnStorageFailure(e, b.line);

@@ -386,7 +386,7 @@ export async function saveScreened(ctx: EngineContext, inputs: MemoryInput[], op
 
   // The notes each new memory may update, looked up before the transaction (the write lock is not held for
   // vector searches); the transaction keeps those still current.
-  const recordReplaces = toEmbed.length <= LIKELY_LOOKUP_MAX_BATCH;
+  const recordReplaces = options.recordLikelyReplaces !== false && toEmbed.length <= LIKELY_LOOKUP_MAX_BATCH;
   const nearby = new Map<string, ReplaceCandidate[]>();
   if (stored && ctx.store.capabilities.vectorSearch && recordReplaces) {
     for (const p of toEmbed) {
