@@ -52,7 +52,7 @@ for (const factory of storeFactories()) {
       // Forty notes of the benchmark's billing repository around the chain, each at its own age.
       for (const note of billing.notes.slice(0, 40)) {
         if (note.state || note.route) continue;
-        await e.save({ text: note.text, kind: note.kind, createdAt: daysAgo(note.days) }).catch(() => null);
+        await e.save({ text: note.text, kind: note.kind, createdAt: daysAgo(note.days) });
       }
       oldId = (await e.save({ text: OLD, createdAt: daysAgo(90) })).id;
       const saved = await e.save({ text: NEW, createdAt: daysAgo(10) });
@@ -130,11 +130,19 @@ for (const factory of storeFactories()) {
     it('a small batch records the relation against the store and its own items; a large one records none', async () => {
       const small = await engine().saveMany([{ text: 'Each API key may now make 500 calls a minute.', createdAt: daysAgo(5) }]);
       assert.ok(small[0]?.memory.likelyReplaces?.includes(newId), JSON.stringify(small[0]?.likelyReplaces));
+      // Within the batch: the second item updates the first, which was not in the store when the batch began.
+      const pair = await engine().saveMany([
+        { text: 'Staging deploys run from the release branch every weekday at 10:00 UTC.', createdAt: daysAgo(3) },
+        { text: 'Changed: staging deploys now run from the main branch every weekday at 14:00 UTC.', createdAt: daysAgo(2) },
+      ]);
+      const [first, second] = pair;
+      assert.equal(second?.memory.likelyReplaces?.[0], first?.id, `the batch's item is the closest: ${JSON.stringify(second?.likelyReplaces)}`);
+      assert.equal(first?.memory.likelyReplaces, undefined, 'the earlier item names nothing written after it');
       const bulk = await engine().saveMany(
         Array.from({ length: LIKELY_LOOKUP_MAX_BATCH + 1 }, (_, i) => ({ text: `Each API key may now make ${600 + i} calls a minute.`, createdAt: daysAgo(4) })),
       );
       assert.deepEqual(bulk.filter((r) => r.memory.likelyReplaces), []);
-      for (const r of [...small, ...bulk]) await engine().forget(r.id, { reason: 'test notes' });
+      for (const r of [...small, ...pair, ...bulk]) await engine().forget(r.id, { reason: 'test notes' });
     });
 
     it('an import records none, however few its lines', async () => {
