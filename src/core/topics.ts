@@ -142,15 +142,15 @@ export function termsNeedingWeights(
   return [...terms];
 }
 
+/** At most this many passes of the same-topic step (it stops as soon as a pass moves nothing). */
+export const SAME_TOPIC_PASSES = 3;
+
 /**
  * Reorders the first `window` results in place so that whenever two are about the same topic, the newer
  * comes first (`a` below is the older, `b` the newer). Notes of different kinds are one topic only by the
  * stated-update rule (when given) or, with `recorded`, when the newer names the older in its
  * `likelyReplaces`; a route never is.
  */
-/** At most this many passes of the same-topic step (it stops as soon as a pass moves nothing). */
-export const SAME_TOPIC_PASSES = 3;
-
 export function preferNewerOnSameTopic(
   results: SearchResult[],
   vectors: Map<string, Float32Array>,
