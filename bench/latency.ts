@@ -397,7 +397,7 @@ async function main(): Promise<void> {
     const queries = [...new Set(Array.from({ length: queryCount * 2 }, () => query(r)))].slice(0, queryCount);
     const queryVectors = await phase(`embed ${queries.length} queries`, async () => real.embed(queries));
 
-    const store = createSqliteStore({ path: dbPath, ...(opts.pageSize ? { pageSize: opts.pageSize } : {}) });
+    const store = createSqliteStore({ path: dbPath, vectorIndex: { neighbourGraphs: true }, ...(opts.pageSize ? { pageSize: opts.pageSize } : {}) });
     // The same file through sqlite-vec's exhaustive search only: the ground truth for recall, and the fallback's cost.
     const exhaustive = createSqliteStore({ path: dbPath, vectorIndex: false });
     const timed = new TimedEmbedder(real);

@@ -36,7 +36,7 @@ after(() => rmSync(root, { recursive: true, force: true }));
 
 describe('likely updates through the neighbour graph', () => {
   it('a save in a namespace with a graph still reports the note it probably replaces, and not a forgotten one', async () => {
-    const store = createSqliteStore({ path: join(root, 'graph.db'), vectorIndex: { minVectors: 40, graphMinVectors: 40 } });
+    const store = createSqliteStore({ path: join(root, 'graph.db'), vectorIndex: { minVectors: 40, graphMinVectors: 40, neighbourGraphs: true } });
     const engine = new Engine({ store, embedder: createUseEmbedder(), tokenCounter: createGptTokenCounter(), defaultNamespace: NS, now: () => NOW });
     try {
       const fillers = COMPONENTS.flatMap((c) => FACTS.map((f) => ({ text: `${c} ${f}.`, kind: 'fact' as const, createdAt: daysAgo(100) })));

@@ -97,9 +97,30 @@ describe('approximate vector index (usearch) of the SQLite store', () => {
     }
   });
 
-  it('an approximate search is answered by a neighbour graph that follows writes and forgets, with exact similarities', async () => {
+  it('without neighbour graphs (a short-lived process) an approximate search starts no build and scans exactly', async () => {
     const path = freshPath();
     const store = createSqliteStore({ path, vectorIndex: { ...CONFIG, graphMinVectors: 1000 } });
+    const next = vectorSource(12);
+    await insertVectors(store, NS, 1500, next);
+    try {
+      const probe = next();
+      await ready(store, probe);
+      const queries = Array.from({ length: 5 }, next);
+      const want = await exact(path, queries, 10);
+      for (const [i, q] of queries.entries()) assert.deepEqual(await store.vectorCandidates(q, 10, { namespace: NS, now: now(), approximate: true }), want[i]);
+      await store.vectorIndex?.whenIdle();
+      const graphs = store.vectorIndex?.status().graphs;
+      assert.equal(graphs?.state, 'none', JSON.stringify(graphs));
+      assert.equal(graphs?.builds, 0, 'no graph build was started');
+      assert.equal(graphs?.searches, 0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('an approximate search is answered by a neighbour graph that follows writes and forgets, with exact similarities', async () => {
+    const path = freshPath();
+    const store = createSqliteStore({ path, vectorIndex: { ...CONFIG, graphMinVectors: 1000, neighbourGraphs: true } });
     const next = vectorSource(11);
     const memories = await insertVectors(store, NS, 3000, next);
     await insertVectors(store, OTHER, 600, next);

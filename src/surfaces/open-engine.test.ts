@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { PoolEmbedder } from '../adapters/embed-pool/pool-embedder.js';
 import { isCairnError } from '../interfaces/errors.js';
-import { buildEmbedder, resolveConfig } from './open-engine.js';
+import type { SqliteStore } from '../adapters/sqlite/sqlite-store.js';
+import { buildEmbedder, openEngine, resolveConfig } from './open-engine.js';
 
 describe('composition root: where the local model runs', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cairn-open-engine-'));
@@ -28,5 +29,26 @@ describe('composition root: where the local model runs', () => {
       assert.throws(() => config({ CAIRN_EMBED_WORKERS: bad }), (err: unknown) => isCairnError(err, 'INVALID_INPUT') && err.field === 'CAIRN_EMBED_WORKERS', bad);
     }
     rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('composition root: neighbour graphs only in long-lived processes', () => {
+  it('serve and mcp open the SQLite store with neighbour graphs; every other command opens it without', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-open-engine-graphs-'));
+    const environment = { env: { HOME: dir, XDG_CONFIG_HOME: dir, XDG_CACHE_HOME: dir }, cwd: dir };
+    try {
+      const graphs = async (longLived: boolean) => {
+        const opened = openEngine({ db: join(dir, 'c.db'), namespace: 'ns' }, { withoutEmbedder: true, longLived }, environment);
+        try {
+          return (opened.engine.store as SqliteStore).vectorIndex?.status().graphs;
+        } finally {
+          await opened.close();
+        }
+      };
+      assert.match((await graphs(false))?.reason ?? '', /^off: this process is short-lived/u);
+      assert.equal((await graphs(true))?.reason, null);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

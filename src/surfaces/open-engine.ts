@@ -356,8 +356,12 @@ function buildSingleEmbedder(config: ResolvedConfig['embedder']): Embedder | nul
 export interface OpenEngineOptions {
   /** Skip the embedder (commands that must not load a model, e.g. hooks' gate). */
   withoutEmbedder?: boolean;
-  /** A long-lived process (serve, mcp): embed on a pool of worker threads (see buildEmbedder). */
-  embedInWorkers?: boolean;
+  /**
+   * A long-lived process (serve, mcp): embed on a pool of worker threads (see buildEmbedder), and let the
+   * SQLite store build neighbour graphs for approximate searches (a short process would stop every build it
+   * started on close, so it keeps the exact scan).
+   */
+  longLived?: boolean;
   logger?: Logger;
 }
 
@@ -383,12 +387,12 @@ export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, env
   const config = resolveConfig(flags, environment);
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const pgStore = config.postgres ? createPostgresStore(config.postgres, logger) : null;
-  const store: Store = pgStore ?? createSqliteStore({ path: config.dbPath });
+  const store: Store = pgStore ?? createSqliteStore({ path: config.dbPath, vectorIndex: { neighbourGraphs: options.longLived === true } });
   const reranker: Reranker | null = config.reranker === 'overlap' ? createOverlapReranker() : null;
   // Code awareness (anchors, staleness, branch scope) for the repository the process runs in; detected
   // lazily on first use, so commands that never touch memory pay nothing.
   const repository = createGitRepository({ cwd: environment?.cwd ?? process.cwd() });
-  const { embedder, pool } = options.withoutEmbedder ? { embedder: null, pool: null } : buildEmbedder(config.embedder, { pool: options.embedInWorkers });
+  const { embedder, pool } = options.withoutEmbedder ? { embedder: null, pool: null } : buildEmbedder(config.embedder, { pool: options.longLived });
   const engine = new Engine({
     store,
     embedder,

@@ -34,6 +34,13 @@ export interface SqliteVectorIndexConfig {
    * start, its memory, and recall (0.76 of the exact ten at 1M on the latency bench's clustered vectors).
    */
   graphMinVectors?: number;
+  /**
+   * Whether approximate searches may use neighbour graphs at all. Default false: a graph is built in a worker
+   * from the whole namespace, which a short command (a CLI save, a hook, the capture worker) would stop on
+   * close, having read the namespace for nothing; those use the exact scan. The composition root turns it on
+   * for long-lived processes (serve, mcp).
+   */
+  neighbourGraphs?: boolean;
 }
 
 /** What `cairn doctor` and `cairn verify` say about the index. */
@@ -85,6 +92,7 @@ export class SqliteVectorIndex {
   private counted: { seq: number; largest: number } | null = null;
   private closed = false;
   private readonly graphs: NeighbourGraphs;
+  private readonly useGraphs: boolean;
 
   constructor(
     private readonly prepare: Prepare,
@@ -95,6 +103,7 @@ export class SqliteVectorIndex {
     this.params = DEFAULT_INDEX_PARAMS;
     this.saveEvery = config.saveEvery ?? 5_000;
     this.graphs = new NeighbourGraphs(dbPath, config.graphMinVectors ?? 50_000);
+    this.useGraphs = config.neighbourGraphs === true;
   }
 
   /** The index file's path. */
@@ -124,7 +133,7 @@ export class SqliteVectorIndex {
     const rescored = (found: number[]) =>
       (rescore.all({ ...params, annKeys: `[${found.join(',')}]` }) as { id: string; distance: number; ok: number }[]).filter((r) => r.ok === 1).slice(0, k);
     const answer = (hits: { id: string; distance: number }[]) => hits.map((r) => ({ id: r.id, similarity: 1 - r.distance }));
-    if (filter.approximate && index.size() >= this.graphs.minVectors) {
+    if (filter.approximate && this.useGraphs && index.size() >= this.graphs.minVectors) {
       // An advisory search: the namespace's graph proposes 2k candidates (a few hundred vectors visited, not the
       // namespace), rescored exactly. Until the graph is built, and when too few pass the filter, the scan answers.
       this.graphs.install(
@@ -323,7 +332,7 @@ export class SqliteVectorIndex {
       lastBuildMs: this.builder.lastBuildMs,
       params: this.params,
       minVectors: this.minVectors,
-      graphs: this.graphs.status(),
+      graphs: this.useGraphs ? this.graphs.status() : { ...this.graphs.status(), reason: 'off: this process is short-lived, approximate searches scan exactly' },
     };
   }
 

@@ -174,7 +174,7 @@ async function readLines(path: string): Promise<AsyncIterable<string>> {
  */
 const exitCodes = new WeakMap<Command, number>();
 
-export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { withoutEmbedder?: boolean; embedInWorkers?: boolean }) => Promise<OpenedEngine>): Command {
+export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { withoutEmbedder?: boolean; longLived?: boolean }) => Promise<OpenedEngine>): Command {
   const fail = (code: number): void => {
     exitCodes.set(program, Math.max(exitCodes.get(program) ?? EXIT_OK, code));
   };
@@ -716,7 +716,7 @@ function oneLine(message: string): string {
 
 /** Runs the CLI; resolves to the exit code. Errors become one line on stderr. */
 export async function main(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
-  const open = async (flags: GlobalOpts, opts: { withoutEmbedder?: boolean; embedInWorkers?: boolean } = {}) => {
+  const open = async (flags: GlobalOpts, opts: { withoutEmbedder?: boolean; longLived?: boolean } = {}) => {
     const { openEngine } = await import('../open-engine.js');
     return openEngine({ db: flags.db, namespace: flags.namespace }, opts);
   };

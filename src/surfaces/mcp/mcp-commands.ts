@@ -6,7 +6,7 @@ import type { OpenedEngine } from '../open-engine.js';
 import { displayDb } from '../settings.js';
 
 /** Opens the engine from the global flags (the CLI's lazy opener). */
-export type OpenEngineFn = (flags: { db?: string; namespace?: string }, opts?: { withoutEmbedder?: boolean; embedInWorkers?: boolean }) => Promise<OpenedEngine>;
+export type OpenEngineFn = (flags: { db?: string; namespace?: string }, opts?: { withoutEmbedder?: boolean; longLived?: boolean }) => Promise<OpenedEngine>;
 
 /** An AbortSignal that fires on SIGINT or SIGTERM; `dispose` removes the handlers. */
 function stopSignal(): { signal: AbortSignal; dispose(): void } {
@@ -48,7 +48,7 @@ export function registerMcpCommands(program: Command, open: OpenEngineFn): void 
     .option('--namespace <ns>', 'default namespace of the tools')
     .action(async (_o: unknown, cmd: Command) => {
       const g = cmd.optsWithGlobals() as { db?: string; namespace?: string };
-      const opened = await open(g, { embedInWorkers: true });
+      const opened = await open(g, { longLived: true });
       const stop = stopSignal();
       try {
         const { serveStdio } = await import('./mcp-stdio.js');
@@ -80,7 +80,7 @@ export function registerMcpCommands(program: Command, open: OpenEngineFn): void 
           throw new CairnError('INVALID_INPUT', `cannot read the erase key ${o.eraseKey}: ${(err as Error).message}`, { field: 'erase-key' });
         }
       }
-      const opened = await open(g, { embedInWorkers: true });
+      const opened = await open(g, { longLived: true });
       const stop = stopSignal();
       try {
         const { createHttpApp, listen, isLoopback } = await import('./mcp-http.js');
