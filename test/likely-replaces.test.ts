@@ -95,6 +95,17 @@ for (const factory of storeFactories()) {
       assert.ok(Math.abs(sum - (d?.relevance ?? -1)) < 1e-9, 'its parts add up to its relevance');
     });
 
+    it('a note found by its words alone brings in no update', async () => {
+      // Far from both notes in meaning (cosine under the vector signal's zero): only the shared "100" finds the older.
+      const words = 'grandma knits 100 scarves';
+      const narrow = { candidateFactor: 1, minCandidates: 1, relevanceFloor: null };
+      const without = await engine({ ...narrow, likelyReplaces: null }).search(words, { limit: 1 });
+      assert.deepEqual(without.map((r) => r.memory.id), [oldId], explain(without));
+      assert.equal(without[0]?.scoreDetails.signals.vector.contribution, 0, 'the older note has no vector points');
+      const results = await engine(narrow).search(words, { limit: 1 });
+      assert.deepEqual(results.map((r) => r.memory.id), [oldId], explain(results));
+    });
+
     it('a forgotten update hides nothing, and a restored one leads again', async () => {
       const e = engine();
       await e.forget(newId, { reason: 'wrong' });
