@@ -4,6 +4,7 @@ import type { CandidateFilter, EmbedderInfo, LexicalHit, StoreTx, VectorHit } fr
 import { vectorTableSql } from './sqlite-vector-table.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { filterSql, nsToken, quoteTerm, type Row } from './sqlite-rows.js';
+import { firstFetch, widening } from './sqlite-over-fetch.js';
 
 /** sqlite-vec's largest k in one KNN query. */
 const MAX_KNN = 4096;
@@ -101,17 +102,20 @@ export class SqliteSearch {
       const byToken = share < 0.5;
       const words = `terms:(${terms.map(quoteTerm).join(' OR ')})`;
       const match = byToken ? `ns:${quoteTerm(nsToken(filter.namespace))} AND ${words}` : words;
-      const first = k + Math.max(64, Math.ceil(k / 2));
-      for (let fetch = byToken ? first : Math.ceil(first / share); ; fetch *= 4) {
+      const first = firstFetch(k);
+      // Ends once k pass or the matches run out (fewer rows than fetched).
+      let hits: LexicalHit[] = [];
+      for (const fetch of widening(byToken ? first : Math.ceil(first / share))) {
         const rows = ranked.all({ match, fetch }) as { rowid: number; rank: number }[];
         const ids = new Map((passing.all({ ...params, rowids: JSON.stringify(rows.map((r) => r.rowid)) }) as { rowid: number; id: string }[]).map((r) => [r.rowid, r.id]));
-        const hits: LexicalHit[] = [];
+        hits = [];
         for (const r of rows) {
           const id = ids.get(r.rowid);
           if (id !== undefined && hits.push({ id, score: -r.rank }) === k) break;
         }
-        if (hits.length >= k || rows.length < fetch) return hits;
+        if (hits.length >= k || rows.length < fetch) break;
       }
+      return hits;
     });
   }
 

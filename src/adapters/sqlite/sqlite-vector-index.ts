@@ -17,6 +17,7 @@ import type { BuildReply, BuildRequest } from './sqlite-vector-index-worker.js';
 import { QuantizedVectors } from './sqlite-quantized-vectors.js';
 import { indexedVectorsSql, vectorTableName } from './sqlite-vector-table.js';
 import { BackgroundBuilder } from './sqlite-background-build.js';
+import { firstFetch, widening } from './sqlite-over-fetch.js';
 import { NeighbourGraphs, type NeighbourGraphStatus } from './sqlite-neighbour-graph.js';
 
 export interface SqliteVectorIndexConfig {
@@ -152,12 +153,12 @@ export class SqliteVectorIndex {
     // int8 ranks close to the float order (at 100k the best 64 held all of the exact ten), so k + max(64, k/2)
     // candidates are rescored: rescoring is most of the cost (a CPU profile of the engine's k = 300 search at
     // 10k put 23 % of it in rescoring 964 candidates). An advisory search rescores 2k, as from the graph.
-    for (let fetch = filter.approximate ? 2 * k : k + Math.max(64, Math.ceil(k / 2)); ; fetch *= 4) {
+    for (const fetch of widening(filter.approximate ? 2 * k : firstFetch(k), 4096)) {
       const found = index.nearest(this.usearch as Usearch, vector, fetch);
       const hits = rescored(found);
       if (hits.length >= k || found.length < fetch) return answer(hits);
-      if (fetch >= 4096) return null;
     }
+    return null;
   }
 
   /** Rows whose vector changed after change `from` up to `to`; null when the kept change log starts later. */
