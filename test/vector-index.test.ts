@@ -97,6 +97,36 @@ describe('approximate vector index (usearch) of the SQLite store', () => {
     }
   });
 
+  it('a neighbour graph whose build finishes after the codes were dropped is not taken; the next one is', async () => {
+    const path = freshPath();
+    const store = createSqliteStore({ path, vectorIndex: { ...CONFIG, graphMinVectors: 1000, neighbourGraphs: true } });
+    const next = vectorSource(13);
+    await insertVectors(store, NS, 1500, next);
+    const approx = (q: Float32Array) => store.vectorCandidates(q, 10, { namespace: NS, now: now(), approximate: true });
+    try {
+      const probe = next();
+      await ready(store, probe);
+      await approx(probe);
+      assert.equal(store.vectorIndex?.status().graphs.state, 'building');
+      // The codes go (as after an erasure) while the graph is built from the snapshot before.
+      store.vectorIndex?.discard();
+      await store.vectorIndex?.whenIdle();
+      await approx(probe);
+      await store.vectorIndex?.whenIdle();
+      let graphs = store.vectorIndex?.status().graphs;
+      assert.deepEqual(graphs?.namespaces, {}, 'the graph built before the drop was not installed');
+      // The rebuilt codes want a graph again; that build is taken.
+      await approx(probe);
+      await store.vectorIndex?.whenIdle();
+      await approx(probe);
+      graphs = store.vectorIndex?.status().graphs;
+      assert.equal(graphs?.builds, 2, JSON.stringify(graphs));
+      assert.equal(graphs?.namespaces[NS], 1500, JSON.stringify(graphs));
+    } finally {
+      await store.close();
+    }
+  });
+
   it('without neighbour graphs (a short-lived process) an approximate search starts no build and scans exactly', async () => {
     const path = freshPath();
     const store = createSqliteStore({ path, vectorIndex: { ...CONFIG, graphMinVectors: 1000 } });

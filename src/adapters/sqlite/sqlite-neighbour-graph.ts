@@ -35,6 +35,8 @@ export class NeighbourGraphs {
   private reason: string | null = null;
   private searches = 0;
   private closed = false;
+  /** Bumped by clear(): a build started before it brings a graph of codes that are gone, and is not taken. */
+  private generation = 0;
 
   constructor(
     private readonly dbPath: string,
@@ -60,10 +62,11 @@ export class NeighbourGraphs {
     if (this.closed || !this.builder.canStart() || this.graphs.has(namespace) || this.arrived?.namespace === namespace) return;
     const target = `${this.dbPath}.graph-${process.pid}-${randomBytes(4).toString('hex')}`;
     const request: GraphBuildRequest = { dbPath: this.dbPath, namespace, dimensions, target };
+    const generation = this.generation;
     this.builder.start<Extract<GraphBuildReply, { ok: true }>>(
       request,
       (reply) => {
-        if (this.closed) return;
+        if (this.closed || generation !== this.generation) return;
         const graph = newGraph(usearch, dimensions);
         try {
           graph.load(target);
@@ -106,6 +109,7 @@ export class NeighbourGraphs {
 
   /** Every graph goes (the codes were dropped or rebuilt); they are built again when a search wants them. */
   clear(reason: string): void {
+    this.generation++;
     this.graphs.clear();
     this.arrived = null;
     this.reason = reason;
