@@ -127,6 +127,24 @@ describe('approximate vector index (usearch) of the SQLite store', () => {
     }
   });
 
+  it("opening a store removes graph files that dead processes left beside the database, and keeps a live one's", async () => {
+    const path = freshPath();
+    const dead = await new Promise<number>((resolve) => {
+      const child = spawn(process.execPath, ['-e', '0']);
+      child.on('exit', () => resolve(child.pid as number));
+    });
+    writeFileSync(`${path}.graph-${dead}-0badf00d`, 'left by a crash');
+    writeFileSync(`${path}.graph-${process.pid}-0badf00d`, 'being loaded');
+    const store = open(path);
+    try {
+      assert.equal(existsSync(`${path}.graph-${dead}-0badf00d`), false);
+      assert.equal(existsSync(`${path}.graph-${process.pid}-0badf00d`), true);
+    } finally {
+      await store.close();
+      rmSync(`${path}.graph-${process.pid}-0badf00d`, { force: true });
+    }
+  });
+
   it('without neighbour graphs (a short-lived process) an approximate search starts no build and scans exactly', async () => {
     const path = freshPath();
     const store = createSqliteStore({ path, vectorIndex: { ...CONFIG, graphMinVectors: 1000 } });

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { BackgroundBuilder } from './sqlite-background-build.js';
 import { addCodes, GRAPH_PARAMS, newGraph, type Graph } from './sqlite-neighbour-graph-file.js';
 import type { GraphBuildReply, GraphBuildRequest } from './sqlite-neighbour-graph-worker.js';
-import type { Usearch } from './sqlite-vector-index-file.js';
+import { removeStaleTemporaries, type Usearch } from './sqlite-vector-index-file.js';
 
 /** What `cairn doctor` says about the neighbour graphs. */
 export interface NeighbourGraphStatus {
@@ -42,7 +42,10 @@ export class NeighbourGraphs {
     private readonly dbPath: string,
     /** A namespace with fewer vectors has no graph: the exact scan is fast enough there. */
     readonly minVectors: number,
-  ) {}
+  ) {
+    // Graph files of processes that died before loading and deleting them.
+    removeStaleTemporaries(`${dbPath}.graph-`);
+  }
 
   /** Rowids of about `count` nearest rows of the namespace by int8 cosine, nearest first; null without a graph. */
   nearest(namespace: string, vector: Float32Array, count: number): number[] | null {

@@ -68,19 +68,22 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** Removes temporary files that writers killed mid-save left beside `path`. */
-function removeStaleTemporaries(path: string): void {
-  const prefix = `${basename(path)}.tmp-`;
+/**
+ * Removes temporary files named `<start><pid>-…` that processes which have since died left behind (killed
+ * mid-save or before deleting them); `start` is a path, e.g. `<db>.usearch.tmp-`.
+ */
+export function removeStaleTemporaries(start: string): void {
+  const prefix = basename(start);
   let names: string[] = [];
   try {
-    names = readdirSync(dirname(path));
+    names = readdirSync(dirname(start));
   } catch {
     return;
   }
   for (const name of names) {
     if (!name.startsWith(prefix)) continue;
     const pid = Number(name.slice(prefix.length).split('-')[0]);
-    if (Number.isInteger(pid) && pid !== process.pid && !isAlive(pid)) rmSync(join(dirname(path), name), { force: true });
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !isAlive(pid)) rmSync(join(dirname(start), name), { force: true });
   }
 }
 
@@ -89,7 +92,7 @@ function removeStaleTemporaries(path: string): void {
  * over the old one. A process killed at any point leaves either the old file or the new one, never a mix.
  */
 export function writeIndexFile(path: string, identity: IndexIdentity, indexes: Map<string, QuantizedVectors>): void {
-  removeStaleTemporaries(path);
+  removeStaleTemporaries(`${path}.tmp-`);
   const segments: IndexHeader['segments'] = [];
   const bodies: Buffer[] = [];
   for (const [namespace, index] of [...indexes].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
