@@ -47,6 +47,14 @@ export async function reloaded(p: Page, what: string, action: () => Promise<unkn
   await until(p, what, () => p.locator(`#results[aria-busy="false"][data-loaded]:not([data-loaded="${seen}"])`).waitFor({ state: 'attached', timeout: WAIT }));
 }
 
+/**
+ * Waits until the status line matches: a page action may say its result after the list it reloaded has
+ * landed (the namespaces load after it), so reading the line once as soon as the list is back races it.
+ */
+export async function statusSays(p: Page, pattern: RegExp): Promise<void> {
+  await until(p, `the status line saying ${pattern}`, () => p.getByTestId('status').filter({ hasText: pattern }).waitFor({ state: 'attached', timeout: WAIT }));
+}
+
 export async function login(p: Page, base: URL, token: string): Promise<void> {
   await p.goto(base.href);
   await p.getByTestId('login-token').fill(token);

@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { bearerApi, login, reloaded, startBrain, stopBrain, until, WAIT, watch } from './brain-harness.js';
+import { bearerApi, login, reloaded, startBrain, statusSays, stopBrain, until, WAIT, watch } from './brain-harness.js';
 import { cli, ROOT, type Sandbox } from './mcp-scenario.js';
 import type { Served } from './served.js';
 
@@ -86,7 +86,7 @@ describe('curating on the brain page in headless Chromium', { concurrency: false
     await page.getByTestId('add-save').click();
     await until(page, 'the new memory opens', () => page.locator('[data-testid="detail"][data-id]').waitFor());
     const id = (await page.getByTestId('detail').getAttribute('data-id')) as string;
-    assert.match(await page.getByTestId('status').textContent() ?? '', new RegExp(`Saved decision ${id} in ${NS}`, 'u'));
+    await statusSays(page, new RegExp(`Saved decision ${id} in ${NS}`, 'u'));
     assert.equal(await page.getByTestId('detail-importance').textContent(), '8');
     const stored = await memory(id);
     assert.deepEqual([stored.kind, stored.tags, stored.importance, stored.taskId], ['decision', ['tax', 'invoices'], 8, 'SHOP-12']);
@@ -122,7 +122,7 @@ describe('curating on the brain page in headless Chromium', { concurrency: false
     writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n{"text": broken\n`);
     await reloaded(page, 'the list after the import', () => page.getByTestId('import-file').setInputFiles(file));
     await until(page, 'the import report', () => page.locator('[data-testid="status"]:has-text("Imported team-notes.jsonl")').waitFor());
-    assert.match((await page.getByTestId('status').textContent()) ?? '', /Imported team-notes\.jsonl: 4 new, 0 already stored, 1 rejected; line 5: not valid JSON/u);
+    await statusSays(page, /Imported team-notes\.jsonl: 4 new, 0 already stored, 1 rejected; line 5: not valid JSON/u);
     assert.equal(await cards(page).count(), 6);
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export').click()]);
@@ -159,7 +159,7 @@ describe('curating on the brain page in headless Chromium', { concurrency: false
 
     await selectCards(page, ids.slice(0, 2));
     await reloaded(page, 'the list after forgetting', () => page.getByTestId('bulk-forget').click());
-    assert.match((await page.getByTestId('status').textContent()) ?? '', /Forgot 2 memories/u);
+    await statusSays(page, /Forgot 2 memories/u);
     for (const id of ids.slice(0, 2)) assert.ok((await memory(id)).forgottenAt, `${id} is forgotten`);
     assert.equal(await cardOf(page, ids[0]!).count(), 0, 'forgotten memories leave the list');
     assert.equal(await cardOf(page, ids[2]!).count(), 1, 'the one not selected stays');

@@ -10,7 +10,7 @@ import * as assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { bearerApi, type Brain, login, startBrain, stopBrain, until, WAIT, watch } from './brain-harness.js';
+import { bearerApi, type Brain, login, startBrain, statusSays, stopBrain, until, WAIT, watch } from './brain-harness.js';
 import { ROOT } from './mcp-scenario.js';
 
 const ARTIFACTS = join(ROOT, 'test-artifacts', 'brain-page-quarantine');
@@ -105,7 +105,7 @@ describe('reviewing held writes in bulk on the brain page in headless Chromium',
 
     await totals(page, /^4 held in total; 4 match/u, () => page.getByTestId('quarantine-bulk-go').click());
     for (const id of chosen) assert.equal(await rowOf(page, id).count(), 0, `${id} left the held list`);
-    assert.match((await page.getByTestId('status').textContent()) ?? '', /^Released 2 of 2 held writes\./u);
+    await statusSays(page, /^Released 2 of 2 held writes\./u);
     assert.equal(await page.getByTestId('quarantine-bulk-confirm').isVisible(), false);
     assert.equal(await page.getByTestId('quarantine-selected-count').textContent(), '0 selected');
 
@@ -148,7 +148,7 @@ describe('reviewing held writes in bulk on the brain page in headless Chromium',
     await shot(page, '03-drop-count');
     // The list is loaded again with the filter as the form now reads (cleared): the two left are shown.
     await totals(page, /^2 held in total; 2 match/u, () => page.getByTestId('quarantine-bulk-go').click());
-    assert.match((await page.getByTestId('status').textContent()) ?? '', /^Dropped 2 of 2 held writes\./u);
+    await statusSays(page, /^Dropped 2 of 2 held writes\./u);
     assert.equal(await page.getByTestId('quarantine-row').count(), 2);
 
     const stillHeld = (await entries('held')).map((e) => e.id).sort();

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { bearerApi, CHROMIUM, launchChromium, login as loginAs, reloaded, until, WAIT, watch as watchFor, type ApiReply } from './brain-harness.js';
+import { bearerApi, CHROMIUM, launchChromium, login as loginAs, reloaded, statusSays, until, WAIT, watch as watchFor, type ApiReply } from './brain-harness.js';
 import { cli, createSandbox, ROOT, type Sandbox } from './mcp-scenario.js';
 import { serve, type Served } from './served.js';
 
@@ -440,7 +440,7 @@ describe('the brain page in headless Chromium', { concurrency: false }, () => {
     await row.getByTestId('quarantine-release').click();
     await until(page, 'the entry leaves the held queue', () => row.waitFor({ state: 'detached' }));
     await page.getByTestId('quarantine-empty').waitFor();
-    assert.match((await page.getByTestId('status').textContent()) ?? '', /Released into team-app as /u);
+    await statusSays(page, /Released into team-app as /u);
     const released = await api('GET', '/quarantine?status=released');
     const memoryId = released.body.entries[0].memoryIds[0] as string;
 
