@@ -118,6 +118,11 @@ for (const factory of storeFactories()) {
         // Asking for inactive notes too shows the forgotten one where it falls, never above the live note it names.
         const inactive = await engine({ candidateFactor: 1, minCandidates: 1 }).search(QUERY, { limit: 1, includeInactive: true });
         assert.deepEqual(inactive.map((r) => r.memory.id), [oldId], explain(inactive));
+        // With both among the first results, the recorded relation does not lift the forgotten one either.
+        const both = await e.search(BOTH, { limit: 5, includeInactive: true });
+        const at = (id: string) => both.findIndex((r) => r.memory.id === id);
+        assert.ok(at(oldId) >= 0 && at(newId) >= 0, explain(both));
+        assert.ok(at(oldId) < at(newId), explain(both));
       } finally {
         await e.restore(newId);
       }

@@ -1,5 +1,6 @@
 // Recall: candidate signals, fusion, floor, same-topic ordering, rerank, recall counting.
 import { CairnError } from '../interfaces/errors.js';
+import { isActive } from '../interfaces/memory.js';
 import type { FusionMethod, Memory, SearchOptions, SearchResult, SignalWeights } from '../interfaces/memory.js';
 import type { CandidateFilter } from '../interfaces/store.js';
 import { clearsFloor, defaultWeightsFor, fts5Idf, fuse, fuseScores, resolveWeights, RRF_K, unknownTermShare } from './fusion.js';
@@ -8,7 +9,7 @@ import { queryTerms } from './lexical.js';
 import { dot, inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights, termsOf } from './topics.js';
 import { applyTermCoverage, COVERAGE_MIN_WINDOW } from './term-coverage.js';
 import { addLikelyReplacing } from './likely-replaces.js';
-import { demoteDoubted } from './feedback.js';
+import { demoteDoubted, netDoubt } from './feedback.js';
 import { addSessionContext } from './session-context.js';
 import { validateKind, validateLimit, validateFusion, validateTags, MAX_LIMIT } from './validate.js';
 import type { EngineContext } from './engine-context.js';
@@ -117,7 +118,8 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
       const { documents, frequencies } = await ctx.store.termDocumentFrequencies(needed, namespace);
       if (documents > 0) weight = inverseDocumentFrequency(documents, frequencies);
     }
-    results = preferNewerOnSameTopic(results, vectors, window, weight, termCache, method === 'score' ? ctx.statedUpdate : null, method === 'score' ? ctx.likelyReplaces : null);
+    const mayLead = (m: Memory) => isActive(m, now) && netDoubt(m.feedback) <= 0;
+    results = preferNewerOnSameTopic(results, vectors, window, weight, termCache, method === 'score' ? ctx.statedUpdate : null, method === 'score' ? ctx.likelyReplaces : null, mayLead);
   }
 
   if (ctx.reranker && results.length > 1) {

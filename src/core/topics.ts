@@ -1,4 +1,4 @@
-import type { SearchResult } from '../interfaces/memory.js';
+import type { Memory, SearchResult } from '../interfaces/memory.js';
 import { analyse } from './lexical.js';
 import { indexText } from './events.js';
 
@@ -149,7 +149,9 @@ export const SAME_TOPIC_PASSES = 3;
  * Reorders the first `window` results in place so that whenever two are about the same topic, the newer
  * comes first (`a` below is the older, `b` the newer). Notes of different kinds are one topic only by the
  * stated-update rule (when given) or, with `recorded`, when the newer names the older in its
- * `likelyReplaces`; a route never is.
+ * `likelyReplaces`; a route never is. Only a newer note `mayLead` accepts is lifted (recall: one that is active
+ * and not doubted, as the bring-in step of likely-replaces.ts asks), so a search that includes inactive notes
+ * never puts a forgotten one above the live note it updated, and a doubted one stays where demotion put it.
  */
 export function preferNewerOnSameTopic(
   results: SearchResult[],
@@ -159,10 +161,12 @@ export function preferNewerOnSameTopic(
   cache: Map<string, Set<string>> = new Map(),
   statedUpdate: StatedUpdateRule | null = null,
   recorded: RecordedUpdateRule | null = null,
+  mayLead: (m: Memory) => boolean = () => true,
 ): SearchResult[] {
   const head = results.slice(0, window);
   const sameTopic = (a: SearchResult, b: SearchResult): boolean => {
     // Recorded at write time: the newer note probably updates this one (Memory.likelyReplaces).
+    if (!mayLead(b.memory)) return false;
     if (recorded && b.score >= recorded.minScoreRatio * a.score && b.memory.likelyReplaces?.includes(a.memory.id)) return true;
     const va = vectors.get(a.memory.id);
     const vb = vectors.get(b.memory.id);
