@@ -1,4 +1,20 @@
-import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
+
+/** What a build worker answers: what it built, or why it could not. */
+export type BuildReply = { ok: true; seq: number; vectors: number; ms: number } | { ok: false; error: string };
+
+/**
+ * The worker's side: runs `build` on the request it was started with and posts the reply (or the error it
+ * threw) on the port `BackgroundBuilder.start` gave it, which the store polls.
+ */
+export function replyToStore<R>(build: (request: R) => BuildReply): void {
+  const { replyPort, ...request } = workerData as R & { replyPort: MessagePort };
+  try {
+    replyPort.postMessage(build(request as R));
+  } catch (err) {
+    replyPort.postMessage({ ok: false, error: (err as Error).message } satisfies BuildReply);
+  }
+}
 
 /**
  * One build at a time in a worker thread that does not keep the process alive (a short command answered

@@ -5,9 +5,9 @@
  */
 import { availableParallelism } from 'node:os';
 import { createRequire } from 'node:module';
-import { workerData, type MessagePort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
+import { replyToStore, type BuildReply } from './sqlite-background-build.js';
 import { QuantizedVectors } from './sqlite-quantized-vectors.js';
 import { currentChangeSeq, floats, type Usearch } from './sqlite-vector-index-file.js';
 import { addCodes, namespaceVectorsSql, newGraph } from './sqlite-neighbour-graph-file.js';
@@ -20,9 +20,8 @@ export interface GraphBuildRequest {
   target: string;
 }
 
-export type GraphBuildReply = { ok: true; seq: number; vectors: number; ms: number } | { ok: false; error: string };
 
-function build(request: GraphBuildRequest): GraphBuildReply {
+function build(request: GraphBuildRequest): BuildReply {
   const started = performance.now();
   const usearch = createRequire(import.meta.url)('usearch') as Usearch;
   const dims = request.dimensions;
@@ -51,10 +50,4 @@ function build(request: GraphBuildRequest): GraphBuildReply {
   return { ok: true, seq, vectors: keys.length, ms: Math.round(performance.now() - started) };
 }
 
-// The store polls this port for the reply (sqlite-background-build.ts).
-const { replyPort, ...request } = workerData as GraphBuildRequest & { replyPort: MessagePort };
-try {
-  replyPort.postMessage(build(request));
-} catch (err) {
-  replyPort.postMessage({ ok: false, error: (err as Error).message } satisfies GraphBuildReply);
-}
+replyToStore(build);

@@ -1,8 +1,8 @@
 import { rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { BackgroundBuilder } from './sqlite-background-build.js';
+import { BackgroundBuilder, type BuildReply } from './sqlite-background-build.js';
 import { addCodes, GRAPH_PARAMS, newGraph, type Graph } from './sqlite-neighbour-graph-file.js';
-import type { GraphBuildReply, GraphBuildRequest } from './sqlite-neighbour-graph-worker.js';
+import type { GraphBuildRequest } from './sqlite-neighbour-graph-worker.js';
 import { removeStaleTemporaries, type Usearch } from './sqlite-vector-index-file.js';
 
 /** What `cairn doctor` says about the neighbour graphs. */
@@ -66,7 +66,7 @@ export class NeighbourGraphs {
     const target = `${this.dbPath}.graph-${process.pid}-${randomBytes(4).toString('hex')}`;
     const request: GraphBuildRequest = { dbPath: this.dbPath, namespace, dimensions, target };
     const generation = this.generation;
-    this.builder.start<Extract<GraphBuildReply, { ok: true }>>(
+    this.builder.start<Extract<BuildReply, { ok: true }>>(
       request,
       (reply) => {
         if (this.closed || generation !== this.generation) return;

@@ -3,9 +3,9 @@
  * own read-only connection, one read transaction), quantises every namespace's vectors, writes the index file
  * and says which change it reflects. A server keeps answering, exhaustively, meanwhile.
  */
-import { workerData, type MessagePort } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
+import { replyToStore, type BuildReply } from './sqlite-background-build.js';
 import { buildFromDatabase, databaseIdentity, writeIndexFile, type IndexParams } from './sqlite-vector-index-file.js';
 
 export interface BuildRequest {
@@ -14,7 +14,6 @@ export interface BuildRequest {
   params: IndexParams;
 }
 
-export type BuildReply = { ok: true; seq: number; vectors: number; ms: number } | { ok: false; error: string };
 
 function build(request: BuildRequest): BuildReply {
   const started = performance.now();
@@ -35,10 +34,4 @@ function build(request: BuildRequest): BuildReply {
   }
 }
 
-// The store polls this port for the reply (sqlite-background-build.ts).
-const { replyPort, ...request } = workerData as BuildRequest & { replyPort: MessagePort };
-try {
-  replyPort.postMessage(build(request));
-} catch (err) {
-  replyPort.postMessage({ ok: false, error: (err as Error).message } satisfies BuildReply);
-}
+replyToStore(build);

@@ -13,10 +13,10 @@ import {
   type IndexParams,
   type Usearch,
 } from './sqlite-vector-index-file.js';
-import type { BuildReply, BuildRequest } from './sqlite-vector-index-worker.js';
+import type { BuildRequest } from './sqlite-vector-index-worker.js';
 import { QuantizedVectors } from './sqlite-quantized-vectors.js';
 import { indexedVectorsSql, vectorTableName } from './sqlite-vector-table.js';
-import { BackgroundBuilder } from './sqlite-background-build.js';
+import { BackgroundBuilder, type BuildReply } from './sqlite-background-build.js';
 import { firstFetch, widening } from './sqlite-over-fetch.js';
 import { NeighbourGraphs, type NeighbourGraphStatus } from './sqlite-neighbour-graph.js';
 
