@@ -3,13 +3,18 @@
  * the real offline embedder, at growing sizes of one namespace plus noise namespaces.
  *
  *   node dist/bench/latency.js [--quick] [--sizes 1000,10000,100000] [--fill-budget-s N] [--out bench/results/latency.json]
+ *                              [--keep-db | --reuse-db <dir>]
+ *
+ * --keep-db leaves the filled store in its temp dir (the path is logged); --reuse-db <dir> measures such a store
+ * again: the namespaces' live memories are counted, a size is filled only up to what it lacks (nothing when the
+ * store already holds it), and the store is kept. Each run's measured saves stay in it (a few hundred memories).
  *
  * Writes one JSON file (see `LatencyResults`), again after every size, so a run stopped early keeps the sizes it
  * measured; `bench/report.ts` turns it into tables. With --fill-budget-s, a size whose fill takes longer is
  * measured at the size reached (`fill.complete: false`).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, hostname, loadavg, totalmem, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -46,6 +51,8 @@ interface Options {
   fillBatch: number;
   samples: { searchEndToEnd: number; searchFast: number; saveEndToEnd: number; saveStoreOnly: number; embedSingle: number; loadRuns: number };
   keepDb: boolean;
+  /** A store filled by an earlier run (--keep-db) to measure again, or null for a new one. */
+  reuseDir: string | null;
   /** Page size of the new database (default: the store's). */
   pageSize: number | null;
   /** A timed series stops after this long once it has 30 samples. */
@@ -76,7 +83,8 @@ function parseArgs(argv: string[]): Options {
     samples: quick
       ? { searchEndToEnd: 20, searchFast: 50, saveEndToEnd: 15, saveStoreOnly: 50, embedSingle: 10, loadRuns: 1 }
       : { searchEndToEnd: 100, searchFast: 300, saveEndToEnd: 60, saveStoreOnly: 300, embedSingle: 50, loadRuns: 3 },
-    keepDb: argv.includes('--keep-db'),
+    keepDb: argv.includes('--keep-db') || value('--reuse-db') !== undefined,
+    reuseDir: value('--reuse-db') ? resolve(value('--reuse-db') as string) : null,
     pageSize: value('--page-size') ? Number(value('--page-size')) : null,
     seriesBudgetMs: quick ? 5_000 : 15_000,
     fillBudgetMs: value('--fill-budget-s') ? Number(value('--fill-budget-s')) * 1000 : null,
@@ -219,7 +227,12 @@ export interface LatencyResults {
   durationMs: number;
   machine: Record<string, string | number>;
   source: { commit: string; uncommittedSourceFiles: string[] };
-  config: Omit<Options, 'out' | 'keepDb' | 'pageSize' | 'fillBudgetMs'> & { pageSize: number | null; fillBudgetMs: number | null };
+  config: Omit<Options, 'out' | 'keepDb' | 'reuseDir' | 'pageSize' | 'fillBudgetMs'> & {
+    pageSize: number | null;
+    fillBudgetMs: number | null;
+    /** The store was filled by an earlier run and measured again (--reuse-db): its live memories when opened. */
+    reused: { memories: number; byNamespace: Record<string, number> } | null;
+  };
   method: string[];
   embedder: {
     id: string;
@@ -352,7 +365,8 @@ async function main(): Promise<void> {
   };
 
   const source = sourceFacts();
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-latency-'));
+  const dir = opts.reuseDir ?? mkdtempSync(join(tmpdir(), 'cairn-latency-'));
+  if (opts.reuseDir && !existsSync(join(dir, 'bench.db'))) throw new Error(`--reuse-db: no bench.db in ${dir}`);
   const dbPath = join(dir, 'bench.db');
   const real = createUseEmbedder();
   const r = rng(20240601);
@@ -453,7 +467,19 @@ async function main(): Promise<void> {
     });
 
     const counts = new Map<string, number>([target, ...noise].map((ns) => [ns, 0]));
+    // A reused store: its live memories per namespace, and serial numbers past any an earlier run gave a text
+    // (the fill's run from 0; each run after it from its own start time in ms), so every new text is new.
     let serial = 0;
+    let reused: LatencyResults['config']['reused'] = null;
+    if (opts.reuseDir) {
+      const db = new Database(dbPath, { readonly: true });
+      const live = db.prepare('SELECT namespace, COUNT(*) AS n FROM memories WHERE forgotten_at IS NULL AND superseded_by IS NULL GROUP BY namespace').all() as { namespace: string; n: number }[];
+      db.close();
+      for (const { namespace, n } of live) counts.set(namespace, n);
+      reused = { memories: live.reduce((a, r) => a + r.n, 0), byNamespace: Object.fromEntries(live.map((r) => [r.namespace, r.n])) };
+      serial = Date.now();
+      log(`reusing ${dbPath}: ${reused.memories} live memories (${counts.get(target) ?? 0} in ${target})`);
+    }
     const nowMs = Date.now();
     const noiseRng = rng(777);
     const gauss = () => Math.sqrt(-2 * Math.log(noiseRng() + 1e-12)) * Math.cos(2 * Math.PI * noiseRng());
@@ -549,9 +575,11 @@ async function main(): Promise<void> {
           seriesBudgetMs: opts.seriesBudgetMs,
           pageSize: opts.pageSize,
           fillBudgetMs: opts.fillBudgetMs,
+          reused,
         },
         method: [
           'One SQLite file in a temp dir (WAL, synchronous=NORMAL), the real Engine, FTS5 and sqlite-vec; grown in place from the smallest size to the largest.',
+          ...(reused ? [`The store was filled by an earlier run (--keep-db) and measured again (--reuse-db): it held ${reused.memories} live memories when opened, and a size is filled only up to what it lacked. Its earlier runs' measured saves are part of it.`] : []),
           `Target namespace holds the stated size; ${opts.noiseNamespaces} other namespaces hold ${opts.noiseFraction * 100}% of it each, so namespace filtering runs on every query.`,
           `Texts are generated coding-project notes (decisions, constraints, conventions, gotchas, config facts, command notes with file paths and identifiers). Embedding every stored text with the real model would take hours at the measured per-text cost, so ${opts.poolSize} distinct notes were embedded with it (in batches of 32, timed: the batch row of the embedder table) and each stored memory is the next of them, round robin, plus a unique ticket/author/date suffix, with that note's real vector plus Gaussian noise of norm ${NOISE_NORM} (renormalised; a copy keeps a cosine of about 0.9 to its note, about 0.8 to another copy). Texts stay distinct (no dedupe collapse) and vectors are distinct, so the nearest ten of a query are well defined for recall against exact search; each note has about size/${opts.poolSize} close copies, a harder case for an approximate search than distinct texts.`,
           `The fill: Engine.saveMany in rounds of a batch of ${opts.fillBatch} memories of the measured namespace and ${Math.round(opts.fillBatch * opts.noiseFraction)} of each other one (one transaction a batch: redaction, dedupe, event log, full-text and vector rows, exactly as a save writes them) through an engine on the same store with the ingest filter off, since every pool note was screened with it beforehand; the measured saves and searches use the default configuration (filter on).${opts.fillBudgetMs === null ? '' : ` A size's fill stops after ${opts.fillBudgetMs / 1000} s and that size is measured at what it reached (fill.complete false; its goals are shown, not counted as met).`}`,
