@@ -24,8 +24,7 @@ import { isCairnError } from '../src/interfaces/errors.js';
 import type { Store } from '../src/interfaces/store.js';
 import type { SearchOptions, SearchResult } from '../src/interfaces/memory.js';
 import { CODING_NAMESPACES, QUERY_TYPES, type QueryType } from './coding-memory-data.js';
-import { CachingEmbedder, loadVectorCache, prefetchEmbeddings, ratioRule, saveVectorCache } from './locomo-data.js';
-import type { RecordedUpdateRule } from '../src/core/topics.js';
+import { CachingEmbedder, loadVectorCache, prefetchEmbeddings, ratioRule, relatedRule, saveVectorCache } from './locomo-data.js';
 import { staleRouteCases } from './coding-stale-routes.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -247,9 +246,9 @@ export function figuresByType(outcomes: QueryOutcome[]): Record<string, Figures>
   return out;
 }
 
-function parseArgs(argv: string[]): { split: 'dev' | 'test' | 'all'; out: string | null; vectorCache: string | null; quick: boolean; likelyReplaces: RecordedUpdateRule | null | undefined } {
+function parseArgs(argv: string[]): { split: 'dev' | 'test' | 'all'; out: string | null; vectorCache: string | null; quick: boolean; config: Partial<EngineConfig> } {
   let split: 'dev' | 'test' | 'all' = 'all';
-  let likelyReplaces: RecordedUpdateRule | null | undefined;
+  const config: Partial<EngineConfig> = {};
   let out: string | null = null;
   let vectorCache: string | null = null;
   let quick = false;
@@ -263,10 +262,12 @@ function parseArgs(argv: string[]): { split: 'dev' | 'test' | 'all'; out: string
     else if (a === '--vector-cache') vectorCache = resolve(argv[++i] ?? '');
     else if (a === '--quick') quick = true;
     // The recorded-update rule of recall (topics.ts RecordedUpdateRule), or off: figures with and without it, same build.
-    else if (a === '--likely-replaces-ratio') likelyReplaces = ratioRule(argv[++i]);
-    else throw new Error(`unknown argument ${a}; usage: node dist/bench/coding-memory.js [--split dev|test|all] [--out <file>] [--vector-cache <file>] [--quick] [--likely-replaces-ratio <r>|off]`);
+    else if (a === '--likely-replaces-ratio') config.likelyReplaces = ratioRule(argv[++i]);
+    // The weight of related terms in the lexical signal (core/related-terms.ts), or off.
+    else if (a === '--related-weight') config.relatedTerms = relatedRule(argv[++i]);
+    else throw new Error(`unknown argument ${a}; usage: node dist/bench/coding-memory.js [--split dev|test|all] [--out <file>] [--vector-cache <file>] [--quick] [--likely-replaces-ratio <r>|off] [--related-weight <w>|off]`);
   }
-  return { split, out, vectorCache, quick, likelyReplaces };
+  return { split, out, vectorCache, quick, config };
 }
 
 const pct = (x: number | null) => (x === null ? '   –' : (100 * x).toFixed(1).padStart(5));
@@ -278,7 +279,7 @@ async function main(): Promise<void> {
   if (args.vectorCache) loadVectorCache(embedder, args.vectorCache);
   await prefetchEmbeddings(embedder, codingTexts(), 2);
   if (args.vectorCache) saveVectorCache(embedder, args.vectorCache);
-  const fixture = await buildCodingFixture(embedder, args.likelyReplaces === undefined ? {} : { likelyReplaces: args.likelyReplaces });
+  const fixture = await buildCodingFixture(embedder, args.config);
   try {
     const outcomes = await runQueries(fixture, fixture.queries);
     const splits = args.split === 'all' ? (['dev', 'test'] as const) : ([args.split] as const);

@@ -3,6 +3,7 @@
  * memories, the questions with normalised gold evidence, the fractional recall of the official scorer.
  * Format and evidence defects: /work/shared/reference/benchmarks.md §1 and §2.1.
  */
+import type { RelatedTerms } from '../src/core/related-terms.js';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -316,6 +317,14 @@ export function saveVectorCache(cache: CachingEmbedder, path: string): void {
 }
 
 /** `--likely-replaces-ratio`: `off` (recall ignores Memory.likelyReplaces) or the rule's minScoreRatio. */
+/** `--related-weight <w>|off`: the weight of related terms in the lexical signal (core/related-terms.ts), or off. */
+export function relatedRule(value: string | undefined): RelatedTerms | null {
+  if (value === 'off') return null;
+  const w = Number(value);
+  if (!(w >= 0 && w <= 1)) throw new Error(`--related-weight takes off or a number from 0 to 1 (got ${value})`);
+  return { weight: w };
+}
+
 export function ratioRule(value: string | undefined): RecordedUpdateRule | null {
   if (value === 'off') return null;
   const r = Number(value);

@@ -32,6 +32,7 @@ import { freshLocation } from './bench-stores.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
 import { DEFAULT_CANDIDATE_FACTOR, DEFAULT_MIN_CANDIDATES, Engine } from '../src/core/engine.js';
 import type { RecordedUpdateRule } from '../src/core/topics.js';
+import type { RelatedTerms } from '../src/core/related-terms.js';
 import { DEFAULT_WEIGHTS } from '../src/core/fusion.js';
 import type { FusionMethod, SignalWeights } from '../src/interfaces/memory.js';
 import {
@@ -52,6 +53,7 @@ import {
   loadVectorCache,
   prefetchEmbeddings,
   ratioRule,
+  relatedRule,
   saveVectorCache,
   type Split,
 } from './locomo-data.js';
@@ -83,6 +85,7 @@ interface Args {
   noFloor: boolean;
   /** Measurement aid: recall without the write-time likely-replaces relation. */
   likelyReplaces: RecordedUpdateRule | null | undefined;
+  relatedTerms: RelatedTerms | null | undefined;
   /** Run on PostgreSQL: a fresh database on the server with this admin URL (default: an SQLite file). */
   pg: string | null;
 }
@@ -96,6 +99,7 @@ function parseArgs(argv: string[]): Args {
   let workers = Math.max(1, Math.min(2, cpus().length));
   let noFloor = false;
   let likelyReplaces: RecordedUpdateRule | null | undefined;
+  let relatedTerms: RelatedTerms | null | undefined;
   let pg: string | null = null;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -103,6 +107,7 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--no-floor') noFloor = true;
     // The recorded-update rule of recall (topics.ts RecordedUpdateRule), or off: figures with and without it, same build.
     else if (a === '--likely-replaces-ratio') likelyReplaces = ratioRule(argv[++i]);
+    else if (a === '--related-weight') relatedTerms = relatedRule(argv[++i]);
     else if (a === '--split' || a?.startsWith('--split=')) {
       const v = a === '--split' ? argv[++i] : a.slice('--split='.length);
       if (v !== 'dev' && v !== 'test' && v !== 'all') throw new Error(`--split must be dev, test or all (got ${v})`);
@@ -123,7 +128,7 @@ function parseArgs(argv: string[]): Args {
       for (let j = MODES.length - 1; j >= 0; j--) if (!keep.has((MODES[j] as { name: string }).name)) MODES.splice(j, 1);
     } else throw new Error(`unknown argument ${a}; usage: node dist/bench/locomo.js [--split dev|test|all] [--quick] [--out <file>] [--workers <n>] [--vector-cache <file>] [--modes …] [--hybrid-weights v,l,r] [--no-floor] [--likely-replaces-ratio <r>|off] [--pg <admin url>] [--store-per-conversation]`);
   }
-  return { split, quick, out, vectorCache, workers, noFloor, likelyReplaces, pg, storePerConversation };
+  return { split, quick, out, vectorCache, workers, noFloor, likelyReplaces, relatedTerms, pg, storePerConversation };
 }
 
 function gitCommit(): string | null {
@@ -249,7 +254,7 @@ async function main(): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'cairn-locomo-'));
     const location = await freshLocation(args.pg ? 'postgres' : 'sqlite', dir, args.pg, 'locomo');
     const store = await openStoreAt(location.db, { mustExist: false });
-    const rule = args.likelyReplaces === undefined ? {} : { likelyReplaces: args.likelyReplaces };
+    const rule = { ...(args.likelyReplaces === undefined ? {} : { likelyReplaces: args.likelyReplaces }), ...(args.relatedTerms === undefined ? {} : { relatedTerms: args.relatedTerms }) };
     const engine = new Engine({ store, embedder, tokenCounter, defaultNamespace: 'locomo', now: () => fixedNow, ...rule, ...(args.noFloor ? { relevanceFloor: null } : {}) });
     // What the floor costs, in the same run: a hybrid search the floor emptied is asked again without it.
     const unfloored = new Engine({ store, embedder, tokenCounter, defaultNamespace: 'locomo', now: () => fixedNow, relevanceFloor: null, countRecalls: false, ...rule });

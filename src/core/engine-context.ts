@@ -17,10 +17,11 @@ import {
 import { DEFAULT_RECORDED_UPDATE, DEFAULT_STATED_UPDATE, type RecordedUpdateRule, type StatedUpdateRule } from './topics.js';
 import { DEFAULT_SESSION_CONTEXT, type SessionContextWeights } from './session-context.js';
 import { DEFAULT_TERM_COVERAGE, type TermCoverage } from './term-coverage.js';
+import { DEFAULT_RELATED_TERMS, type RelatedTerms } from './related-terms.js';
 import { CodeAwareness } from './code-awareness.js';
 import { DEFAULT_FILTER_CONFIG, type IngestFilterConfig } from './ingest-filter.js';
 import { DEFAULT_REDACTION_CONFIG, type RedactionConfig, type RedactionCounts } from './redact.js';
-import { validateFusion, validateNamespace } from './validate.js';
+import { validateFusion, validateNamespace, validateShare } from './validate.js';
 
 export interface EngineConfig {
   store: Store;
@@ -79,6 +80,12 @@ export interface EngineConfig {
    * Missing: DEFAULT_RECORDED_UPDATE; null: neither.
    */
   likelyReplaces?: RecordedUpdateRule | null;
+  /**
+   * How much terms related to the query's words (related-terms.ts, an engineering vocabulary) count in the
+   * lexical signal; a namespace's `related-terms` setting overrides it. Missing: DEFAULT_RELATED_TERMS;
+   * null: off unless a namespace turns it on.
+   */
+  relatedTerms?: RelatedTerms | null;
 }
 
 /** One input of a batch after screening: saved (or found as a duplicate), or held for review. */
@@ -133,6 +140,7 @@ export interface EngineContext {
   readonly sessionContext: SessionContextWeights | null;
   readonly termCoverage: TermCoverage | null;
   readonly likelyReplaces: RecordedUpdateRule | null;
+  readonly relatedTerms: RelatedTerms | null;
   readonly candidateFactor: number;
   readonly minCandidates: number;
   readonly log: Logger | undefined;
@@ -175,6 +183,7 @@ export function createEngineContext(config: EngineConfig): EngineContext {
   if (config.termCoverage && !(config.termCoverage.share >= 0 && config.termCoverage.share <= 1)) {
     throw new CairnError('INVALID_INPUT', 'termCoverage.share: must be a number from 0 to 1', { field: 'termCoverage.share' });
   }
+  if (config.relatedTerms) validateShare(config.relatedTerms.weight, 'relatedTerms.weight');
   const clock = config.now ?? (() => new Date());
   const snapshotEvery = config.snapshotEvery ?? 10;
   const snapshotGrowth = config.snapshotGrowth ?? DEFAULT_SNAPSHOT_GROWTH;
@@ -210,6 +219,7 @@ export function createEngineContext(config: EngineConfig): EngineContext {
     sessionContext: config.sessionContext === undefined ? DEFAULT_SESSION_CONTEXT : config.sessionContext,
     termCoverage: config.termCoverage === undefined ? DEFAULT_TERM_COVERAGE : config.termCoverage,
     likelyReplaces: config.likelyReplaces === undefined ? DEFAULT_RECORDED_UPDATE : config.likelyReplaces,
+    relatedTerms: config.relatedTerms === undefined ? DEFAULT_RELATED_TERMS : config.relatedTerms,
     candidateFactor: config.candidateFactor ?? DEFAULT_CANDIDATE_FACTOR,
     minCandidates: config.minCandidates ?? DEFAULT_MIN_CANDIDATES,
     log: config.logger,

@@ -41,6 +41,7 @@ import type { FeedbackTotals } from './feedback.js';
 import { validateNamespace } from './validate.js';
 import { createEngineContext, type EngineConfig, type EngineContext, type ProgressFn } from './engine-context.js';
 import type { UpdatePatch } from './write-path.js';
+import type { RelatedTerms } from './related-terms.js';
 import type { TurnInput, TurnResult } from './turns.js';
 import type { ForgetOptions } from './lifecycle.js';
 import type { RouteInput, TaskNoteInput, TaskNoteResult } from './routes.js';
@@ -279,6 +280,18 @@ export class Engine {
   /** Sets the namespace's fusion weights (shared by every agent using this store). */
   async setWeights(weights: Partial<SignalWeights>, options: { namespace?: string } = {}): Promise<SignalWeights> {
     return settings.setWeights(this.ctx, weights, options);
+  }
+
+  /**
+   * Sets how much terms related to a query's words (an engineering vocabulary: i18n ↔ translation, k8s ↔
+   * kubernetes, …) count in this namespace's lexical signal, 0 to 1 (0: off; default 0.5).
+   */
+  async setRelatedTerms(weight: number, options: { namespace?: string } = {}): Promise<RelatedTerms> {
+    return settings.setRelatedTerms(this.ctx, weight, options);
+  }
+
+  async getRelatedTerms(options: { namespace?: string } = {}): Promise<RelatedTerms> {
+    return settings.getRelatedTerms(this.ctx, options);
   }
 
   /** Sets the scope of notes saved without one in this namespace: `branch` or `repository` (the default). */

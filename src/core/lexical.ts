@@ -58,6 +58,11 @@ export interface Analyser {
   analyse(text: string): string[];
   /** Distinct query terms, in order of first appearance. */
   queryTerms(query: string): string[];
+  /**
+   * Distinct terms of the text's plain words only, in order of first appearance: a token that is an
+   * identifier (a compound such as `payments_v2_enabled` or `shop/checkout`, or camelCase) gives none.
+   */
+  plainTerms(text: string): string[];
 }
 
 /** An analyser with other stop words or stemming (the benchmark sweep compares them); identifiers behave the same. */
@@ -69,7 +74,7 @@ export function createAnalyser(options: AnalyserOptions): Analyser {
     if (/^\p{N}+$/u.test(lower)) return lower;
     return /^[a-z]+$/u.test(lower) ? stem(lower) : lower;
   };
-  const analyse = (text: string): string[] => {
+  const analyseTokens = (text: string, plainOnly: boolean): string[] => {
     const terms: string[] = [];
     for (const match of foldDiacritics(text).matchAll(COMPOUND_RE)) {
       const token = match[0];
@@ -77,7 +82,10 @@ export function createAnalyser(options: AnalyserOptions): Analyser {
       const isCompound = pieces.length > 1;
       const camel = pieces.flatMap(camelParts);
       const isCamel = camel.length > pieces.length;
-      if (isCompound || isCamel) terms.push(token.toLowerCase());
+      if (isCompound || isCamel) {
+        if (plainOnly) continue;
+        terms.push(token.toLowerCase());
+      }
       for (const piece of isCamel ? camel : pieces) {
         const term = wordTerm(piece);
         if (term) terms.push(term);
@@ -85,7 +93,8 @@ export function createAnalyser(options: AnalyserOptions): Analyser {
     }
     return terms;
   };
-  return { analyse, queryTerms: (query) => [...new Set(analyse(query))] };
+  const analyse = (text: string): string[] => analyseTokens(text, false);
+  return { analyse, queryTerms: (query) => [...new Set(analyse(query))], plainTerms: (text) => [...new Set(analyseTokens(text, true))] };
 }
 
 /**
@@ -115,4 +124,9 @@ export function analyse(text: string): string[] {
 /** Distinct query terms, in order of first appearance. */
 export function queryTerms(query: string): string[] {
   return DEFAULT_ANALYSER.queryTerms(query);
+}
+
+/** Distinct terms of the text's plain words (identifiers give none), in order of first appearance. */
+export function plainTerms(text: string): string[] {
+  return DEFAULT_ANALYSER.plainTerms(text);
 }

@@ -6,7 +6,8 @@ import { SCOPE_SETTING } from './code-awareness.js';
 import { reconcileBranches, type BranchReport } from './branches.js';
 import { syncFolder, type ImportOutcome, type SyncOps, type SyncReport, type SyncSide } from './sync.js';
 import type { MemoryFolder } from '../interfaces/sync.js';
-import { validateId, validateAnchors, validateScope } from './validate.js';
+import { validateId, validateAnchors, validateScope, validateShare } from './validate.js';
+import { RELATED_TERMS_SETTING, relatedWeight, type RelatedTerms } from './related-terms.js';
 import type { EngineContext, SaveOutcome } from './engine-context.js';
 import { forget, supersede } from './lifecycle.js';
 import { liveMemories, memoryIn } from './reads.js';
@@ -26,6 +27,23 @@ export async function setWeights(ctx: EngineContext, weights: Partial<SignalWeig
 
 export async function getWeights(ctx: EngineContext, options: { namespace?: string } = {}): Promise<SignalWeights> {
   return weightsFor(ctx, ctx.ns(options.namespace));
+}
+
+/**
+ * Sets how much related terms (the engineering vocabulary, related-terms.ts) count in this namespace's
+ * lexical signal, 0 to 1; 0 turns expansion off.
+ */
+export async function setRelatedTerms(ctx: EngineContext, weight: number, options: { namespace?: string } = {}): Promise<RelatedTerms> {
+  const namespace = ctx.ns(options.namespace);
+  const value: RelatedTerms = { weight: validateShare(weight, 'weight') };
+  await ctx.store.transaction(async (tx) => {
+    await emit(tx, namespace, { type: 'settings.changed', key: RELATED_TERMS_SETTING, value }, ctx.now());
+  });
+  return value;
+}
+
+export async function getRelatedTerms(ctx: EngineContext, options: { namespace?: string } = {}): Promise<RelatedTerms> {
+  return { weight: await relatedWeight(ctx, ctx.ns(options.namespace)) };
 }
 
 /** Sets the scope of notes saved without one in this namespace: `branch` or `repository` (the default). */

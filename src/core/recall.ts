@@ -9,6 +9,7 @@ import { queryTerms } from './lexical.js';
 import { dot, inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights, termsOf } from './topics.js';
 import { applyTermCoverage, COVERAGE_MIN_WINDOW } from './term-coverage.js';
 import { addLikelyReplacing } from './likely-replaces.js';
+import { relatedTermsFor, unknownShareWithRelated, withRelated } from './related-terms.js';
 import { demoteDoubted, netDoubt } from './feedback.js';
 import { addSessionContext } from './session-context.js';
 import { validateKind, validateLimit, validateFusion, validateTags, MAX_LIMIT } from './validate.js';
@@ -47,6 +48,8 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   const pool = Math.max(limit * ctx.candidateFactor, ctx.minCandidates);
   const terms = queryTerms(query);
   const useLexical = weights.lexical > 0 && terms.length > 0 && ctx.store.capabilities.fullText;
+  // Related terms (an engineering vocabulary) join the lexical signal weighed down; identifiers stay exact.
+  const related = useLexical ? await relatedTermsFor(ctx, namespace, query, terms) : null;
   let queryVector: Float32Array | null = null;
 
   const embedQuery = async (): Promise<Float32Array | null> => {
@@ -60,7 +63,7 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   let bestCosine: number | null;
   let termWeights: TermWeights | null = null;
   const coverage = method === 'score' && useLexical ? ctx.termCoverage : null;
-  if (ctx.store.capabilities.serverSideFusion && ctx.store.fusedRecall) {
+  if (!related && ctx.store.capabilities.serverSideFusion && ctx.store.fusedRecall) {
     // The backend gathers both signals' candidates and fuses them in one round trip, as fuseScores (or fuse) would.
     queryVector = await embedQuery();
     const rrf = method === 'rrf' ? { rrf: { k: RRF_K } } : {};
@@ -76,7 +79,12 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
       queryVector = await embedQuery();
       return queryVector ? ctx.store.vectorCandidates(queryVector, pool, filter) : [];
     };
-    const lexicalHits = async () => (useLexical ? ctx.store.lexicalCandidates(terms, pool, filter) : []);
+    const lexicalHits = async () => {
+      if (!useLexical) return [];
+      if (!related) return ctx.store.lexicalCandidates(terms, pool, filter);
+      const [own, more] = await Promise.all([ctx.store.lexicalCandidates(terms, pool, filter), ctx.store.lexicalCandidates(related.terms, pool, filter)]);
+      return withRelated(own, more, related.weight, pool);
+    };
     // Score fusion scales BM25 by the query terms' rarity: Σ idf is what a full match scores.
     const [vec, lex, weighed] = await Promise.all([vectorHits(), lexicalHits(), method === 'score' && useLexical ? termIdf(ctx, terms, namespace) : null]);
     termWeights = weighed;
@@ -94,7 +102,8 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
     bestCosine = vec[0]?.similarity ?? null;
   }
   results = await ctx.code.visible(results, (r) => r.memory);
-  const unknownShare = termWeights?.unknownShare ?? 0;
+  // A word the namespace never uses is known after all when a term related to it is used ("k8s" in notes that say "kubernetes").
+  const unknownShare = related && termWeights && termWeights.unknownShare > 0 ? await unknownShareWithRelated(ctx, namespace, termWeights, related.byTerm) : (termWeights?.unknownShare ?? 0);
   const termCache = new Map<string, Set<string>>();
   if (coverage && termWeights) {
     const window = Math.max(limit * 3, COVERAGE_MIN_WINDOW);
@@ -147,10 +156,13 @@ async function termIdf(ctx: EngineContext, terms: readonly string[], namespace: 
 
 function termWeightsOf(terms: readonly string[], { documents, frequencies }: { documents: number; frequencies: Map<string, number> }): TermWeights {
   const idf = new Map(terms.map((t) => [t, fts5Idf(documents, frequencies.get(t) ?? 0)]));
-  return { idf, unknownShare: unknownTermShare(idf, frequencies, documents) };
+  return { idf, frequencies, documents, unknownShare: unknownTermShare(idf, frequencies, documents) };
 }
 
 interface TermWeights {
+  /** The namespace's memories and the query terms' document frequencies, as counted. */
+  documents: number;
+  frequencies: Map<string, number>;
   idf: Map<string, number>;
   /** unknownTermShare: how much of the query's weight is in words the namespace never uses. */
   unknownShare: number;

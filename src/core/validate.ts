@@ -126,6 +126,13 @@ export function validateLimit(value: unknown, field = 'limit', max = 1000): numb
   return check(Limit(max), value, field);
 }
 
+const Share = z.number({ error: 'must be a number from 0 to 1' }).min(0, { error: 'must be a number from 0 to 1' }).max(1, { error: 'must be a number from 0 to 1' });
+
+/** A weight or share from 0 to 1. */
+export function validateShare(value: unknown, field: string): number {
+  return check(Share, value, field);
+}
+
 export function validateTokenBudget(value: unknown, field = 'tokenBudget'): number {
   return check(TokenBudget, value, field);
 }

@@ -459,6 +459,16 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
       }, { withoutEmbedder: true });
     });
 
+  sub('related-terms', "show or set how much related engineering terms count in this namespace's word matching")
+    .option('--set <weight>', 'from 0 (off) to 1; the default is 0.5', (v: string) => Number(v))
+    .action(async (o: Record<string, unknown>, cmd: Command) => {
+      await run(cmd, async (engine, g) => {
+        const r = o['set'] !== undefined ? await engine.setRelatedTerms(o['set'] as number, { namespace: g.namespace }) : await engine.getRelatedTerms({ namespace: g.namespace });
+        if (g.json) json(r);
+        else out(r.weight > 0 ? `related terms on, weight ${r.weight}` : 'related terms off');
+      }, { withoutEmbedder: true });
+    });
+
   sub('verify', 'replay the whole event log into a scratch store and prove the live state identical')
     .action(async (_o: unknown, cmd: Command) => {
       await run(cmd, async (engine, g, opened) => {
@@ -581,7 +591,7 @@ const COMMAND_GROUPS: [heading: string, commands: string[]][] = [
   ['Daily use:', ['save', 'search', 'context', 'get', 'list', 'forget', 'restore', 'supersede', 'route', 'follow', 'sync', 'branches', 'scope', 'feedback', 'review', 'import', 'export', 'stats', 'demo']],
   ['Agents and set-up:', ['init', 'mcp', 'hook', 'doctor']],
   ['Team server:', ['serve', 'token', 'quarantine']],
-  ['Maintenance and proofs:', ['verify', 'recover', 'checkpoint', 'reindex', 'weights', 'purge-expired', 'erase', 'verify-certificate', 'migrate', 'turn', 'ingest']],
+  ['Maintenance and proofs:', ['verify', 'recover', 'checkpoint', 'reindex', 'weights', 'related-terms', 'purge-expired', 'erase', 'verify-certificate', 'migrate', 'turn', 'ingest']],
 ];
 
 /** Prints a usage error as one line on stderr, pointing at the help of the command it came from. */
