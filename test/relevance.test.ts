@@ -83,10 +83,15 @@ describe('score fusion', () => {
   });
 
   it('a paraphrase sharing no word with its note comes through the floor, first', async () => {
-    // "prices" and "database" occur in no note: only the vector (cosine 0.40 to the money note) finds it.
-    const results = await engine.search('what type should prices have in the database');
+    // "prices" and "database" occur in no note: without related terms (related-terms.ts) only the vector
+    // (cosine 0.40 to the money note) finds it; with them (the default) it stays first.
+    const query = 'what type should prices have in the database';
+    const wordsOnly = new Engine({ store, embedder, tokenCounter: createGptTokenCounter(), defaultNamespace: NS, now: () => NOW, relatedTerms: null });
+    const results = await wordsOnly.search(query);
     assert.equal(results[0]?.memory.id, id['money'], explain(results));
     assert.equal(results[0]?.scoreDetails.signals.lexical.raw, null, 'no lexical match: the vector alone carried it');
+    const related = await engine.search(query);
+    assert.equal(related[0]?.memory.id, id['money'], explain(related));
   });
 
   it('the relevance is 0–100 and the signals’ contributions add up to it', async () => {

@@ -529,6 +529,18 @@ describe('cairn CLI end to end', { concurrency: 3 }, () => {
     const ns = 'e2e/tools';
     const g = ['--db', db, '--namespace', ns, '--json'];
 
+    it('related-terms shows the default, --set persists per namespace, and a bad weight is refused', async () => {
+      assert.deepEqual(await ok(['related-terms', ...g]), { weight: 0.5 });
+      assert.deepEqual(await ok(['related-terms', '--set', '0', ...g]), { weight: 0 });
+      const [stored, other] = await Promise.all([ok(['related-terms', ...g]), ok(['related-terms', '--db', db, '--namespace', 'e2e/other', '--json'])]);
+      assert.deepEqual(stored, { weight: 0 }, 'a later process reads the stored setting');
+      assert.deepEqual(other, { weight: 0.5 }, 'other namespaces keep the default');
+      const bad = await cairn(['related-terms', '--set', 'lots', ...g]);
+      assert.notEqual(bad.code, 0);
+      assert.match(bad.stderr, /weight: must be a number from 0 to 1/u);
+      assert.deepEqual(await ok(['related-terms', '--set', '0.5', ...g]), { weight: 0.5 });
+    });
+
     it('weights shows the defaults, --set persists per namespace, and search uses the stored weights', async () => {
       const defaults = await ok<Record<string, number>>(['weights', ...g]);
       assert.deepEqual(Object.keys(defaults).sort(), ['lexical', 'recency', 'vector']);
