@@ -25,7 +25,7 @@ import type { Embedder } from '../src/index.js';
 import { queryTerms } from '../src/core/lexical.js';
 import type { MemoryInput } from '../src/interfaces/memory.js';
 import { stats, timeEach as timeSeries, type Stats } from './measure.js';
-import { coreNote, detail, PrecomputedEmbedder, query, rng } from './synthetic-notes.js';
+import { coreNote, detail, gaussian, noisyCopy, PrecomputedEmbedder, query, rng } from './synthetic-notes.js';
 
 /** Norm of the Gaussian noise added to a pool note's unit vector for each stored memory (see nextMemory). */
 const NOISE_NORM = 0.5;
@@ -482,7 +482,7 @@ async function main(): Promise<void> {
     }
     const nowMs = Date.now();
     const noiseRng = rng(777);
-    const gauss = () => Math.sqrt(-2 * Math.log(noiseRng() + 1e-12)) * Math.cos(2 * Math.PI * noiseRng());
+    const gauss = gaussian(noiseRng);
     /**
      * A new distinct memory: the next pool note (round robin) plus a unique detail, with the pool note's real
      * vector plus Gaussian noise of norm about NOISE_NORM, renormalised. The noise makes every stored vector
@@ -494,16 +494,7 @@ async function main(): Promise<void> {
       const i = s % screened.notes.length;
       const base = screened.notes[i] as (typeof pool)[number];
       const text = base.text + detail(r, s);
-      const vector = Float32Array.from(screened.vectors[i] as Float32Array);
-      const sigma = NOISE_NORM / Math.sqrt(vector.length);
-      let norm = 0;
-      for (let d = 0; d < vector.length; d++) {
-        const x = (vector[d] as number) + sigma * gauss();
-        vector[d] = x;
-        norm += x * x;
-      }
-      norm = Math.sqrt(norm);
-      for (let d = 0; d < vector.length; d++) vector[d] = (vector[d] as number) / norm;
+      const vector = noisyCopy(screened.vectors[i] as Float32Array, NOISE_NORM, gauss);
       pre.vectors.set(text, vector);
       const ageMs = Math.floor(r() * 365 * 86_400_000);
       return {

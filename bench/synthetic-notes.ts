@@ -206,3 +206,27 @@ export class PrecomputedEmbedder<E extends Embedder = Embedder> implements Embed
     return this.model.loadTimeMs();
   }
 }
+
+/**
+ * A stored copy's vector: `base` plus Gaussian noise of norm about `noiseNorm` (from `gauss`, standard normal
+ * draws), renormalised. Copies of one note then keep a cosine of about 0.9 to it, as paraphrases do, and every
+ * stored vector is distinct, so the nearest ten of a query are well defined.
+ */
+export function noisyCopy(base: Float32Array, noiseNorm: number, gauss: () => number): Float32Array {
+  const vector = Float32Array.from(base);
+  const sigma = noiseNorm / Math.sqrt(vector.length);
+  let norm = 0;
+  for (let d = 0; d < vector.length; d++) {
+    const x = (vector[d] as number) + sigma * gauss();
+    vector[d] = x;
+    norm += x * x;
+  }
+  norm = Math.sqrt(norm);
+  for (let d = 0; d < vector.length; d++) vector[d] = (vector[d] as number) / norm;
+  return vector;
+}
+
+/** Standard normal draws (Box–Muller) from a seeded generator. */
+export function gaussian(r: Rand): () => number {
+  return () => Math.sqrt(-2 * Math.log(r() + 1e-12)) * Math.cos(2 * Math.PI * r());
+}
