@@ -1,7 +1,8 @@
 /**
- * BM25's per-namespace statistics on PostgreSQL (`namespace_stats`, kept by triggers): after every kind of
- * write (insert, re-index with other terms, a move between namespaces, delete, clearing a namespace, a
- * rolled-back transaction) they equal the count and total document length of the memories table itself.
+ * BM25's statistics on PostgreSQL, kept by triggers: after every kind of write (insert, re-index with other
+ * terms, a move between namespaces, delete, clearing a namespace, a rolled-back transaction) `namespace_stats`
+ * equals the count and total document length of the memories table itself, and `term_stats` equals the count
+ * of each (namespace, term)'s postings, with no row for a term nothing holds any more.
  */
 import * as assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -38,10 +39,21 @@ describe('PostgreSQL namespace statistics', { skip: pgSkip }, () => {
       actual: await of('SELECT namespace AS ns, count(*) AS d, sum(doc_length) AS t FROM memories GROUP BY namespace'),
     };
   }
+  /** "namespace term" → documents, from the trigger-kept table and from the postings themselves. */
+  async function terms(): Promise<{ kept: Record<string, number>; actual: Record<string, number> }> {
+    const of = async (q: string) => Object.fromEntries((await sql.query<{ k: string; d: string }>(q)).rows.map((r) => [r.k, Number(r.d)]));
+    return {
+      kept: await of(`SELECT namespace || ' ' || term AS k, documents AS d FROM term_stats`),
+      actual: await of(`SELECT namespace || ' ' || term AS k, count(*) AS d FROM memory_terms GROUP BY namespace, term`),
+    };
+  }
   async function assertKept(label: string, expectNamespaces: number): Promise<void> {
     const { kept, actual } = await both();
     assert.deepEqual(kept, actual, label);
     assert.equal(Object.keys(kept).length, expectNamespaces, `${label}: namespaces with memories`);
+    const t = await terms();
+    assert.ok(Object.keys(t.actual).length > 0 || expectNamespaces === 0, `${label}: postings exist`);
+    assert.deepEqual(t.kept, t.actual, `${label}: term document frequencies`);
   }
 
   it('follow inserts, re-indexing, moves, deletes, clearing and rollbacks', async () => {
@@ -73,7 +85,12 @@ describe('PostgreSQL namespace statistics', { skip: pgSkip }, () => {
 
     await store.transaction((tx) => tx.clearProjection('acme/ops'));
     await assertKept('after clearing a namespace (its row goes with its last memory)', 1);
-    const { documents } = await store.termDocumentFrequencies(['note'], 'acme/shop');
+    const { documents, frequencies } = await store.termDocumentFrequencies(['note', 'checkout', 'deploy'], 'acme/shop');
     assert.equal(documents, 2, 'the lexical statistics read the kept count');
+    const counted = async (term: string, ns: string | null) =>
+      Number((await sql.query<{ n: string }>(`SELECT count(*) AS n FROM memory_terms WHERE term = $1 AND ($2::text IS NULL OR namespace = $2)`, [term, ns])).rows[0]?.n);
+    assert.deepEqual(Object.fromEntries(frequencies), { note: await counted('note', 'acme/shop'), checkout: await counted('checkout', 'acme/shop') }, 'per-term counts of the namespace; none for a term it lacks');
+    const all = await store.termDocumentFrequencies(['note', 'deploy']);
+    assert.deepEqual(Object.fromEntries(all.frequencies), { note: await counted('note', null) }, 'store-wide counts sum the namespaces');
   });
 });

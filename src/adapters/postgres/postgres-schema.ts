@@ -181,6 +181,38 @@ export const MIGRATIONS: readonly ((storage: VectorStorage) => string)[] = [
   ALTER TABLE memories ADD COLUMN likely_replaces text;
   CREATE INDEX memories_replacing ON memories (namespace) WHERE likely_replaces IS NOT NULL;
   `,
+  // 5: each (namespace, term)'s document frequency, kept by statement triggers on the postings in the writing
+  // transaction, so BM25's idf and recall's term weights read one row per term instead of counting the term's
+  // postings (O(df): tens of thousands of index entries per common term at 100k memories). A row goes with
+  // the term's last posting, so no term of an erased memory stays behind. Keyed by term first, so the
+  // store-wide sum over namespaces uses the same index. Writers of a namespace hold its scope lock, so its
+  // rows add no contention.
+  () => `
+  CREATE TABLE term_stats (term text COLLATE "C" NOT NULL, namespace text COLLATE "C" NOT NULL, documents bigint NOT NULL, PRIMARY KEY (term, namespace));
+  INSERT INTO term_stats (term, namespace, documents) SELECT term, namespace, count(*) FROM memory_terms GROUP BY term, namespace;
+  -- One function for the three triggers: an insert has only \`added\`, a delete only \`removed\`, an update
+  -- (a move between namespaces) both; a branch that does not run never reads the table it lacks.
+  CREATE FUNCTION cairn_term_stats() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF TG_OP IN ('DELETE', 'UPDATE') THEN
+      UPDATE term_stats s SET documents = s.documents - gone.n
+        FROM (SELECT term, namespace, count(*) AS n FROM removed GROUP BY term, namespace) gone
+        WHERE s.term = gone.term AND s.namespace = gone.namespace;
+      DELETE FROM term_stats s WHERE s.documents <= 0 AND (s.term, s.namespace) IN (SELECT term, namespace FROM removed);
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+      INSERT INTO term_stats (term, namespace, documents) SELECT term, namespace, count(*) FROM added GROUP BY term, namespace ORDER BY term, namespace
+        ON CONFLICT (term, namespace) DO UPDATE SET documents = term_stats.documents + excluded.documents;
+    END IF;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER memory_terms_stats_insert AFTER INSERT ON memory_terms REFERENCING NEW TABLE AS added
+    FOR EACH STATEMENT EXECUTE FUNCTION cairn_term_stats();
+  CREATE TRIGGER memory_terms_stats_delete AFTER DELETE ON memory_terms REFERENCING OLD TABLE AS removed
+    FOR EACH STATEMENT EXECUTE FUNCTION cairn_term_stats();
+  CREATE TRIGGER memory_terms_stats_update AFTER UPDATE ON memory_terms REFERENCING OLD TABLE AS removed NEW TABLE AS added
+    FOR EACH STATEMENT EXECUTE FUNCTION cairn_term_stats();
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -205,6 +237,7 @@ export const TABLES = [
   'http_sessions',
   'rate_buckets',
   'namespace_stats',
+  'term_stats',
 ] as const;
 
 /**

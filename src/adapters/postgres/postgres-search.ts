@@ -98,7 +98,8 @@ const B = 0.75;
 /**
  * CTEs `lex_idf(term, idf)` and `lex(pk, score)`: Okapi BM25 of the namespace's memories holding any of the
  * terms (OR), computed from the postings with the namespace's own document count, average length and
- * document frequencies; idf as FTS5 computes it (log((N − n + 0.5) / (n + 0.5)), 1e-6 when not positive).
+ * document frequencies (the trigger-kept `term_stats`, equal to a count of the term's postings); idf as
+ * FTS5 computes it (log((N − n + 0.5) / (n + 0.5)), 1e-6 when not positive).
  * The terms are summed in term order, so equal documents get bit-equal scores (and share a rank) in every
  * execution, whatever order the aggregate meets their postings in.
  */
@@ -107,7 +108,7 @@ export function lexicalCtes(p: Params, terms: string[], k: number, filter: Candi
   const tp = `${p.add(terms)}::text[]`;
   return `lex_stats AS (${namespaceStatsSql(ns)}),
     lex_df AS (
-      SELECT t.term, (SELECT count(*) FROM memory_terms d WHERE d.namespace = ${ns} AND d.term = t.term)::float8 AS df
+      SELECT t.term, coalesce((SELECT s.documents FROM term_stats s WHERE s.term = t.term AND s.namespace = ${ns}), 0)::float8 AS df
       FROM unnest(${tp}) AS t(term)),
     lex_idf AS (
       SELECT term, CASE WHEN ln((n - df + 0.5) / (df + 0.5)) > 0 THEN ln((n - df + 0.5) / (df + 0.5)) ELSE 1e-6 END AS idf

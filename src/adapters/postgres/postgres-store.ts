@@ -613,7 +613,8 @@ export class PostgresStore implements Store {
 
   /**
    * Documents and per-term document frequencies of one namespace (the statistics the lexical candidates and
-   * the fused statement score with), or of the whole store when no namespace is given.
+   * the fused statement score with), or of the whole store when no namespace is given: one row per term from
+   * the trigger-kept `term_stats` and `namespace_stats` (postgres-schema.ts), not a count of postings.
    */
   async termDocumentFrequencies(terms: string[], namespace?: string): Promise<{ documents: number; frequencies: Map<string, number> }> {
     const unique = [...new Set(terms)];
@@ -621,9 +622,9 @@ export class PostgresStore implements Store {
       'counting terms',
       namespace === undefined
         ? `SELECT NULL AS term, coalesce(sum(documents), 0)::bigint AS df FROM namespace_stats
-           UNION ALL SELECT term, count(*) FROM memory_terms WHERE term = ANY($1::text[]) GROUP BY term`
+           UNION ALL SELECT term, sum(documents)::bigint FROM term_stats WHERE term = ANY($1::text[]) GROUP BY term`
         : `SELECT NULL AS term, coalesce(sum(documents), 0)::bigint AS df FROM namespace_stats WHERE namespace = $2
-           UNION ALL SELECT term, count(*) FROM memory_terms WHERE namespace = $2 AND term = ANY($1::text[]) GROUP BY term`,
+           UNION ALL SELECT term, documents FROM term_stats WHERE namespace = $2 AND term = ANY($1::text[])`,
       namespace === undefined ? [unique] : [unique, namespace],
     );
     const frequencies = new Map<string, number>();
