@@ -213,6 +213,15 @@ export const MIGRATIONS: readonly ((storage: VectorStorage) => string)[] = [
   CREATE TRIGGER memory_terms_stats_update AFTER UPDATE ON memory_terms REFERENCING OLD TABLE AS removed NEW TABLE AS added
     FOR EACH STATEMENT EXECUTE FUNCTION cairn_term_stats();
   `,
+  // 6: the lexical statement reads the index only. Its postings scan needs each posting's tf (now in the
+  // postings' key index, so the scattered heap rows are no longer fetched one page per posting) and, per
+  // matching memory, the document length and the columns of the activity filter (a covering index of
+  // memories, a few bytes per row instead of the whole row). Index-only once the visibility map is set
+  // (autovacuum sets it as rows age; a posting is rewritten only when its memory is re-indexed or moved).
+  () => `
+  ALTER TABLE memory_terms DROP CONSTRAINT memory_terms_pkey, ADD PRIMARY KEY (namespace, term, memory_pk) INCLUDE (tf);
+  CREATE INDEX memories_lexical ON memories (pk) INCLUDE (doc_length, forgotten_at, superseded_by, expires_at);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
