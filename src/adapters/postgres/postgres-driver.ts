@@ -53,7 +53,10 @@ export async function createPool(config: PostgresStoreConfig, onIdleError: (err:
     // ef_search 200 over the default build (m 16, ef_construction 64): recall@10 of the namespace-filtered
     // query at 100k rose from 0.80 (ef_search 100) to 0.91 for ~9 ms more per walk (bench/results/pg-hnsw.json);
     // a build with ef_construction 200 reaches 0.95 but costs 3× the build time, paid on every vector insert.
-    options: `-c hnsw.iterative_scan=strict_order -c hnsw.ef_search=200${config.searchPath ? ` -c search_path=${config.searchPath}` : ''}`,
+    // No parallel query: the fused statement's exact fallback (vec_exact) is planned as a parallel scan, and
+    // its worker was launched on every search even when the fallback does not run (about 35 ms of the
+    // statement at 100k under load, EXPLAIN ANALYZE); cairn's statements are small and many run at once.
+    options: `-c hnsw.iterative_scan=strict_order -c hnsw.ef_search=200 -c max_parallel_workers_per_gather=0${config.searchPath ? ` -c search_path=${config.searchPath}` : ''}`,
   });
   // A pooled connection the server closes while idle (restart, failover) must not crash the process.
   pool.on('error', onIdleError);
