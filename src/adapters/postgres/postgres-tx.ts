@@ -46,7 +46,8 @@ function lockKeys(space: string | null): { scope: string; embedder: string; embe
   return { scope: `hashtextextended('cairn-scope:${space}:' || $1, 0)`, embedder: two(EMBEDDER_LOCK), embedderRecord: two(EMBEDDER_RECORD_LOCK), erasure: two(ERASURE_LOCK) };
 }
 
-function termCounts(terms: string[]): { terms: string[]; counts: number[] } {
+/** Distinct terms and how often each occurs (a memory's postings). */
+export function termCounts(terms: string[]): { terms: string[]; counts: number[] } {
   const map = new Map<string, number>();
   for (const t of terms) map.set(t, (map.get(t) ?? 0) + 1);
   return { terms: [...map.keys()], counts: [...map.values()] };
