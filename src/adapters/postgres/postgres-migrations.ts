@@ -69,6 +69,9 @@ export async function migrate(client: PoolClient, options: { createExtension: bo
     await client.query('BEGIN');
     try {
       await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+      // A step may rebuild an index of a large store (schema 6 rebuilds the postings' key): no statement
+      // timeout for this transaction, which would roll the whole migration back on every open.
+      await client.query('SET LOCAL statement_timeout = 0');
       version = await schemaVersion(client); // another process may have migrated meanwhile
       if (version !== null) refuseNewer(version);
       if (version === null) {
