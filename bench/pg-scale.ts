@@ -3,7 +3,7 @@
  * bench's kind of data, and where a search's time goes.
  *
  *   node dist/bench/pg-scale.js --pg <admin url> [--sizes 100000,1000000] [--keep-db] [--db <url of a kept database>]
- *                               [--samples 60] [--fill-budget-s N] [--maintenance-work-mem 4GB] [--out bench/results/pg-scale.json]
+ *                               [--quick] [--samples 60] [--fill-budget-s N] [--maintenance-work-mem 4GB] [--out bench/results/pg-scale.json]
  *
  * Data, as bench/latency.ts makes it: 512 generated coding notes embedded with the real model; each stored memory
  * is one of them (round robin) plus a unique ticket/author/date detail, with the note's vector plus Gaussian
@@ -136,10 +136,11 @@ async function main(): Promise<void> {
   const pgAdmin = value('--pg') ?? process.env['CAIRN_BENCH_PG'] ?? process.env['CAIRN_TEST_PG'] ?? null;
   const kept = value('--db') ?? null;
   if (!pgAdmin && !kept) throw new Error('needs a PostgreSQL server: --pg <admin url> (or --db <url of a kept database>)');
-  const sizes = (value('--sizes') ?? '100000,1000000').split(',').map(Number);
-  const samples = Number(value('--samples') ?? 60);
+  const quick = argv.includes('--quick');
+  const sizes = (value('--sizes') ?? (quick ? '2000' : '100000,1000000')).split(',').map(Number);
+  const samples = Number(value('--samples') ?? (quick ? 10 : 60));
   const keepDb = argv.includes('--keep-db') || kept !== null;
-  const out = resolve(value('--out') ?? join(ROOT, 'bench', 'results', 'pg-scale.json'));
+  const out = resolve(value('--out') ?? join(ROOT, 'bench', 'results', quick ? 'quick' : '', 'pg-scale.json'));
   const maintenanceMemory = value('--maintenance-work-mem') ?? '4GB';
   // A size's fill stops after this long and the size is measured as reached (`fill.complete: false`).
   const fillBudgetS = value('--fill-budget-s');

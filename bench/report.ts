@@ -451,6 +451,44 @@ function renderBackendsSummary(data: { [k: string]: Json }): string {
   ].join('\n');
 }
 
+/** PostgreSQL at scale: one row per size (search end to end and cached, recall of the walk, fill), then the store calls. */
+function renderPgScaleSummary(data: { [k: string]: Json }): string {
+  const levels = Array.isArray(data['levels']) ? (data['levels'] as { [k: string]: Json }[]) : [];
+  const st = (x: Json | undefined) => (isRecord(x ?? null) ? (x as unknown as Stats) : undefined);
+  const rec = (x: Json | undefined) => (isRecord(x ?? null) ? (x as { [k: string]: Json }) : {});
+  const rows = levels.map((l) => {
+    const search = rec(l['search']);
+    const recall = rec(l['hnswRecallAt10']);
+    const fill = rec(l['fill']);
+    return [
+      `${num(l['measuredNamespaceMemories'] as number)} (of ${num(l['totalMemories'] as number)})`,
+      pp(st(search['endToEnd'])),
+      pp(st(search['cachedQueryVector'])),
+      `${num(recall['mean'] as number)} / ${num(recall['inPoolOf300'] as number)}`,
+      l['fill'] === null ? 'kept database' : `${num(fill['seconds'] as number)} s${fill['complete'] === false ? ' (budget ran out)' : ''}, HNSW ${num(fill['indexBuildSeconds'] as number)} s`,
+      num(l['loadAverageAtSearch'] as number),
+    ];
+  });
+  const calls = levels.map((l) => {
+    const store = rec(l['store']);
+    return `- ${num(l['measuredNamespaceMemories'] as number)}: ` + Object.entries(store).map(([k, v]) => `${k} ${num(rec(v)['msPerSearch'] as number)}`).join(', ') + ' (ms per cached search)';
+  });
+  return [
+    '### Summary',
+    '',
+    `One run; ${String(data['data'] ?? '')}.`,
+    '',
+    table(['Measured namespace (all rows)', 'end to end p50 / p95 ms', 'cached query vector p50 / p95 ms', 'HNSW recall@10 alone / in the pool of 300', 'fill', 'load at search'], rows),
+    '',
+    'Where a cached search spends its time (store calls, mean ms per search; the rest is core):',
+    '',
+    ...calls,
+    '',
+    '### Full record',
+    '',
+  ].join('\n');
+}
+
 // ------------------------------------------------------------------------------------------------------ main
 
 function readJson(path: string): { data: Json } | { error: string } {
@@ -491,6 +529,8 @@ export function buildReport(options: ReportOptions): string {
             ? `${renderHttpSummary(data)}\n${renderOther(data, path, command)}`
           : file === 'backends.json' && isRecord(data)
             ? `${renderBackendsSummary(data)}\n${renderOther(data, path, command)}`
+          : file === 'pg-scale.json' && isRecord(data)
+            ? `${renderPgScaleSummary(data)}\n${renderOther(data, path, command)}`
             : renderOther(data, path, command);
     sections.push({ title, body });
   };

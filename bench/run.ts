@@ -38,6 +38,8 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'staleness', script: 'dist/bench/staleness.js', args: [] },
   { name: 'sync', script: 'dist/bench/sync.js', args: [] },
   { name: 'backends', script: 'dist/bench/backends.js', args: [] },
+  // PostgreSQL search at scale through the engine (needs --pg or CAIRN_BENCH_PG / CAIRN_TEST_PG); 1M: see the script.
+  { name: 'pg-scale', script: 'dist/bench/pg-scale.js', args: ['--sizes', '100000'] },
   // PostgreSQL lexical ranking against SQLite's FTS5 on LoCoMo (needs --pg or CAIRN_BENCH_PG / CAIRN_TEST_PG).
   { name: 'pg-lexical', script: 'dist/bench/pg-lexical.js', args: ['--split', 'dev'] },
   { name: 'pg-lexical-test', script: 'dist/bench/pg-lexical.js', args: ['--split', 'test'] },
