@@ -104,6 +104,7 @@ describe('lexical analysis', () => {
     it('full-width and compatibility characters fold to their plain form; case folds', () => {
       assert.deepEqual(analyse('ＡＰＩ Limit'), analyse('api limit'));
       assert.deepEqual(analyse('ERR_STOCK_DRIFT_17'), analyse('err_stock_drift_17'));
+      assert.deepEqual(analyse('Café naïve Ångström'), analyse('cafe naive angstrom'));
     });
 
     it('terms contain only characters the full-text index keeps in one token', () => {
@@ -113,6 +114,21 @@ describe('lexical analysis', () => {
   });
 
   describe('analyse and queryTerms', () => {
+    it('terms are remembered per token without changing them: a caller editing the list, or the memo starting over, changes nothing', () => {
+      const text = 'Call getUserName in shop/checkout/tax.py; requests retry twice (OPS-1000, felix).';
+      const first = analyse(text);
+      assert.deepEqual(first, ['call', 'getusername', 'get', 'user', 'name', 'shop/checkout/tax.py', 'shop', 'checkout', 'tax', 'py', 'request', 'retri', 'twice', 'ops-1000', 'op', '1000', 'felix']);
+      first.splice(0, first.length, 'edited');
+      assert.deepEqual(analyse(text), ['call', 'getusername', 'get', 'user', 'name', 'shop/checkout/tax.py', 'shop', 'checkout', 'tax', 'py', 'request', 'retri', 'twice', 'ops-1000', 'op', '1000', 'felix']);
+      // More distinct tokens than the memo keeps (50,000): it starts over and still gives the same terms.
+      const many = Array.from({ length: 50_100 }, (_, i) => `Tok${i}Part`);
+      const terms = analyse(many.join(' '));
+      assert.equal(terms.length, many.length * 3);
+      assert.deepEqual(terms.slice(0, 3), ['tok0part', 'tok0', 'part']);
+      assert.deepEqual(analyse(text), analyse(`${text}`));
+      assert.deepEqual(analyse('Tok7Part'), ['tok7part', 'tok7', 'part']);
+    });
+
     it('analyse keeps repeats in order (term frequency counts); queryTerms keeps each term once', () => {
       const terms = analyse('cache miss, cache hit, cache');
       const cache = analyse('cache')[0];
