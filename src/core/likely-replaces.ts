@@ -59,7 +59,14 @@ export async function addLikelyReplacing(ctx: EngineContext, results: SearchResu
   const above = new Map<string, SearchResult[]>();
   const moved = new Set<string>();
   // Best first, ties toward the newer and then by id: the store lists them in no particular order, and each older note's list keeps this one.
-  const candidates = [...newer.flatMap((m) => later.get(m.id) ?? []), ...scored].sort((a, b) => bestFirst(a, b) || (a.memory.id < b.memory.id ? -1 : a.memory.id > b.memory.id ? 1 : 0));
+  // A later result was maybe read for ranking only (ranked-memory.ts): it takes the whole memory read here.
+  const laterHits = newer.flatMap((m) => {
+    const r = later.get(m.id);
+    if (!r) return [];
+    r.memory = m;
+    return [r];
+  });
+  const candidates = [...laterHits, ...scored].sort((a, b) => bestFirst(a, b) || (a.memory.id < b.memory.id ? -1 : a.memory.id > b.memory.id ? 1 : 0));
   for (const r of candidates) {
     const older = head.find(
       (h) => r.memory.likelyReplaces?.includes(h.memory.id) && vectorPoints(h) > 0 && vectorPoints(r) > 0 && vectorPoints(r) >= q.rule.minScoreRatio * vectorPoints(h),

@@ -15,6 +15,7 @@ import { addSessionContext } from './session-context.js';
 import { validateKind, validateLimit, validateFusion, validateTags, MAX_LIMIT } from './validate.js';
 import type { EngineContext } from './engine-context.js';
 import { checkEmbedder, embedMany } from './write-path.js';
+import { readCandidates, readWhole } from './ranked-memory.js';
 
 export const DEFAULT_LIMIT = 10;
 
@@ -90,7 +91,8 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
     termWeights = weighed;
     const scale = weighed ? [...weighed.idf.values()].reduce((sum, w) => sum + w, 0) : 0;
     const ids = [...new Set([...vec.map((h) => h.id), ...lex.map((h) => h.id)])];
-    const memories = new Map((await ctx.store.getMemories(ids)).map((m) => [m.id, m]));
+    // Read for ranking only; the results the steps below look at closely are read whole (readWhole) first.
+    const memories = await readCandidates(ctx.store, ids);
     const nowMs = Date.parse(now);
     const ageDays = (m: Memory) => (nowMs - Date.parse(m.createdAt)) / 86_400_000;
     const vectorRanked = vec.map((h) => ({ id: h.id, raw: h.similarity }));
@@ -107,6 +109,7 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   const termCache = new Map<string, Set<string>>();
   if (coverage && termWeights) {
     const window = Math.max(limit * 3, COVERAGE_MIN_WINDOW);
+    results = await readWhole(ctx.store, results, window);
     results = applyTermCoverage(results, { terms, idf: termWeights.idf, termsOf: (r) => termsOf(r, termCache), weights, calibration: ctx.calibration, coverage, window });
   }
   if (method === 'score' && ctx.relevanceFloor && !clearsFloor(results, ctx.relevanceFloor, bestCosine, await backgroundCosine(ctx, queryVector), unknownShare)) results = [];
@@ -116,10 +119,12 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   if (method === 'score' && ctx.likelyReplaces && queryVector && results.length > 0) {
     const nowMs = Date.parse(now);
     const ageDays = (m: Memory) => (nowMs - Date.parse(m.createdAt)) / 86_400_000;
+    results = await readWhole(ctx.store, results, limit);
     results = await addLikelyReplacing(ctx, results, { filter, queryVector, weights, ageDays, window: limit, rule: ctx.likelyReplaces });
   }
   if (weights.recency > 0 && results.length > 1) {
     const window = Math.min(results.length, Math.max(limit * 2, 20));
+    results = await readWhole(ctx.store, results, window);
     const vectors = await ctx.store.getVectors(results.slice(0, window).map((r) => r.memory.id));
     const needed = termsNeedingWeights(results, vectors, window, termCache);
     let weight: ((term: string) => number) | undefined;
@@ -132,6 +137,7 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   }
 
   if (ctx.reranker && results.length > 1) {
+    results = await readWhole(ctx.store, results, Math.max(limit * 3, 30));
     const head = results.slice(0, Math.max(limit * 3, 30));
     const scores = await ctx.reranker.score(query, head.map((r) => r.memory.text));
     head.forEach((r, i) => {
@@ -143,7 +149,7 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
       .map((x) => x.r);
     results = [...reranked, ...results.slice(head.length)];
   }
-  const final = results.slice(0, limit);
+  const final = (await readWhole(ctx.store, results, limit)).slice(0, limit);
   await ctx.code.mark(final);
   if (options.countRecall !== false) await countAsRecalled(ctx, namespace, final.map((r) => r.memory), now);
   return final;

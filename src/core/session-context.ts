@@ -1,4 +1,5 @@
 import type { SearchResult } from '../interfaces/memory.js';
+import { sessionIdOf } from './ranked-memory.js';
 
 /**
  * Context from a memory's session (score fusion only). Memories written in one working session or one
@@ -27,7 +28,7 @@ export function addSessionContext(results: SearchResult[], weights: SessionConte
   if (results.length < 2 || (weights.neighbours <= 0 && weights.session <= 0)) return results;
   const sessions = new Map<string, SearchResult[]>();
   for (const r of results) {
-    const session = r.memory.metadata.sessionId;
+    const session = sessionIdOf(r.memory);
     if (session === undefined || r.scoreDetails.relevance === undefined) continue;
     const key = `${r.memory.namespace}\u0000${session}`;
     const list = sessions.get(key);

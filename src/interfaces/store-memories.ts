@@ -104,12 +104,33 @@ export interface ListFilter {
   includeInactive?: boolean | undefined;
 }
 
+/**
+ * What recall ranks every candidate of a search by (core/ranked-memory.ts): its time, the feedback that demotes
+ * it, the branch that hides it and the session that lends it context. The few candidates that reach the later
+ * steps are then read whole.
+ */
+export interface RankingFields {
+  id: string;
+  namespace: string;
+  createdAt: string;
+  /** `metadata.sessionId`, absent when unset. */
+  sessionId?: string;
+  /** As on Memory: absent when unset. */
+  feedback?: Memory['feedback'];
+  code?: Memory['code'];
+}
+
 /** Reads of the memories projection. Each reads committed state; none takes a write lock. */
 export interface MemoryReads {
   /** The memory with this id in any namespace, or null. */
   getMemory(id: string): Promise<Memory | null>;
   /** The memories with these ids that exist, in no particular order; unknown ids are left out. */
   getMemories(ids: string[]): Promise<Memory[]>;
+  /**
+   * The RankingFields of the memories with these ids that exist, in no particular order; unknown ids are left
+   * out. Optional: recall reads whole memories with getMemories from a store without it.
+   */
+  getRankingFields?(ids: string[]): Promise<RankingFields[]>;
   /**
    * The live (not forgotten, not superseded) memory with this dedupe key in the namespace, or null, read
    * outside any write transaction (no writer lock taken): a pre-check that a transaction must confirm.

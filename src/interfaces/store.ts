@@ -16,6 +16,7 @@ export type {
   MemoryReads,
   MemorySearch,
   MemoryTx,
+  RankingFields,
   VectorHit,
   VectorSetup,
   VectorTx,

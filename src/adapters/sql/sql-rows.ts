@@ -1,5 +1,5 @@
 import type { Memory, MemoryKind } from '../../interfaces/memory.js';
-import type { AccessScope, AccessTokenRecord, SnapshotRecord, StoredEvent } from '../../interfaces/store.js';
+import type { AccessScope, AccessTokenRecord, RankingFields, SnapshotRecord, StoredEvent } from '../../interfaces/store.js';
 
 /**
  * Rows of the SQL backends (SQLite, PostgreSQL) to domain objects and back: both keep the same columns, with
@@ -89,6 +89,22 @@ export function rowToMemory(r: Row): Memory {
     ...(r['code'] ? { code: JSON.parse(r['code'] as string) as NonNullable<Memory['code']> } : {}),
     ...(r['feedback'] ? { feedback: JSON.parse(r['feedback'] as string) as NonNullable<Memory['feedback']> } : {}),
     ...(r['likely_replaces'] ? { likelyReplaces: JSON.parse(r['likely_replaces'] as string) as string[] } : {}),
+  };
+}
+
+/**
+ * A row of `id, namespace, created_at, metadata, feedback, code` as RankingFields. `metadata` may be NULL when the
+ * statement left out metadata naming no session (JSON.stringify writes the key as `"sessionId"`).
+ */
+export function rowToRankingFields([id, namespace, createdAt, metadata, feedback, code]: unknown[]): RankingFields {
+  const sessionId = metadata ? (JSON.parse(metadata as string) as Memory['metadata']).sessionId : undefined;
+  return {
+    id: id as string,
+    namespace: namespace as string,
+    createdAt: createdAt as string,
+    ...(sessionId !== undefined ? { sessionId } : {}),
+    ...(feedback ? { feedback: JSON.parse(feedback as string) as NonNullable<Memory['feedback']> } : {}),
+    ...(code ? { code: JSON.parse(code as string) as NonNullable<Memory['code']> } : {}),
   };
 }
 

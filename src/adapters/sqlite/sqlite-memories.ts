@@ -1,9 +1,9 @@
 import { CairnError } from '../../interfaces/errors.js';
 import { isCurrent, type Memory, type StoreStats } from '../../interfaces/memory.js';
 import { vectorHash } from '../../core/checksum.js';
-import type { CandidateFilter, ListFilter, StoreTx } from '../../interfaces/store.js';
+import type { CandidateFilter, ListFilter, RankingFields, StoreTx } from '../../interfaces/store.js';
 import type { SqliteConnection } from './sqlite-connection.js';
-import { MEMORY_SELECT, memoryRecord, rowToMemory, type Row } from '../sql/sql-rows.js';
+import { MEMORY_SELECT, memoryRecord, rowToMemory, rowToRankingFields, type Row } from '../sql/sql-rows.js';
 import { ACTIVE_SQL, CURRENT_SQL, filterSql, nsToken } from './sqlite-rows.js';
 
 /** The memories table: rows, their full-text terms and vectors kept beside them, lists and counts. */
@@ -45,6 +45,21 @@ export class SqliteMemories {
       // length), and only the columns a Memory holds: a search reads several hundred candidates here.
       const rows = this.c.stmt(`SELECT ${MEMORY_SELECT} FROM memories m WHERE m.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as Row[];
       return rows.map(rowToMemory);
+    });
+  }
+
+  async getRankingFields(ids: string[]): Promise<RankingFields[]> {
+    if (ids.length === 0) return [];
+    return this.c.read('reading memories', () => {
+      // Rows as arrays (an object per row cost more than reading it), and metadata only when it names a session.
+      const rows = this.c
+        .stmt(
+          `SELECT m.id, m.namespace, m.created_at, CASE WHEN instr(m.metadata, '"sessionId"') > 0 THEN m.metadata END, m.feedback, m.code
+           FROM memories m WHERE m.id IN (SELECT value FROM json_each(?))`,
+        )
+        .raw(true)
+        .all(JSON.stringify(ids)) as unknown[][];
+      return rows.map(rowToRankingFields);
     });
   }
 

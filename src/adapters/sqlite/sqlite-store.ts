@@ -7,6 +7,7 @@ import type {
   LexicalHit,
   ListFilter,
   ErasureProof,
+  RankingFields,
   PendingErasure,
   RecallStats,
   ScopeInfo,
@@ -109,6 +110,10 @@ export class SqliteStore implements Store {
 
   getMemories(ids: string[]): Promise<Memory[]> {
     return this.memories.getMemories(ids);
+  }
+
+  getRankingFields(ids: string[]): Promise<RankingFields[]> {
+    return this.memories.getRankingFields(ids);
   }
 
   findLiveByDedupeKey(namespace: string, dedupeKey: string): Promise<Memory | null> {
