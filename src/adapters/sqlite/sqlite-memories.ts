@@ -10,13 +10,23 @@ import { ACTIVE_SQL, CURRENT_SQL, filterSql, nsToken } from './sqlite-rows.js';
 export class SqliteMemories {
   constructor(private readonly c: SqliteConnection) {}
 
-  private writeVector(rowid: bigint, memory: Memory, vector: Float32Array): void {
+  /** Refuses a vector the vector table cannot hold (before anything of the write is done). */
+  private checkVector(vector: Float32Array): void {
     if (this.c.vectorDims === null) throw new CairnError('INTERNAL', 'no embedder recorded before writing a vector');
     if (vector.length !== this.c.vectorDims) {
       throw new CairnError('EMBEDDER_MISMATCH', `vector has ${vector.length} dimensions; the store holds ${this.c.vectorDims}`, { hint: 'run `cairn reindex`' });
     }
+  }
+
+  private insertVectorRow(rowid: bigint, memory: Memory, vector: Float32Array): void {
     this.c.stmt(`INSERT INTO ${this.c.vectorTable} (rowid, namespace, active, kind, embedding) VALUES (?, ?, ?, ?, ?)`)
       .run(rowid, memory.namespace, isCurrent(memory) ? 1n : 0n, memory.kind, vector);
+  }
+
+  /** The vector of an existing row: its vector table row and its hash. */
+  private writeVector(rowid: bigint, memory: Memory, vector: Float32Array): void {
+    this.checkVector(vector);
+    this.insertVectorRow(rowid, memory, vector);
     this.c.stmt('UPDATE memories SET vector_hash = ? WHERE rowid = ?').run(vectorHash(vector), rowid);
   }
 
@@ -156,18 +166,21 @@ export class SqliteMemories {
     getMemory: async (id) => this.getMemorySync(id),
     findLiveByDedupeKey: async (namespace, key) => this.findLiveSync(namespace, key),
     insertMemory: async (memory, vector, terms) => {
+      if (vector) this.checkVector(vector);
+      // The vector's hash goes in with the row rather than by an update after it: the same row, one write less,
+      // and the same one vector_changes entry (from the insert trigger instead of the update trigger).
       const info = this.c.stmt(
           `INSERT INTO memories (id, namespace, text, kind, importance, tags, task_id, metadata, route, created_at, updated_at,
             expires_at, supersedes, superseded_by, forgotten_at, forget_reason, dedupe_key,
-            code, feedback, likely_replaces)
+            code, feedback, likely_replaces, vector_hash)
            VALUES (@id, @namespace, @text, @kind, @importance, @tags, @task_id, @metadata, @route, @created_at, @updated_at,
             @expires_at, @supersedes, @superseded_by, @forgotten_at, @forget_reason, @dedupe_key,
-            @code, @feedback, @likely_replaces)`,
+            @code, @feedback, @likely_replaces, @vector_hash)`,
         )
-        .run(memoryRecord(memory));
+        .run({ ...memoryRecord(memory), vector_hash: vector ? vectorHash(vector) : null });
       const rowid = BigInt(info.lastInsertRowid);
       this.c.stmt('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)').run(rowid, nsToken(memory.namespace), terms.join(' '));
-      if (vector) this.writeVector(rowid, memory, vector);
+      if (vector) this.insertVectorRow(rowid, memory, vector);
     },
     updateMemory: async (memory, index) => {
       const row = this.c.stmt('SELECT rowid FROM memories WHERE id = ?').get(memory.id) as { rowid: number } | undefined;

@@ -54,6 +54,8 @@ export class SqliteStore implements Store {
   private readonly erasure: SqliteErasure;
   readonly erasureProof: ErasureProof | undefined;
   readonly noErasureProof: string | undefined;
+  /** The parts' operations inside a write transaction: made once (they hold no state of a transaction). */
+  private readonly txOps: StoreTx;
 
   constructor(config: SqliteStoreConfig) {
     this.c = new SqliteConnection(config);
@@ -67,6 +69,7 @@ export class SqliteStore implements Store {
     this.erasure = new SqliteErasure(this.c);
     this.erasureProof = this.erasure.proof();
     this.noErasureProof = this.erasureProof ? undefined : 'an in-memory database has no files to compact and scan';
+    this.txOps = this.makeTx();
   }
 
   /** True when this process may not write the file: reads work, every write fails STORE_UNAVAILABLE. */
@@ -82,7 +85,7 @@ export class SqliteStore implements Store {
       const vectorDimsBefore = this.c.vectorDims;
       try {
         this.c.loadVectorInfo(); // another process may have created or reset the vector index
-        const result = await fn(this.makeTx());
+        const result = await fn(this.txOps);
         this.c.db.exec('COMMIT');
         this.c.ownWrites++;
         return result;

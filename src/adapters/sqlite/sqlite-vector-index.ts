@@ -238,9 +238,12 @@ export class SqliteVectorIndex {
       rowid: number;
       namespace: string;
     }[];
+    // The log's copy of the vector (a vec0 lookup by rowid costs several times more), or the vector table's when
+    // the blob is missing; a memory has a vector row exactly when it has a vector hash (sqlite-search.ts getVectors).
     const current = this.prepare(
-      `SELECT m.namespace AS namespace, v.embedding AS data FROM memories m JOIN ${vectorTableName(identity.embedder.dimensions)} v ON v.rowid = m.rowid
-        WHERE m.rowid = ? AND m.forgotten_at IS NULL AND m.superseded_by IS NULL`,
+      `SELECT m.namespace AS namespace, COALESCE(b.data, (SELECT embedding FROM ${vectorTableName(identity.embedder.dimensions)} WHERE rowid = m.rowid)) AS data
+        FROM memories m LEFT JOIN vector_blobs b ON b.hash = m.vector_hash
+        WHERE m.rowid = ? AND m.vector_hash IS NOT NULL AND m.forgotten_at IS NULL AND m.superseded_by IS NULL`,
     );
     const dims = identity.embedder.dimensions;
     const rowids = new Set<number>();
@@ -252,8 +255,8 @@ export class SqliteVectorIndex {
     }
     for (const rowid of rowids) {
       // Read now, possibly newer than `to`: a later change is applied again at the next sync, to the same end.
-      const row = current.get(rowid) as { namespace: string; data: Buffer } | undefined;
-      if (!row || row.data.length !== dims * 4) {
+      const row = current.get(rowid) as { namespace: string; data: Buffer | null } | undefined;
+      if (!row?.data || row.data.length !== dims * 4) {
         this.graphs.update(rowid, left.get(rowid) as string, null);
         continue;
       }
