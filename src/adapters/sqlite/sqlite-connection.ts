@@ -148,8 +148,26 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /**
+ * What a write transaction of this connection changed, as far as the read caches care (SqliteSearch's term
+ * counts, SqliteMemories' ranking fields): recorded by the transaction's operations, handed to `onCommit`
+ * listeners when it commits, dropped when it rolls back.
+ */
+export interface WriteEffects {
+  /** Memories whose row was updated or deleted. */
+  changed: Set<string>;
+  /** New memories with their full-text terms: each adds one document to its namespace. */
+  inserted: { namespace: string; terms: readonly string[] }[];
+  /** Namespaces whose documents or full-text rows changed otherwise (re-indexed, deleted, moved, cleared). */
+  recounted: Set<string>;
+}
+
+function noEffects(): WriteEffects {
+  return { changed: new Set(), inserted: [], recounted: new Set() };
+}
+
+/**
  * The open database shared by the store's parts. `vectorDims` is the dimension of the vector index (null
- * while there is none); `ownWrites` counts this connection's commits (caches compare it).
+ * while there is none); `ownWrites` counts this connection's commits.
  */
 export class SqliteConnection {
   readonly location: string;
@@ -360,6 +378,42 @@ export class SqliteConnection {
   }
 
   ownWrites = 0;
+
+  /** What the open write transaction changed so far (see WriteEffects). */
+  effects: WriteEffects = noEffects();
+
+  private readonly commitListeners: ((effects: WriteEffects) => void)[] = [];
+
+  /** `listener` hears what each committed write transaction of this connection changed. */
+  onCommit(listener: (effects: WriteEffects) => void): void {
+    this.commitListeners.push(listener);
+  }
+
+  /** Starts recording a write transaction's effects. */
+  beginEffects(): void {
+    this.effects = noEffects();
+  }
+
+  /** The transaction committed: its effects go to the listeners (which only update caches and never throw). */
+  committed(): void {
+    const effects = this.effects;
+    this.effects = noEffects();
+    this.ownWrites++;
+    for (const listener of this.commitListeners) listener(effects);
+  }
+
+  /** The transaction rolled back: nothing it recorded happened. */
+  rolledBack(): void {
+    this.effects = noEffects();
+  }
+
+  /**
+   * PRAGMA data_version: it changes when another connection (another process) commits, and never for this
+   * connection's own commits. A cache kept across reads is dropped when it changed.
+   */
+  dataVersion(): number {
+    return this.stmt('PRAGMA data_version').pluck().get() as number;
+  }
 
   /**
    * Copies the write-ahead log into the file and truncates it, waiting (without blocking the event loop)

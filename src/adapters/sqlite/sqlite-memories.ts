@@ -6,9 +6,24 @@ import type { SqliteConnection } from './sqlite-connection.js';
 import { MEMORY_SELECT, memoryRecord, rowToMemory, rowToRankingFields, type Row } from '../sql/sql-rows.js';
 import { ACTIVE_SQL, CURRENT_SQL, filterSql, nsToken } from './sqlite-rows.js';
 
+/** Ranking fields kept at most (about 100 bytes each); past it the cache starts over. */
+const RANKING_CACHE_MAX = 200_000;
+
 /** The memories table: rows, their full-text terms and vectors kept beside them, lists and counts. */
 export class SqliteMemories {
-  constructor(private readonly c: SqliteConnection) {}
+  constructor(private readonly c: SqliteConnection) {
+    c.onCommit((effects) => {
+      for (const id of effects.changed) this.ranking.delete(id);
+    });
+  }
+
+  /**
+   * Ranking fields read so far, kept across searches (a search reads several hundred): an entry leaves when a
+   * transaction of this connection updates or deletes its memory, and all leave when another process commits.
+   * A new memory is read when first asked for.
+   */
+  private readonly ranking = new Map<string, RankingFields>();
+  private rankingVersion = -1;
 
   /** Refuses a vector the vector table cannot hold (before anything of the write is done). */
   private checkVector(vector: Float32Array): void {
@@ -61,6 +76,19 @@ export class SqliteMemories {
   async getRankingFields(ids: string[]): Promise<RankingFields[]> {
     if (ids.length === 0) return [];
     return this.c.read('reading memories', () => {
+      const version = this.c.dataVersion();
+      if (version !== this.rankingVersion || this.ranking.size > RANKING_CACHE_MAX) {
+        this.ranking.clear();
+        this.rankingVersion = version;
+      }
+      const out: RankingFields[] = [];
+      const missing: string[] = [];
+      for (const id of ids) {
+        const known = this.ranking.get(id);
+        if (known) out.push(known);
+        else missing.push(id);
+      }
+      if (missing.length === 0) return out;
       // Rows as arrays (an object per row cost more than reading it), and metadata only when it names a session.
       const rows = this.c
         .stmt(
@@ -68,8 +96,15 @@ export class SqliteMemories {
            FROM memories m WHERE m.id IN (SELECT value FROM json_each(?))`,
         )
         .raw(true)
-        .all(JSON.stringify(ids)) as unknown[][];
-      return rows.map(rowToRankingFields);
+        .all(JSON.stringify(missing)) as unknown[][];
+      // Inside an open write transaction of this connection a row may be uncommitted: not kept.
+      const keep = !this.c.db.inTransaction;
+      for (const row of rows) {
+        const fields = rowToRankingFields(row);
+        if (keep) this.ranking.set(fields.id, fields);
+        out.push(fields);
+      }
+      return out;
     });
   }
 
@@ -181,10 +216,13 @@ export class SqliteMemories {
       const rowid = BigInt(info.lastInsertRowid);
       this.c.stmt('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)').run(rowid, nsToken(memory.namespace), terms.join(' '));
       if (vector) this.insertVectorRow(rowid, memory, vector);
+      this.c.effects.inserted.push({ namespace: memory.namespace, terms });
     },
     updateMemory: async (memory, index) => {
-      const row = this.c.stmt('SELECT rowid FROM memories WHERE id = ?').get(memory.id) as { rowid: number } | undefined;
+      const row = this.c.stmt('SELECT rowid, namespace FROM memories WHERE id = ?').get(memory.id) as { rowid: number; namespace: string } | undefined;
       if (!row) throw new CairnError('NOT_FOUND', `no memory ${memory.id}`);
+      this.c.effects.changed.add(memory.id);
+      if (index || row.namespace !== memory.namespace) this.c.effects.recounted.add(row.namespace).add(memory.namespace);
       const p = memoryRecord(memory);
       this.c.stmt(
         `UPDATE memories SET namespace=@namespace, text=@text, kind=@kind, importance=@importance, tags=@tags, task_id=@task_id,
@@ -205,8 +243,10 @@ export class SqliteMemories {
       }
     },
     deleteMemory: async (id) => {
-      const row = this.c.stmt('SELECT rowid FROM memories WHERE id = ?').get(id) as { rowid: number } | undefined;
+      const row = this.c.stmt('SELECT rowid, namespace FROM memories WHERE id = ?').get(id) as { rowid: number; namespace: string } | undefined;
       if (!row) return;
+      this.c.effects.changed.add(id);
+      this.c.effects.recounted.add(row.namespace);
       const rowid = BigInt(row.rowid);
       this.c.stmt('DELETE FROM memories_fts WHERE rowid = ?').run(rowid);
       if (this.c.vectorDims !== null) this.c.stmt(`DELETE FROM ${this.c.vectorTable} WHERE rowid = ?`).run(rowid);
@@ -218,7 +258,9 @@ export class SqliteMemories {
       return rows.map((r) => ({ memory: rowToMemory(r), vectorHash: (r['vector_hash'] as string | null) ?? null }));
     },
     clearProjection: async (namespace) => {
-      const rowids = this.c.stmt('SELECT rowid FROM memories WHERE namespace = ?').all(namespace) as { rowid: number }[];
+      const rowids = this.c.stmt('SELECT rowid, id FROM memories WHERE namespace = ?').all(namespace) as { rowid: number; id: string }[];
+      for (const { id } of rowids) this.c.effects.changed.add(id);
+      this.c.effects.recounted.add(namespace);
       const delFts = this.c.stmt('DELETE FROM memories_fts WHERE rowid = ?');
       const delVec = this.c.vectorDims !== null ? this.c.stmt(`DELETE FROM ${this.c.vectorTable} WHERE rowid = ?`) : null;
       for (const { rowid } of rowids) {

@@ -2,7 +2,7 @@ import { CairnError } from '../../interfaces/errors.js';
 import { vectorFromBytes } from '../../core/checksum.js';
 import type { CandidateFilter, EmbedderInfo, LexicalHit, StoreTx, VectorHit } from '../../interfaces/store.js';
 import { vectorTableSql } from './sqlite-vector-table.js';
-import type { SqliteConnection } from './sqlite-connection.js';
+import type { SqliteConnection, WriteEffects } from './sqlite-connection.js';
 import { filterSql, nsToken, quoteTerm, type Row } from './sqlite-rows.js';
 import { firstFetch, widening } from './sqlite-over-fetch.js';
 
@@ -11,7 +11,9 @@ const MAX_KNN = 4096;
 
 /** Search: cosine KNN over sqlite-vec, BM25 over FTS5, term document frequencies, the embedder record and vector index. */
 export class SqliteSearch {
-  constructor(private readonly c: SqliteConnection) {}
+  constructor(private readonly c: SqliteConnection) {
+    c.onCommit((effects) => this.countsCommitted(effects));
+  }
 
   async getVectors(ids: string[]): Promise<Map<string, Float32Array>> {
     const out = new Map<string, Float32Array>();
@@ -120,15 +122,37 @@ export class SqliteSearch {
   }
 
   /**
-   * Document frequencies are kept in memory until the database changes (this connection's writes, or another
-   * process's commit, seen through `PRAGMA data_version`): counting a common term reads its whole posting list.
+   * Document frequencies are kept in memory (counting a common term reads its whole posting list, counting a
+   * namespace's memories its index): this connection's commits update them as they change them (each new
+   * memory adds one document and one to each of its terms; a namespace re-indexed, deleted from or cleared
+   * is counted again), and another process's commit, seen through `PRAGMA data_version`, drops them all.
+   * Counts read inside an open write transaction, which may see its uncommitted rows, are not kept.
    */
   private readonly dfCache = new Map<string, { documents: number; frequencies: Map<string, number> }>();
-  private dfVersion = '';
+  private dfVersion = -1;
+
+  private countsCommitted({ inserted, recounted }: WriteEffects): void {
+    if (recounted.size > 0) {
+      this.dfCache.delete('');
+      for (const namespace of recounted) this.dfCache.delete(`ns:${namespace}`);
+    }
+    for (const { namespace, terms } of inserted) {
+      const distinct = new Set(terms);
+      for (const key of ['', `ns:${namespace}`]) {
+        const cache = this.dfCache.get(key);
+        if (!cache) continue;
+        cache.documents++;
+        for (const term of distinct) {
+          const df = cache.frequencies.get(term);
+          if (df !== undefined) cache.frequencies.set(term, df + 1);
+        }
+      }
+    }
+  }
 
   /** The cached counts of the namespace (or the whole store): its memories, and the terms counted so far. */
   private counted(namespace?: string): { documents: number; frequencies: Map<string, number> } {
-    const version = `${String(this.c.db.pragma('data_version', { simple: true }))}:${this.c.ownWrites}`;
+    const version = this.c.dataVersion();
     if (this.dfVersion !== version) {
       this.dfVersion = version;
       this.dfCache.clear();
@@ -141,7 +165,7 @@ export class SqliteSearch {
           ? (this.c.stmt('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n
           : (this.c.stmt('SELECT COUNT(*) AS n FROM memories WHERE namespace = ?').get(namespace) as { n: number }).n;
       cache = { documents, frequencies: new Map() };
-      this.dfCache.set(key, cache);
+      if (!this.c.db.inTransaction) this.dfCache.set(key, cache);
     }
     return cache;
   }
@@ -159,11 +183,12 @@ export class SqliteSearch {
         : (term: string) =>
             (this.c.stmt('SELECT COUNT(*) AS n FROM memories_fts WHERE memories_fts MATCH ?').get(`ns:${quoteTerm(nsToken(namespace))} AND terms:${quoteTerm(term)}`) as { n: number }).n;
       const frequencies = new Map<string, number>();
+      const keep = !this.c.db.inTransaction;
       for (const term of new Set(terms)) {
         let df = cache.frequencies.get(term);
         if (df === undefined) {
           df = count(term);
-          cache.frequencies.set(term, df);
+          if (keep) cache.frequencies.set(term, df);
         }
         if (df > 0) frequencies.set(term, df);
       }

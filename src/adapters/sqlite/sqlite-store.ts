@@ -82,15 +82,17 @@ export class SqliteStore implements Store {
     this.c.refuseWrite('writing');
     return this.c.mutex.run(async () => {
       await this.c.whileBusy('starting a write', () => this.c.db.exec('BEGIN IMMEDIATE'));
+      this.c.beginEffects();
       const vectorDimsBefore = this.c.vectorDims;
       try {
         this.c.loadVectorInfo(); // another process may have created or reset the vector index
         const result = await fn(this.txOps);
         this.c.db.exec('COMMIT');
-        this.c.ownWrites++;
+        this.c.committed();
         return result;
       } catch (err) {
         if (this.c.db.inTransaction) this.c.db.exec('ROLLBACK');
+        this.c.rolledBack();
         this.c.vectorDims = vectorDimsBefore;
         throw translate(err, 'writing');
       }
