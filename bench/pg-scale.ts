@@ -3,7 +3,7 @@
  * bench's kind of data, and where a search's time goes.
  *
  *   node dist/bench/pg-scale.js --pg <admin url> [--sizes 100000,1000000] [--keep-db] [--db <url of a kept database>]
- *                               [--quick] [--samples 60] [--fill-budget-s N] [--maintenance-work-mem 4GB] [--out bench/results/pg-scale.json]
+ *                               [--quick] [--no-related-terms] [--ef 200,400,800] [--samples 60] [--fill-budget-s N] [--maintenance-work-mem 4GB] [--out bench/results/pg-scale.json]
  *
  * Data, as bench/latency.ts makes it: 512 generated coding notes embedded with the real model; each stored memory
  * is one of them (round robin) plus a unique ticket/author/date detail, with the note's vector plus Gaussian
@@ -27,8 +27,10 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
+import { migrate } from '../src/adapters/postgres/postgres-migrations.js';
 import { termCounts } from '../src/adapters/postgres/postgres-tx.js';
-import { vectorLiteral } from '../src/adapters/postgres/postgres-rows.js';
+import { Params, vectorLiteral } from '../src/adapters/postgres/postgres-rows.js';
+import { vectorCtes } from '../src/adapters/postgres/postgres-search.js';
 import { MEMORY_COLUMNS, memoryValues } from '../src/adapters/sql/sql-rows.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
 import { vectorHash } from '../src/core/checksum.js';
@@ -144,6 +146,7 @@ async function main(): Promise<void> {
   const maintenanceMemory = value('--maintenance-work-mem') ?? '4GB';
   // A size's fill stops after this long and the size is measured as reached (`fill.complete: false`).
   const fillBudgetS = value('--fill-budget-s');
+  const efs = (value('--ef') ?? '200,400,800').split(',').map(Number).filter((x) => Number.isInteger(x) && x > 0);
   const started = performance.now();
   const loadAtStart = loadavg().map((x) => Math.round(x * 100) / 100);
 
@@ -158,15 +161,31 @@ async function main(): Promise<void> {
   const queryVectors = await real.embed(queries);
   log(`embedded ${pool.length} pool notes and ${queries.length} queries`);
 
-  const timed = timedStore(await openStoreAt(loc.db, { mustExist: false }));
   const pre = new PrecomputedEmbedder(real);
   queries.forEach((q, i) => pre.vectors.set(q, queryVectors[i] as Float32Array));
   const tokenCounter = createGptTokenCounter();
-  const cachedEngine = new Engine({ store: timed.store, embedder: pre, tokenCounter, defaultNamespace: TARGET, ingestFilter: { enabled: false } });
-  // End to end: the real model embeds each query (the engine's own query-vector cache is per text; no text repeats).
-  const realEngine = new Engine({ store: timed.store, embedder: real as Embedder, tokenCounter, defaultNamespace: TARGET, ingestFilter: { enabled: false } });
+  // --no-related-terms: the lexical signal of the query's own words only, so PostgreSQL answers in one fused
+  // statement (with related terms, core fuses two lexical candidate queries and a vector one).
+  const related = argv.includes('--no-related-terms') ? { relatedTerms: null } : {};
+  // The store is opened when first needed: a kept database whose fill was stopped has no HNSW index, and
+  // opening the store would build it (minutes at this size) just before the fill drops it again.
+  let opened: { timed: ReturnType<typeof timedStore>; cachedEngine: Engine; realEngine: Engine } | null = null;
+  const engines = async () => {
+    if (opened) return opened;
+    const timed = timedStore(await openStoreAt(loc.db, { mustExist: false }));
+    opened = {
+      timed,
+      cachedEngine: new Engine({ store: timed.store, embedder: pre, tokenCounter, defaultNamespace: TARGET, ingestFilter: { enabled: false }, ...related }),
+      // End to end: the real model embeds each query (the engine's own query-vector cache is per text; no text repeats).
+      realEngine: new Engine({ store: timed.store, embedder: real as Embedder, tokenCounter, defaultNamespace: TARGET, ingestFilter: { enabled: false }, ...related }),
+    };
+    return opened;
+  };
   const c = new pg.Client({ connectionString: loc.db });
   await c.connect();
+  // A kept database is brought to this schema before it is filled on, so the fill writes the current indexes
+  // (a later migration would rebuild them over every row).
+  await migrate(c as unknown as Parameters<typeof migrate>[0], { createExtension: true, location: loc.db });
   const levels: unknown[] = [];
   const writeOut = () => {
     const result = {
@@ -174,6 +193,7 @@ async function main(): Promise<void> {
       command: `node dist/bench/pg-scale.js ${argv.join(' ')}`.trim(),
       date: new Date().toISOString(),
       machine: { cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, loadAverageAtStart: loadAtStart },
+      relatedTerms: !argv.includes('--no-related-terms'),
       data: 'latency-bench shape: 512 real-embedded generated notes, each memory a note + unique detail, vector = note vector + Gaussian noise of norm 0.5, renormalised; 3 noise namespaces at 10 % each',
       levels,
       durationSeconds: Math.round((performance.now() - started) / 100) / 10,
@@ -186,7 +206,7 @@ async function main(): Promise<void> {
       new Map((await c.query<{ namespace: string; n: string }>('SELECT namespace, count(*) AS n FROM memories GROUP BY namespace')).rows.map((x) => [x.namespace, Number(x.n)]));
     let counts = await counted();
     if ((counts.size === 0)) {
-      await cachedEngine.save({ text: 'first note: records the embedder', namespace: NOISE[0] as string, metadata: { source: 'bench' } });
+      await (await engines()).cachedEngine.save({ text: 'first note: records the embedder', namespace: NOISE[0] as string, metadata: { source: 'bench' } });
       counts = await counted();
     }
     const nowMs = Date.now();
@@ -258,6 +278,7 @@ async function main(): Promise<void> {
       const [cachedQueries, e2eQueries] = [queries.slice(0, samples + 5), queries.slice(samples + 5)];
       const loadAtSearch = load1();
       // Warm the caches the same way for both series: the cached series first (its warm-up reads the pages).
+      const { timed, cachedEngine, realEngine } = await engines();
       timed.reset();
       const cached = await timeEach(cachedQueries, 5, (q) => cachedEngine.search(q, { namespace: TARGET }), 60_000, 30);
       const calls = cachedQueries.length;
@@ -270,6 +291,7 @@ async function main(): Promise<void> {
       let hits = 0;
       let worst = 1;
       let poolHits = 0;
+      const truths: Set<string>[] = [];
       for (const qv of recallQueries) {
         const approx = await timed.store.vectorCandidates(qv, 10, { namespace: TARGET, now: new Date().toISOString() });
         const exact = await c.query<{ id: string }>(
@@ -284,6 +306,27 @@ async function main(): Promise<void> {
         // As search asks: the pool of 300 candidates (minCandidates), whose best ten then lead the vector signal.
         const pooled = await timed.store.vectorCandidates(qv, 300, { namespace: TARGET, now: new Date().toISOString() });
         poolHits += pooled.slice(0, 10).filter((h) => truth.has(h.id)).length;
+        truths.push(truth);
+      }
+      // hnsw.ef_search chosen by measurement: the store's vector statement for the pool of 300 on this
+      // connection at each setting (iterative scan as the store runs it), recall@10 of its best ten and its time.
+      const efSweep = [];
+      await c.query('SET hnsw.iterative_scan = strict_order');
+      for (const ef of efs) {
+        await c.query(`SET hnsw.ef_search = ${ef}`);
+        let found = 0;
+        const ms: number[] = [];
+        for (const [i, qv] of recallQueries.entries()) {
+          const p = new Params();
+          const sql = `WITH ${vectorCtes(p, vectorLiteral(qv, 'pgvector'), 300, { namespace: TARGET, now: new Date().toISOString() }, { storage: 'pgvector', dimensions: 512 })}
+            SELECT m.id FROM vec JOIN memories m ON m.pk = vec.pk ORDER BY vec.similarity DESC, m.pk LIMIT 10`;
+          const t = performance.now();
+          const { rows } = await c.query<{ id: string }>(sql, p.values);
+          ms.push(performance.now() - t);
+          found += rows.filter((x) => (truths[i] as Set<string>).has(x.id)).length;
+        }
+        efSweep.push({ efSearch: ef, recallAt10: Math.round((found / (recallQueries.length * 10)) * 1000) / 1000, statement: stats(ms) });
+        log(`ef_search ${ef}: recall@10 ${efSweep[efSweep.length - 1]?.recallAt10}, p50 ${efSweep[efSweep.length - 1]?.statement.p50} ms`);
       }
       const level = {
         memories: size,
@@ -301,6 +344,7 @@ async function main(): Promise<void> {
           worst,
           inPoolOf300: Math.round((poolHits / (recallQueries.length * 10)) * 1000) / 1000,
         },
+        efSweep,
       };
       levels.push(level);
       log(`at ${size}: end to end p50 ${level.search.endToEnd.p50} ms, cached p50 ${level.search.cachedQueryVector.p50} ms, recall@10 ${level.hnswRecallAt10.mean} (${level.hnswRecallAt10.inPoolOf300} in the pool of 300) (load ${loadAtSearch})`);
@@ -309,7 +353,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await c.end();
-    await timed.store.close();
+    await (opened as { timed: { store: Store } } | null)?.timed.store.close();
     if (!keepDb) await loc.drop();
   }
 }

@@ -456,12 +456,13 @@ function renderPgScaleSummary(data: { [k: string]: Json }): string {
   const levels = Array.isArray(data['levels']) ? (data['levels'] as { [k: string]: Json }[]) : [];
   const st = (x: Json | undefined) => (isRecord(x ?? null) ? (x as unknown as Stats) : undefined);
   const rec = (x: Json | undefined) => (isRecord(x ?? null) ? (x as { [k: string]: Json }) : {});
+  const measured = (l: { [k: string]: Json }) => num((l['measuredNamespaceMemories'] ?? l['memories']) as number);
   const rows = levels.map((l) => {
     const search = rec(l['search']);
     const recall = rec(l['hnswRecallAt10']);
     const fill = rec(l['fill']);
     return [
-      `${num(l['measuredNamespaceMemories'] as number)} (of ${num(l['totalMemories'] as number)})`,
+      `${measured(l)} (of ${num(l['totalMemories'] as number)})`,
       pp(st(search['endToEnd'])),
       pp(st(search['cachedQueryVector'])),
       `${num(recall['mean'] as number)} / ${num(recall['inPoolOf300'] as number)}`,
@@ -471,12 +472,22 @@ function renderPgScaleSummary(data: { [k: string]: Json }): string {
   });
   const calls = levels.map((l) => {
     const store = rec(l['store']);
-    return `- ${num(l['measuredNamespaceMemories'] as number)}: ` + Object.entries(store).map(([k, v]) => `${k} ${num(rec(v)['msPerSearch'] as number)}`).join(', ') + ' (ms per cached search)';
+    return `- ${measured(l)}: ` + Object.entries(store).map(([k, v]) => `${k} ${num(rec(v)['msPerSearch'] as number)}`).join(', ') + ' (ms per cached search)';
   });
+  const sweeps = levels.flatMap((l) =>
+    Array.isArray(l['efSweep']) && (l['efSweep'] as Json[]).length > 0
+      ? [
+          `hnsw.ef_search at ${measured(l)} (the store's vector statement for the pool of 300; recall@10 of its best ten against exact):`,
+          '',
+          table(['ef_search', 'recall@10', 'statement p50 / p95 ms'], (l['efSweep'] as { [k: string]: Json }[]).map((e) => [num(e['efSearch'] as number), num(e['recallAt10'] as number), pp(st(e['statement']))])),
+          '',
+        ]
+      : [],
+  );
   return [
     '### Summary',
     '',
-    `One run; ${String(data['data'] ?? '')}.`,
+    `One run; ${String(data['data'] ?? '')}${data['relatedTerms'] === false ? '; related terms off (one fused statement per search)' : ''}.`,
     '',
     table(['Measured namespace (all rows)', 'end to end p50 / p95 ms', 'cached query vector p50 / p95 ms', 'HNSW recall@10 alone / in the pool of 300', 'fill', 'load at search'], rows),
     '',
@@ -484,6 +495,7 @@ function renderPgScaleSummary(data: { [k: string]: Json }): string {
     '',
     ...calls,
     '',
+    ...sweeps,
     '### Full record',
     '',
   ].join('\n');
@@ -529,7 +541,7 @@ export function buildReport(options: ReportOptions): string {
             ? `${renderHttpSummary(data)}\n${renderOther(data, path, command)}`
           : file === 'backends.json' && isRecord(data)
             ? `${renderBackendsSummary(data)}\n${renderOther(data, path, command)}`
-          : file === 'pg-scale.json' && isRecord(data)
+          : file.startsWith('pg-scale') && isRecord(data)
             ? `${renderPgScaleSummary(data)}\n${renderOther(data, path, command)}`
             : renderOther(data, path, command);
     sections.push({ title, body });
