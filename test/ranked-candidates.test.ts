@@ -55,6 +55,7 @@ const QUERIES = [
 const OPTIONS: SearchOptions[] = [
   {},
   { limit: 3 },
+  { limit: 40 },
   { limit: 50 },
   { includeInactive: true, limit: 20 },
   { kinds: ['fact', 'gotcha'] },
@@ -110,7 +111,7 @@ after(async () => {
 });
 
 describe('recall reads candidates for ranking only', () => {
-  it('every search gives the results, scores and explanations of reading every candidate whole', async () => {
+  it('every search (and context pack) gives the results, scores and explanations of reading every candidate whole', async () => {
     let compared = 0;
     for (const q of QUERIES) {
       for (const options of OPTIONS) {
@@ -121,6 +122,7 @@ describe('recall reads candidates for ranking only', () => {
       }
     }
     assert.ok(compared > 100, `searches returned ${compared} results in all`);
+    for (const q of QUERIES) assert.deepStrictEqual(await ranked.context(q), await reference.context(q), `context of ${q}`);
   });
 
   it('returned memories are whole, as getMemory reads them', async () => {
