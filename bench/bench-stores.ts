@@ -4,6 +4,7 @@
  */
 import pg from 'pg';
 import { join } from 'node:path';
+import { hnswIndexName, hnswIndexSql } from '../src/adapters/postgres/postgres-schema.js';
 
 export interface Location {
   backend: 'sqlite' | 'postgres';
@@ -56,7 +57,13 @@ export async function withIndexBuiltAfter(
     );
     for (const r of rows) await c.query(`DROP INDEX ${r.name}`);
     await fill();
-    if (rows.length === 0) return { indexBuildSeconds: null };
+    if (rows.length === 0) {
+      // None to drop: an earlier fill of a kept database was stopped after dropping it. Build the store's own.
+      const { rows: e } = await c.query<{ value: string }>(`SELECT value FROM meta WHERE key = 'embedder'`);
+      const dims = e[0] ? (JSON.parse(e[0].value) as { dimensions: number }).dimensions : null;
+      if (dims === null) return { indexBuildSeconds: null };
+      rows.push({ name: hnswIndexName(dims), def: hnswIndexSql(dims) });
+    }
     const memory = options.maintenanceWorkMem ?? '2GB';
     if (!/^\d+[kMG]B$/u.test(memory)) throw new Error(`bad maintenance_work_mem ${memory}`);
     await c.query(`SET maintenance_work_mem = '${memory}'`);
