@@ -95,6 +95,21 @@ for (const factory of storeFactories()) {
       assert.ok(Math.abs(sum - (d?.relevance ?? -1)) < 1e-9, 'its parts add up to its relevance');
     });
 
+    it('moves the update up when its words found it but the vector pool did not reach it', async () => {
+      // Two candidates per signal: the older note is the first vector and lexical candidate, the update only a
+      // lexical one (measured at 10k generated notes: the newest version at rank 87, vector rank beyond the pool).
+      const narrow = { candidateFactor: 1, minCandidates: 2 };
+      const query = 'rate limit ceiling per key';
+      const without = await engine({ ...narrow, likelyReplaces: null }).search(query, { limit: 2 });
+      assert.deepEqual(without.map((r) => r.memory.id), [oldId, newId], explain(without));
+      assert.equal(without[1]?.scoreDetails.signals.vector.rank, null, 'the update was no vector candidate');
+      assert.ok((without[1]?.score ?? 1) < 0.45 * (without[0]?.score ?? 0), 'too far below for the same-topic step alone');
+      const results = await engine(narrow).search(query, { limit: 1 });
+      assert.deepEqual(results.map((r) => r.memory.id), [newId], explain(results));
+      assert.equal(results[0]?.scoreDetails.newerThan, oldId);
+      assert.notEqual(results[0]?.scoreDetails.signals.lexical.rank, null, 'it keeps the lexical scores it was found with');
+    });
+
     it('a note found by its words alone brings in no update', async () => {
       // Far from both notes in meaning (cosine under the vector signal's zero): only the shared "100" finds the older.
       const words = 'grandma knits 100 scarves';

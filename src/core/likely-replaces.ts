@@ -41,21 +41,27 @@ export async function addLikelyReplacing(ctx: EngineContext, results: SearchResu
   const newer = (await ctx.code.visible(found, (m) => m)).filter((m) => netDoubt(m.feedback) <= 0);
   if (newer.length === 0) return results;
   const fresh = newer.filter((m) => !later.has(m.id));
-  const vectors = await ctx.store.getVectors(fresh.map((m) => m.id));
-  const scored = fuseScores({
-    memories: new Map(fresh.map((m) => [m.id, m])),
-    vector: fresh.flatMap((m) => {
-      const v = vectors.get(m.id);
-      return v ? [{ id: m.id, raw: dot(q.queryVector, v) }] : [];
-    }),
-    lexical: [],
-    lexicalScale: 0,
-    ageDays: q.ageDays,
-    weights: q.weights,
-    calibration: ctx.calibration,
-  });
+  // A later note found by its words beyond the vector candidates' pool has no vector points because it was
+  // not fetched, not because its cosine earns none: the rule weighs it by its cosine, as a fresh one.
+  const unfetched = newer.filter((m) => later.get(m.id)?.scoreDetails.signals.vector.rank === null);
+  const vectors = await ctx.store.getVectors([...fresh, ...unfetched].map((m) => m.id));
+  const byCosine = (notes: Memory[]) =>
+    fuseScores({
+      memories: new Map(notes.map((m) => [m.id, m])),
+      vector: notes.flatMap((m) => {
+        const v = vectors.get(m.id);
+        return v ? [{ id: m.id, raw: dot(q.queryVector, v) }] : [];
+      }),
+      lexical: [],
+      lexicalScale: 0,
+      ageDays: q.ageDays,
+      weights: q.weights,
+      calibration: ctx.calibration,
+    });
+  const scored = byCosine(fresh);
   for (const r of scored) r.scoreDetails.signals.vector.rank = null;
-  const vectorPoints = (r: SearchResult) => r.scoreDetails.signals.vector.contribution;
+  const cosinePoints = new Map(byCosine(unfetched).map((r) => [r.memory.id, r.scoreDetails.signals.vector.contribution]));
+  const vectorPoints = (r: SearchResult) => cosinePoints.get(r.memory.id) ?? r.scoreDetails.signals.vector.contribution;
   const above = new Map<string, SearchResult[]>();
   const moved = new Set<string>();
   // Best first, ties toward the newer and then by id: the store lists them in no particular order, and each older note's list keeps this one.
