@@ -24,7 +24,7 @@ import type { MemoryInput } from '../src/interfaces/memory.js';
 import { buildCodingFixture, CODING_NOW, codingTexts, runQueries, type QueryOutcome } from './coding-memory.js';
 import type { RecordedUpdateRule } from '../src/core/topics.js';
 import { CachingEmbedder, loadVectorCache, prefetchEmbeddings, ratioRule, saveVectorCache } from './locomo-data.js';
-import { coreNote, detail, PrecomputedEmbedder, rng } from './synthetic-notes.js';
+import { coreNote, fillSynthetic, PrecomputedEmbedder, rng } from './synthetic-notes.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..');
@@ -100,24 +100,11 @@ async function main(): Promise<void> {
   const table: Row[] = [];
   const timings: Record<string, number> = {};
   try {
-    let stored = 0;
-    let serial = 0;
+    let filled = { stored: 0, serial: 0 };
+    const fill = { save: (batch: MemoryInput[]) => fillEngine.saveMany(batch), filler, embedder, pool, r, now: CODING_NOW };
     for (const size of sizes) {
       const t0 = performance.now();
-      while (stored < size) {
-        const batch: MemoryInput[] = [];
-        for (let i = 0; i < 500 && stored + batch.length < size; i++) {
-          const p = pool[serial % pool.length] as (typeof pool)[number];
-          const text = `${p.text}${detail(r, serial)}`;
-          filler.vectors.set(text, (await embedder.embed([p.text]))[0] as Float32Array);
-          // Ages spread over two years, like the benchmark's own notes.
-          batch.push({ text, kind: p.kind, tags: p.tags, createdAt: new Date(CODING_NOW.getTime() - (1 + Math.floor(r() * 730)) * 86_400_000).toISOString() });
-          serial++;
-        }
-        await fillEngine.saveMany(batch);
-        for (const m of batch) filler.vectors.delete(m.text);
-        stored += batch.length;
-      }
+      filled = await fillSynthetic(fill, filled.stored, size, filled.serial);
       timings[`fill_to_${size}_ms`] = Math.round(performance.now() - t0);
       const t1 = performance.now();
       const outcomes = await runQueries(fixture, queries);

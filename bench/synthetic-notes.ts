@@ -3,7 +3,7 @@
  * and the questions an agent asks about them, shared by the latency and HTTP benchmarks.
  */
 import type { Embedder } from '../src/interfaces/embedder.js';
-import type { MemoryKind } from '../src/interfaces/memory.js';
+import type { MemoryInput, MemoryKind } from '../src/interfaces/memory.js';
 
 // ------------------------------------------------------------------------------------------ text generation
 
@@ -229,4 +229,32 @@ export function noisyCopy(base: Float32Array, noiseNorm: number, gauss: () => nu
 /** Standard normal draws (Box–Muller) from a seeded generator. */
 export function gaussian(r: Rand): () => number {
   return () => Math.sqrt(-2 * Math.log(r() + 1e-12)) * Math.cos(2 * Math.PI * r());
+}
+
+/**
+ * Grows a namespace to `size` generated notes (`stored` already there), in batches of 500 saved through
+ * `save` (an engine's saveMany on `filler`): each is a pool note plus a distinct detail, embedded as its pool
+ * note (`embedder`), dated within two years before `now`. Returns the new count and the next serial.
+ */
+export async function fillSynthetic(
+  o: { save: (batch: MemoryInput[]) => Promise<unknown>; filler: PrecomputedEmbedder; embedder: Embedder; pool: { text: string; kind: MemoryKind; tags: string[] }[]; r: Rand; now: Date },
+  stored: number,
+  size: number,
+  serial: number,
+): Promise<{ stored: number; serial: number }> {
+  while (stored < size) {
+    const batch: MemoryInput[] = [];
+    for (let i = 0; i < 500 && stored + batch.length < size; i++) {
+      const p = o.pool[serial % o.pool.length] as (typeof o.pool)[number];
+      const text = `${p.text}${detail(o.r, serial)}`;
+      o.filler.vectors.set(text, (await o.embedder.embed([p.text]))[0] as Float32Array);
+      // Ages spread over two years, like the benchmark's own notes.
+      batch.push({ text, kind: p.kind, tags: p.tags, createdAt: new Date(o.now.getTime() - (1 + Math.floor(o.r() * 730)) * 86_400_000).toISOString() });
+      serial++;
+    }
+    await o.save(batch);
+    for (const m of batch) o.filler.vectors.delete(m.text);
+    stored += batch.length;
+  }
+  return { stored, serial };
 }

@@ -9,7 +9,7 @@ import { queryTerms } from './lexical.js';
 import { dot, inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights, termsOf } from './topics.js';
 import { applyTermCoverage, COVERAGE_MIN_WINDOW } from './term-coverage.js';
 import { addLikelyReplacing } from './likely-replaces.js';
-import { relatedTermsFor, unknownShareWithRelated, withRelated } from './related-terms.js';
+import { relatedPool, relatedTermsFor, unknownShareWithRelated, withRelated } from './related-terms.js';
 import { demoteDoubted, netDoubt } from './feedback.js';
 import { addSessionContext } from './session-context.js';
 import { validateKind, validateLimit, validateFusion, validateTags, MAX_LIMIT } from './validate.js';
@@ -83,7 +83,7 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
     const lexicalHits = async () => {
       if (!useLexical) return [];
       if (!related) return ctx.store.lexicalCandidates(terms, pool, filter);
-      const [own, more] = await Promise.all([ctx.store.lexicalCandidates(terms, pool, filter), ctx.store.lexicalCandidates(related.terms, pool, filter)]);
+      const [own, more] = await Promise.all([ctx.store.lexicalCandidates(terms, pool, filter), ctx.store.lexicalCandidates(related.terms, relatedPool(limit, pool), filter)]);
       return withRelated(own, more, related.weight, pool);
     };
     // Score fusion scales BM25 by the query terms' rarity: Σ idf is what a full match scores.
