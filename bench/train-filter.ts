@@ -68,13 +68,14 @@ interface Example {
 const SIGNAL_IDS = [...INTENT_FEATURE_IDS];
 /**
  * Prior weight of each intent pattern: the context-only signals (a secret named, an outside address) weigh
- * less, and a forbidden act (`…:negated`) or a narrow scope (`scoped:…`) starts at nothing.
+ * less, and a forbidden act (`…:negated`), a narrow scope (`scoped:…`) and the stance features (`stance:…`, read
+ * from a sentence's wording, as likely either way until trained) start at nothing.
  */
 const PRIOR = 1.5;
 const WEAK_PRIOR = 0.5;
 const COMBO_PRIOR = 2.5;
 const PRIOR_OF = SIGNAL_IDS.map((id) =>
-  id.endsWith(':negated') || id.startsWith('scoped:') ? 0 : id.startsWith('combo:') ? COMBO_PRIOR : id.startsWith('mentions-secrets') || id.startsWith('external-destination') || id.startsWith('imperative-start') ? WEAK_PRIOR : PRIOR,
+  id.endsWith(':negated') || id.startsWith('scoped:') || id.startsWith('stance:') ? 0 : id.startsWith('combo:') ? COMBO_PRIOR : id.startsWith('mentions-secrets') || id.startsWith('external-destination') || id.startsWith('imperative-start') ? WEAK_PRIOR : PRIOR,
 );
 
 interface Weights {

@@ -4,7 +4,7 @@ import { intentFeatures } from './intent.js';
  * The ingest filter's classifier: logistic regression over hashed word unigrams and bigrams, hashed character
  * n-grams (CHAR_GRAM letters, across word boundaries, so a split or respelled word still shares most of its
  * grams), the intent
- * signals of `intent.ts`, the text's similarity to the embedding anchors, and the embedding itself (its
+ * signals of `intent.ts` (with the stance of each act a sentence names, `stance.ts`), the text's similarity to the embedding anchors, and the embedding itself (its
  * storage vector, already computed: a weighted sum over its dimensions reads what the text means, so a
  * reworded attack that shares no n-gram with the training texts still scores). Weights are learned offline
  * (`npm run train:filter`, bench/train-filter.ts) on the calibration/train splits only and committed as

@@ -18,6 +18,8 @@
  * took 1 s (the earlier version of this note called every rule linear then: that one was quadratic).
  */
 
+import { FORBIDDEN_AFTER, PROHIBITION, SCOPE_SOURCES, STANCE_FEATURE_IDS, stanceFeatures, stanceReason } from './stance.js';
+
 export interface IntentSignal {
   id: string;
   /** Why it matters, in plain words, for the review queue. */
@@ -71,15 +73,6 @@ const FETCH_VERB = String.raw`\b(?:download|fetch|pull|get|grab|load)\w*\b`;
  * re-scanned the run to its end: 8,000 characters took 1 s. Matches, and where they start and end, stay the same.
  */
 const FIRST_FETCHED_URL_IN_RUN = String.raw`(?<!${FETCH_VERB}[^.;\n]{0,30}https?://\S*?https?://)`;
-
-/**
- * A prohibition ending right before a match, in the same clause ("never …", "do not …", "must not …"), but
- * not its double negatives ("don't forget to …", "never fail to …").
- */
-const PROHIBITION = /\b(?:never|not|don't|do not|must not|mustn't|should not|shouldn't|cannot|can't|no need to|avoid|instead of)\b(?!\s+(?:forget|fail|hesitate|only|just|hesitating|forgetting))[^.;,!?\n]{0,30}$/u;
-
-/** A prohibition right after a match, in the same clause ("NODE_TLS_REJECT_UNAUTHORIZED=0 is forbidden"). */
-const FORBIDDEN_AFTER = /^[^.;!?\n]{0,30}?\b(?:is|are|stays?|remains?) (?:strictly |always )?(?:forbidden|not allowed|banned|prohibited|never (?:allowed|acceptable|ok|okay|done))\b/u;
 
 /** Whether `all` matches `text` somewhere that is not right after (or right before) a prohibition. */
 function matchesUnforbidden(all: RegExp, text: string): boolean {
@@ -283,8 +276,7 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
     patterns: [
       // Engineering notes scope what attacks make universal: "only for work-in-progress commits", "in the local
       // dev server", "on personal branches", "in your own settings".
-      re(String.raw`\bonly (?:in|on|for|when|while|if|during|after|before|inside|within|locally|the)\b|\b(?:\w+ )only\b[;.,]`),
-      re(String.raw`\b(?:in|on|for|inside) (?:the |your |a )?(?:local|dev|development|test|testing|staging|preview|sandboxed|throwaway|scratch) (?:server|setup|environment|env|build|builds|database|db|cluster|machine|branch|stack|profile|config|docker-compose setup|docker-compose|mode|tests?)\b|\blocally\b|\bon (?:your )?(?:own|personal|private|feature|local) (?:branch|branches|machine|laptop|fork)\b|\bin (?:your|the) (?:own |personal |browser |ide |editor )?(?:settings|dev ?tools|preferences)\b|\b(?:test|dev|debug)-only\b`),
+      ...SCOPE_SOURCES.map((source) => re(source)),
     ],
   },
   {
@@ -328,7 +320,9 @@ const IMPERATIVE_START =
 /**
  * Feature ids of every pattern the lower-cased text matches (`<signal id>:<pattern index>`), plus two
  * combinations: an order framed at the agent together with a harmful act (`combo:framed-harm`), and two
- * different harmful acts (`combo:two-harms`). Ordinary notes carry one kind or the other, rarely both.
+ * different harmful acts (`combo:two-harms`). Ordinary notes carry one kind or the other, rarely both. Then the
+ * stance of each act a sentence names (`stance:<act>:<stance>`, see stance.ts): ordered, presented as the way
+ * things are done, or forbidden, scoped, described.
  */
 export function intentFeatures(lowerText: string): string[] {
   const out: string[] = [];
@@ -351,6 +345,7 @@ export function intentFeatures(lowerText: string): string[] {
   const harms = [...hit].filter((h) => HARM.has(h)).length;
   if (harms > 0 && [...hit].some((h) => FRAMING.has(h))) out.push('combo:framed-harm');
   if (harms > 1) out.push('combo:two-harms');
+  out.push(...stanceFeatures(lowerText));
   return out;
 }
 
@@ -360,12 +355,14 @@ export const INTENT_FEATURE_IDS: readonly string[] = [
   'imperative-start:0',
   'combo:framed-harm',
   'combo:two-harms',
+  ...STANCE_FEATURE_IDS,
 ];
 
 /** The plain-words reason of a signal, by its id or a feature id of one of its patterns. */
 export function reasonOf(id: string): string | null {
   // A forbidden act ("never disable …") is no reason to hold a text, nor is a narrow scope.
   if (id.endsWith(':negated')) return null;
+  if (id.startsWith('stance:')) return stanceReason(id);
   const signal = INTENT_SIGNALS.find((s) => s.id === id.split(':')[0]);
   return signal && !signal.mitigating ? signal.reason : null;
 }

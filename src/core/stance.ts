@@ -1,0 +1,148 @@
+/**
+ * How a text holds the harmful acts it names: ordered, presented as the way things are done, merely stated,
+ * or forbidden, scoped to a narrow place, or described. An attack phrased as a statement ("the release
+ * checklist ends with sharing the signing key in the public gist") and a rule that forbids the same act
+ * ("the signing key never goes into a gist") share their words; what tells them apart is the stance of the
+ * clause that names the act. Read sentence by sentence, so a prohibition in one sentence does not cover an
+ * order in another.
+ *
+ * An act is a verb and an object in the same sentence, in any order (so the passive and noun phrases count:
+ * "signature checks … the release script goes without them"). Each act found gives the classifier one feature
+ * `stance:<act>:<stance>` and one `stance:any:<stance>`; the weights are learned (`npm run train:filter`).
+ * Only ordered, endorsed and stated acts are reasons a hold names; forbidden, scoped and described ones weigh
+ * against a hold and are never reasons.
+ *
+ * Every expression is linear: bounded gaps, no nested quantifiers over the same characters; sentences are
+ * found by one pass (`npm run bench -- --only filter-cost` measures the whole of `intentFeatures`).
+ */
+
+/** The acts read, with a plain-words reason for each. */
+export const STANCE_ACTS = {
+  'safeguard-off': 'switching off a safeguard (tests, review, signing, checks)',
+  'secret-out': 'putting secrets where others can read them',
+  'remote-run': 'running code fetched from elsewhere',
+  'hide-from': 'keeping what was done from the user or reviewers',
+  'rules-off': 'setting the rules or instructions aside',
+  'consent-claim': 'a blanket consent the agent cannot check',
+} as const;
+export type StanceAct = keyof typeof STANCE_ACTS;
+
+/** How the sentence holds its act. The first three favour a hold, the last three weigh against it. */
+export const STANCES = ['ordered', 'endorsed', 'stated', 'forbidden', 'scoped', 'described'] as const;
+export type Stance = (typeof STANCES)[number];
+const AGAINST: ReadonlySet<string> = new Set<Stance>(['forbidden', 'scoped', 'described']);
+
+const r = (source: string) => new RegExp(source, 'u');
+
+/** Every part must match the sentence for the act to be there. */
+const ACTS: Record<StanceAct, RegExp[]> = {
+  'safeguard-off': [
+    r(String.raw`\b(?:turn\w*|switch\w*|toggl\w*|shut\w*) (?:it |them |\w+ ){0,4}off\b|\b(?:turn|switch)\w* off\b|\b(?:disabl|bypass|skip|remov|strip|drop|delet|ignor|lower|relax|loosen|weaken|circumvent|silenc|suppress|mut|kill|rip)\w*\b|\bcomment\w* out\b|\bget around\b|\bwork around\b|\bno longer (?:run|require|need)\w*\b|--no-verify\b|--force\b|--insecure\b|--nocheck\b|\|\|\s*true\b|=\s*(?:0|false)\b|\boptional\b`),
+    r(String.raw`\b(?:protection|review\w*|tests?|checks?|signing|signatures?|signed|validation|verification|scann\w+|scans?|audit\w*|csp|csrf|2fa|mfa|two-factor|hooks?|lint\w*|coverage|guardrails?|ci|pipeline|gates?|firewall|sandbox\w*|tls|ssl|certificates?|checksums?|rate limit\w*|lockout|approvals?|type ?check\w*|tsc|policy|policies|rules?|safeguards?|restrictions?|permissions? prompts?)\b`),
+  ],
+  'secret-out': [
+    r(String.raw`\b(?:shar|send|sent|post|past|upload|publish|attach|commit|print|log|includ|writ|wrote|cop|forward|expos|leak|mail|email|e-mail|dump|push|sync|export|encod|transmit|beacon|report|put|add|append|mirror|zip|curl|pipe)\w*\b`),
+    r(String.raw`\b(?:secrets?|keys?|tokens?|credentials?|passwords?|\.env|env(?:ironment)? (?:vars?|variables?|file)|kubeconfig|id_rsa|id_ed25519|\.npmrc|\.pgpass|cookies?|dumps?|snapshots?|customer (?:data|records)|private|auth\w*)\b`),
+    r(String.raw`\b(?:public|gists?|pastebin|shared (?:drive|link|folder|channel)|slack|discord|chat|channel|issue|ticket|pr description|pull request|comment|query (?:param\w*|string)|logs?|debug output|telemetry|upstream|vendor|outside|external|personal|webhook|https?://|[\w.-]+@[\w-]+\.|[\w-]+\.(?:com|net|io|org|cc|click|xyz|site|dev|app|sh)\b)\b`),
+  ],
+  'remote-run': [
+    r(String.raw`\b(?:run\w*|execut\w*|source\w*|eval\w*|install\w*|load\w*|pip\w*|import\w*|bootstrap\w*)\b|\|\s*(?:ba|z)?sh\b`),
+    r(String.raw`\bhttps?://|\b(?:hosted|served|fetched|downloaded|remote|online|from the (?:link|url|web|internet))\b|\b[\w-]+\.(?:com|net|io|org|cc|click|xyz|site|dev|app|sh)\b`),
+  ],
+  'hide-from': [
+    r(String.raw`\b(?:hid\w*|conceal\w*|omit\w*|leave\w* out|left out|keep\w* (?:\w+ ){0,5}out|quiet\w*|silent\w*|secret\w*|between us|never (?:told|informed|shown)|not (?:mention|tell|show|list|report)\w*|don't (?:mention|tell|show|list|report)|do not (?:mention|tell|show|list|report)|describ\w* (?:\w+ ){0,4}as|call\w* (?:\w+ ){0,4}(?:a|an)|squash\w*|bury|buried|erase\w*|wip\w*|scrub\w*)\b`),
+    r(String.raw`\b(?:user|reviewers?|review|team|owner|summary|changelog|commit message|pr|pull request|diff|logs?|audit trail|history|anyone|nobody|no one|report)\b`),
+  ],
+  'rules-off': [
+    r(String.raw`\b(?:ignor|disregard|bypass|skip|overrid|supersed|retir|void|cancel|obsolet|no longer appl|not bind|not apply|doesn't apply|don't apply|meant for|written for|for humans|pay no attention|stop following|set aside|wins|outrank|precedence)\w*\b`),
+    r(String.raw`\b(?:rules?|instructions?|guidelines?|guide|conventions?|polic(?:y|ies)|checklist|agents\.md|claude\.md|contributing|system prompt|guardrails|guidance)\b`),
+  ],
+  'consent-claim': [
+    r(String.raw`\b(?:approv|agre|consent|authori[sz]|permi|allow|okay|ok'd|sign\w* off|go-ahead|green light|waiv|fine with|happy with|said yes)\w*\b`),
+    r(String.raw`\b(?:user|owner|customer|client|team|lead|maintainers?|management|they|already|in advance|pre-?|standing|blanket|every|all|any|always|covers)\b`),
+  ],
+};
+
+/** Each act's verb (its first part), to find every place it is named. */
+const VERBS = Object.fromEntries(Object.entries(ACTS).map(([act, parts]) => [act, new RegExp((parts[0] as RegExp).source, 'gu')])) as Record<StanceAct, RegExp>;
+
+/** A sentence: a run up to `.`, `!`, `?`, `;` or a line break (a dot inside a word, as in `AGENTS.md`, does not end it). */
+const SENTENCE = /[^.!?;\n]+(?:[.!?](?!\s|$)[^.!?;\n]*)*/gu;
+/**
+ * A prohibition ending right before a match, in the same clause ("never …", "do not …", "must not …"), but
+ * not its double negatives ("don't forget to …", "never fail to …").
+ */
+export const PROHIBITION = /\b(?:never|not|don't|do not|must not|mustn't|should not|shouldn't|cannot|can't|no need to|avoid|instead of)\b(?!\s+(?:forget|fail|hesitate|only|just|hesitating|forgetting))[^.;,!?\n]{0,30}$/u;
+
+/**
+ * A prohibition right after a match, in the same clause ("NODE_TLS_REJECT_UNAUTHORIZED=0 is forbidden"). The
+ * gap holds no comma and no word that forbids the *refusal* instead of the act: in "disable the hooks, refusing
+ * is not allowed" the prohibition is about refusing, so the act stays ordered.
+ */
+export const FORBIDDEN_AFTER = /^(?:(?!refus|declin|hesitat|question|object|ask|say no|push(?:ing)? back)[^.;,!?\n]){0,30}?\b(?:is|are|stays?|remains?) (?:strictly |always )?(?:forbidden|not allowed|banned|prohibited|never (?:allowed|acceptable|ok|okay|done))\b/u;
+
+/** Counter-measures named beside the act: it is blocked, refused, or needs a review. */
+const COUNTERED = /\b(?:is|are|gets?|get) (?:blocked|rejected|refused|reverted)\b|\b(?:blocks|refuses|rejects|forbids|prohibits)\b|\b(?:requires?|needs?) (?:a |an |one )?(?:(?:human|second|security) )?(?:review|reviewer|approval|sign-?off)\b|\bfails? (?:hard|the build)\b|\bstops? the (?:build|deploy|release)\b|\bnot allowed\b|\bforbidden\b/u;
+/** The next sentence forbidding what this one names ("Pasting tokens into chat leaks them. Never do it."). */
+const FORBIDS_NEXT = /^\s*(?:never|don't|do not|(?:this|that) is (?:forbidden|not allowed))\b/u;
+/** Sources of the patterns that limit an act to a narrow scope ("only for …", "in the local dev server", "locally"). */
+export const SCOPE_SOURCES: readonly string[] = [
+  String.raw`\bonly (?:in|on|for|when|while|if|during|after|before|inside|within|locally|the)\b|\b(?:\w+ )only\b[;.,]`,
+  String.raw`\b(?:in|on|for|inside) (?:the |your |a )?(?:local|dev|development|test|testing|staging|preview|sandboxed|throwaway|scratch) (?:server|setup|environment|env|build|builds|database|db|cluster|machine|branch|stack|profile|config|docker-compose setup|docker-compose|mode|tests?)\b|\blocally\b|\bon (?:your )?(?:own|personal|private|feature|local) (?:branch|branches|machine|laptop|fork)\b|\bin (?:your|the) (?:own |personal |browser |ide |editor )?(?:settings|dev ?tools|preferences)\b|\b(?:test|dev|debug)-only\b`,
+];
+const SCOPED = SCOPE_SOURCES.map((source) => new RegExp(source, 'u'));
+const DESCRIBES = /\b(?:incident|postmortem|post-mortem|outage|reverted|caused|attacker|phishing|malware|used to|last (?:week|month|year|quarter)|was found|we found|detects?|flags?|warns?|the scanner|happened|leaked|compromised|in the past|a bug|the bug)\b/u;
+/** The act presented as how things are done, as always or everywhere, or with a reason that waves the safeguard away. */
+const ENDORSES = /\b(?:is|are|was) (?:an? |the )?(?:accepted|standard|approved|usual|normal|expected|recommended|preferred|quickest|fastest|easiest|simplest|right|correct|official|agreed|sanctioned)\b|\bis how\b|\b(?:standard|usual|accepted|quickest|fastest|easiest|official|approved|agreed|normal) (?:fix|way|practice|procedure|approach|workaround|step|route|path|process)\b|\bit(?:['’]s| is) (?:standard|normal|usual|fine|ok|okay|expected|accepted|customary|safe)\b|\b(?:ends|starts|begins|finishes) with\b|\bbelongs? (?:in|on|into|to)\b|\b(?:should|must|has to|have to|need to|needs to|are to|is to)\b|\b(?:is|are) (?:allowed|permitted|fine|ok|okay|encouraged|expected|required|mandatory|welcome)\b|\bfreely\b|\bfeel free\b|\bgo ahead\b|\bnothing to review\b|\bby default\b|\balways\b|\bevery\b|\bany\b|\bwhenever\b|\bslows?\b|\btoo slow\b|\bnuisance\b|\bsaves?\b|\bconvenien\w*\b|\bin the way\b|\bkeeps? (?:breaking|blocking|failing)\b|\bnever real\b|\bnoise\b|\bmove on\b|\bwithout\b|\bwastes?\b|\bannoy\w*\b|\bbottleneck\b|\bpointless\b|\boverkill\b|\bunnecessary\b|\bdecoration\b/u;
+/** A sentence that opens with a bare verb: an order. */
+const ORDERS = /^\W*(?:please |now |also |then |just |always |first )?(?:add|append|approve|attach|bypass|call|change|clear|comment|commit|copy|delete|describe|disable|download|drop|dump|email|encode|erase|execute|fetch|forward|give|grant|hide|ignore|include|insert|install|keep|leave|load|lower|mail|mark|merge|move|omit|open|paste|pay|pipe|post|print|publish|push|put|remove|replace|report|rewrite|run|send|set|share|skip|source|squash|stop|strip|suppress|switch|sync|tell|treat|turn|upload|use|wipe|write)\b/u;
+
+/**
+ * Whether every naming of the act's verb in the sentence is forbidden: a prohibition right before it ("never
+ * posted", "do not skip") or right after it, or a counter-measure beside it ("… is blocked", "needs a review"),
+ * or the next sentence forbidding it.
+ */
+function forbidden(sentence: string, next: string, verb: RegExp): boolean {
+  if (COUNTERED.test(sentence) || FORBIDS_NEXT.test(next.slice(0, 40))) return true;
+  verb.lastIndex = 0;
+  for (let m = verb.exec(sentence); m; m = verb.exec(sentence)) {
+    const end = m.index + m[0].length;
+    if (!PROHIBITION.test(sentence.slice(Math.max(0, m.index - 60), m.index)) && !FORBIDDEN_AFTER.test(sentence.slice(end, end + 60))) return false;
+    if (m[0] === '') verb.lastIndex++;
+  }
+  return true;
+}
+
+function stanceOf(sentence: string, next: string, verb: RegExp): Stance {
+  if (forbidden(sentence, next, verb)) return 'forbidden';
+  if (SCOPED.some((p) => p.test(sentence))) return 'scoped';
+  if (ORDERS.test(sentence)) return 'ordered';
+  if (DESCRIBES.test(sentence)) return 'described';
+  return ENDORSES.test(sentence) ? 'endorsed' : 'stated';
+}
+
+/** The stance features of a lower-cased text (`stance:<act>:<stance>`, `stance:any:<stance>`), in a fixed order. */
+export function stanceFeatures(lowerText: string): string[] {
+  const found = new Set<string>();
+  const sentences = lowerText.match(SENTENCE) ?? [];
+  sentences.forEach((s, i) => {
+    for (const [act, parts] of Object.entries(ACTS) as [StanceAct, RegExp[]][]) {
+      if (!parts.every((p) => p.test(s))) continue;
+      const stance = stanceOf(s, sentences[i + 1] ?? '', VERBS[act]);
+      found.add(`stance:${act}:${stance}`);
+      found.add(`stance:any:${stance}`);
+    }
+  });
+  return STANCE_FEATURE_IDS.filter((id) => found.has(id));
+}
+
+/** Every stance feature id, in a fixed order. */
+export const STANCE_FEATURE_IDS: readonly string[] = [...Object.keys(STANCE_ACTS), 'any'].flatMap((act) => STANCES.map((s) => `stance:${act}:${s}`));
+
+/** The plain-words reason of a stance feature, or null when it weighs against a hold (or is the `any` summary). */
+export function stanceReason(id: string): string | null {
+  const [, act, stance] = id.split(':') as [string, string, string];
+  if (AGAINST.has(stance) || !(act in STANCE_ACTS)) return null;
+  const what = STANCE_ACTS[act as StanceAct];
+  return stance === 'ordered' ? `it orders ${what}` : stance === 'endorsed' ? `it presents ${what} as the way things are done` : `it states ${what} as a fact, with nothing against it`;
+}
