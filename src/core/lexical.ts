@@ -75,6 +75,18 @@ export interface Analyser {
 
 /** Tokens whose terms an analyser remembers (see createAnalyser). */
 const TOKEN_MEMO_MAX = 50_000;
+/** Longer tokens (long paths, hashes, runs of digits) are rarely seen twice: analysed every time, never remembered. */
+const TOKEN_MEMO_LONGEST = 64;
+
+/**
+ * A copy of `s` that shares no memory with the string it was cut from. A substring (a regular expression's
+ * match, a piece of `split`, an unchanged `toLowerCase`) can point into the whole text it came from; kept in
+ * a memo it would keep that text (a whole note, erased or not) alive. Joining its code units builds a new
+ * string, lone surrogates included.
+ */
+function detached(s: string): string {
+  return s.length < 2 ? s : s.split('').join('');
+}
 
 /** A token's terms, and whether it is an identifier (a compound or camelCase: plainTerms leaves it out). */
 interface TokenTerms {
@@ -107,7 +119,8 @@ export function createAnalyser(options: AnalyserOptions): Analyser {
   // A token's terms depend on the token alone, and a store's vocabulary repeats: recall analyses the text of
   // its first results on every search (query-term coverage, the same-topic step), a save the texts of its
   // nearest notes. Remembered per token (140 → 20 µs a note at 10k generated notes); the memo starts over past
-  // TOKEN_MEMO_MAX tokens.
+  // TOKEN_MEMO_MAX tokens. What it keeps is detached from the text (the key, and the terms cut from it), so
+  // no note's text stays in memory through it.
   const memo = new Map<string, TokenTerms>();
   const analyseTokens = (text: string, plainOnly: boolean): string[] => {
     const terms: string[] = [];
@@ -115,9 +128,14 @@ export function createAnalyser(options: AnalyserOptions): Analyser {
       const token = match[0];
       let found = memo.get(token);
       if (found === undefined) {
-        if (memo.size >= TOKEN_MEMO_MAX) memo.clear();
-        found = tokenTerms(token);
-        memo.set(token, found);
+        if (token.length > TOKEN_MEMO_LONGEST) {
+          found = tokenTerms(token);
+        } else {
+          if (memo.size >= TOKEN_MEMO_MAX) memo.clear();
+          const key = detached(token);
+          found = tokenTerms(key);
+          memo.set(key, found);
+        }
       }
       if (plainOnly && found.identifier) continue;
       for (const term of found.terms) terms.push(term);
@@ -139,8 +157,10 @@ function rememberedStem(word: string): string {
   let stem = stemMemo.get(word);
   if (stem === undefined) {
     if (stemMemo.size >= STEM_MEMO_MAX) stemMemo.clear();
-    stem = stemmer(word);
-    stemMemo.set(word, stem);
+    // Detached like the token memo's keys: the word may be cut from a token too long to remember.
+    const key = detached(word);
+    stem = stemmer(key);
+    stemMemo.set(key, stem);
   }
   return stem;
 }
