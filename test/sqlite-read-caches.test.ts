@@ -123,4 +123,39 @@ describe('SQLite read caches follow every write', () => {
     assert.deepEqual(await ranking(store), await fresh(ranking));
     assert.equal((await store.getRankingFields([ids[2] as string]))[0]?.feedback?.wrong, 1);
   });
+
+  it('ranking fields: a search while this connection has a write transaction open sees the same rows as its results', async () => {
+    const saved = await engine.save({ text: 'Backups of the quokka database run every night at two.' });
+    const query = 'when do backups of the quokka database run';
+    const options = { weights: { lexical: 0 } };
+    const found = (results: Awaited<ReturnType<Engine['search']>>) => results.find((r) => r.memory.id === saved.id);
+    // Warm the cache with the committed fields.
+    assert.equal(found(await engine.search(query, options))?.scoreDetails.feedback, undefined);
+    assert.equal((await store.getRankingFields([saved.id]))[0]?.feedback, undefined);
+    let release = (): void => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let opened = (): void => {};
+    const open = new Promise<void>((resolve) => (opened = resolve));
+    const tx = store.transaction(async (t) => {
+      const memory = (await t.getMemory(saved.id)) as Memory;
+      await t.updateMemory({ ...memory, feedback: { useful: 0, wrong: 3, stale: 0, lastAt: NOW.toISOString() } });
+      opened();
+      await gate; // like an embedding awaited inside a batch's transaction
+      throw new Error('rolled back on purpose');
+    });
+    await open;
+    try {
+      // The uncommitted rating is what the whole row shows, so the ranking must use it too: demoted.
+      assert.equal((await store.getRankingFields([saved.id]))[0]?.feedback?.wrong, 3);
+      const during = found(await engine.search(query, options));
+      assert.equal(during?.memory.feedback?.wrong, 3);
+      assert.ok(during?.scoreDetails.feedback, 'the wrong ratings the result shows demote it');
+    } finally {
+      release();
+      await assert.rejects(tx, /rolled back on purpose/);
+    }
+    // After the rollback neither the cache nor a search keeps the uncommitted rating.
+    assert.equal((await store.getRankingFields([saved.id]))[0]?.feedback, undefined);
+    assert.equal(found(await engine.search(query, options))?.scoreDetails.feedback, undefined);
+  });
 });

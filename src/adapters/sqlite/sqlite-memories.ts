@@ -6,8 +6,12 @@ import type { SqliteConnection } from './sqlite-connection.js';
 import { MEMORY_SELECT, memoryRecord, rowToMemory, rowToRankingFields, type Row } from '../sql/sql-rows.js';
 import { ACTIVE_SQL, CURRENT_SQL, filterSql, nsToken } from './sqlite-rows.js';
 
-/** Ranking fields kept at most (about 100 bytes each); past it the cache starts over. */
-const RANKING_CACHE_MAX = 200_000;
+/**
+ * Ranking fields kept at most; past it the cache starts over. An entry takes about 500 bytes (an id, a
+ * namespace string of its own, a timestamp, and for some a session, feedback or a code reference), so the
+ * cache stays under about 25 MB.
+ */
+const RANKING_CACHE_MAX = 50_000;
 
 /** The memories table: rows, their full-text terms and vectors kept beside them, lists and counts. */
 export class SqliteMemories {
@@ -76,15 +80,20 @@ export class SqliteMemories {
   async getRankingFields(ids: string[]): Promise<RankingFields[]> {
     if (ids.length === 0) return [];
     return this.c.read('reading memories', () => {
-      const version = this.c.dataVersion();
-      if (version !== this.rankingVersion || this.ranking.size > RANKING_CACHE_MAX) {
-        this.ranking.clear();
-        this.rankingVersion = version;
+      // Inside an open write transaction of this connection the rows may be uncommitted: every id is read
+      // from the table (what the whole rows of the results show too), and nothing read is kept.
+      const cached = !this.c.db.inTransaction;
+      if (cached) {
+        const version = this.c.dataVersion();
+        if (version !== this.rankingVersion || this.ranking.size > RANKING_CACHE_MAX) {
+          this.ranking.clear();
+          this.rankingVersion = version;
+        }
       }
       const out: RankingFields[] = [];
       const missing: string[] = [];
       for (const id of ids) {
-        const known = this.ranking.get(id);
+        const known = cached ? this.ranking.get(id) : undefined;
         if (known) out.push(known);
         else missing.push(id);
       }
@@ -97,11 +106,9 @@ export class SqliteMemories {
         )
         .raw(true)
         .all(JSON.stringify(missing)) as unknown[][];
-      // Inside an open write transaction of this connection a row may be uncommitted: not kept.
-      const keep = !this.c.db.inTransaction;
       for (const row of rows) {
         const fields = rowToRankingFields(row);
-        if (keep) this.ranking.set(fields.id, fields);
+        if (cached) this.ranking.set(fields.id, fields);
         out.push(fields);
       }
       return out;
