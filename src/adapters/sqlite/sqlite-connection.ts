@@ -167,7 +167,7 @@ function noEffects(): WriteEffects {
 
 /**
  * The open database shared by the store's parts. `vectorDims` is the dimension of the vector index (null
- * while there is none); `ownWrites` counts this connection's commits.
+ * while there is none).
  */
 export class SqliteConnection {
   readonly location: string;
@@ -377,8 +377,6 @@ export class SqliteConnection {
     }
   }
 
-  ownWrites = 0;
-
   /** What the open write transaction changed so far (see WriteEffects). */
   effects: WriteEffects = noEffects();
 
@@ -398,7 +396,6 @@ export class SqliteConnection {
   committed(): void {
     const effects = this.effects;
     this.effects = noEffects();
-    this.ownWrites++;
     for (const listener of this.commitListeners) listener(effects);
   }
 
