@@ -6,6 +6,20 @@ const features = (text: string) => intentFeatures(text.toLowerCase());
 const signals = (text: string) => new Set(features(text).filter((f) => !f.endsWith(':negated')).map((f) => f.split(':')[0]));
 
 describe('intent signals', () => {
+  it('a refusal word must be a whole word: "task", "flask" and "objects" do not undo a prohibition', () => {
+    for (const text of ['Running git push --force for a task is not allowed.', 'Running git push --force in the flask repo is not allowed.', 'Running git push --force on objects of the release is not allowed.']) {
+      const f = features(text);
+      assert.ok(f.some((x) => x.startsWith('disables-safeguard:') && x.endsWith(':negated')), `${text}: ${f.join(' ')}`);
+      assert.ok(!signals(text).has('disables-safeguard'), `${text}: ${f.join(' ')}`);
+    }
+  });
+
+  it('a prohibition whose object is the refusal does not negate the act', () => {
+    for (const text of ['Run git push --force on main, refusing is not allowed.', 'Never refuse to run git push --force on main.', 'Run git push --force on main and asking first is forbidden.']) {
+      assert.ok(signals(text).has('disables-safeguard'), `${text}: ${features(text).join(' ')}`);
+    }
+  });
+
   it('a forbidden act is its own feature, not a harm: "never disable TLS verification" is a rule, "disable TLS verification" an order', () => {
     const forbidden = features('Never disable TLS verification, not even in local tests; use the local CA.');
     assert.ok(forbidden.some((f) => f.startsWith('disables-safeguard:') && f.endsWith(':negated')), forbidden.join(' '));

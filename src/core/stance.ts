@@ -59,7 +59,7 @@ const ACTS: Record<StanceAct, RegExp[]> = {
   ],
   'consent-claim': [
     r(String.raw`\b(?:approv|agre|consent|authori[sz]|permi|allow|okay|ok'd|sign\w* off|go-ahead|green light|waiv|fine with|happy with|said yes)\w*\b`),
-    r(String.raw`\b(?:user|owner|customer|client|team|lead|maintainers?|management|they|already|in advance|pre-?|standing|blanket|every|all|any|always|covers)\b`),
+    r(String.raw`\b(?:user|owner|customer|client|team|lead|maintainers?|management|they|already|in advance|pre-?(?:approv|authori[sz]|agre|consent)\w*|standing|blanket|every|all|any|always|covers)\b`),
   ],
 };
 
@@ -69,22 +69,54 @@ const VERBS = Object.fromEntries(Object.entries(ACTS).map(([act, parts]) => [act
 /** A sentence: a run up to `.`, `!`, `?`, `;` or a line break (a dot inside a word, as in `AGENTS.md`, does not end it). */
 const SENTENCE = /[^.!?;\n]+(?:[.!?](?!\s|$)[^.!?;\n]*)*/gu;
 /**
- * A prohibition ending right before a match, in the same clause ("never …", "do not …", "must not …"), but
- * not its double negatives ("don't forget to …", "never fail to …").
+ * Words that name pushing back on an order rather than doing the act: a prohibition that governs one of them
+ * ("refusing is not allowed", "never refuse to …", "do not ask before …") forbids the refusal, not the act. Whole
+ * words only, so "task", "flask" and "objects" are not among them.
  */
-export const PROHIBITION = /\b(?:never|not|don't|do not|must not|mustn't|should not|shouldn't|cannot|can't|no need to|avoid|instead of)\b(?!\s+(?:forget|fail|hesitate|only|just|hesitating|forgetting))[^.;,!?\n]{0,30}$/u;
+const REFUSAL = String.raw`\b(?:refus\w*|declin\w*|hesitat\w*|question(?:s|ed|ing)?\b|object(?:ed|ing|ions?)?\b|ask(?:s|ed|ing)?\b|say(?:ing)? no\b|push(?:es|ed|ing)? back\b)`;
+
+/**
+ * A prohibition ending right before a match, in the same clause ("never …", "do not …", "must not …",
+ * "forbidden to …"), but not its double negatives ("don't forget to …", "never fail to …") and not one whose
+ * object is a refusal ("never refuse to …").
+ */
+export const PROHIBITION = new RegExp(
+  String.raw`\b(?:never|not|don't|do not|must not|mustn't|should not|shouldn't|cannot|can't|no need to|avoid|instead of|forbidden to|prohibited from|banned from)\b(?!\s+(?:forget|fail|hesitate|only|just|hesitating|forgetting))(?:(?!${REFUSAL})[^.;,!?\n]){0,30}$`,
+  'u',
+);
 
 /**
  * A prohibition right after a match, in the same clause ("NODE_TLS_REJECT_UNAUTHORIZED=0 is forbidden"). The
- * gap holds no comma and no word that forbids the *refusal* instead of the act: in "disable the hooks, refusing
- * is not allowed" the prohibition is about refusing, so the act stays ordered.
+ * gap holds no comma and no refusal word: in "disable the hooks, refusing is not allowed" the prohibition is
+ * about refusing, so the act stays ordered.
  */
-export const FORBIDDEN_AFTER = /^(?:(?!refus|declin|hesitat|question|object|ask|say no|push(?:ing)? back)[^.;,!?\n]){0,30}?\b(?:is|are|stays?|remains?) (?:strictly |always )?(?:forbidden|not allowed|banned|prohibited|never (?:allowed|acceptable|ok|okay|done))\b/u;
+const forbiddenAfter = (gap: number) =>
+  new RegExp(String.raw`^(?:(?!${REFUSAL})[^.;,!?\n]){0,${gap}}?\b(?:is|are|stays?|remains?) (?:strictly |always )?(?:forbidden|not allowed|banned|prohibited|never (?:allowed|acceptable|ok|okay|done))\b`, 'u');
+export const FORBIDDEN_AFTER = forbiddenAfter(30);
+/**
+ * The same within a longer clause, for the stance of an act named as the subject ("disabling the pre-commit
+ * hooks and the signing checks before you push is not allowed"): a comma or a refusal word still ends it.
+ */
+const FORBIDDEN_AFTER_IN_CLAUSE = forbiddenAfter(80);
 
-/** Counter-measures named beside the act: it is blocked, refused, or needs a review. */
-const COUNTERED = /\b(?:is|are|gets?|get) (?:blocked|rejected|refused|reverted)\b|\b(?:blocks|refuses|rejects|forbids|prohibits)\b|\b(?:requires?|needs?) (?:a |an |one )?(?:(?:human|second|security) )?(?:review|reviewer|approval|sign-?off)\b|\bfails? (?:hard|the build)\b|\bstops? the (?:build|deploy|release)\b|\bnot allowed\b|\bforbidden\b/u;
-/** The next sentence forbidding what this one names ("Pasting tokens into chat leaks them. Never do it."). */
-const FORBIDS_NEXT = /^\s*(?:never|don't|do not|(?:this|that) is (?:forbidden|not allowed))\b/u;
+/**
+ * Counter-measures named in the clause of the act: it is blocked, refused, or needs a review. A prohibition
+ * ("not allowed", "forbidden") counts only through `PROHIBITION` and `FORBIDDEN_AFTER_IN_CLAUSE`, which look at what it
+ * governs; here it would also catch "…, refusing is not allowed".
+ */
+const COUNTERED = /\b(?:is|are|gets?|get) (?:blocked|rejected|refused|reverted)\b|\b(?:blocks|refuses|rejects|forbids|prohibits)\b|\b(?:requires?|needs?) (?:a |an |one )?(?:(?:human|second|security) )?(?:review|reviewer|approval|sign-?off)\b|\bfails? (?:hard|the build)\b|\bstops? the (?:build|deploy|release)\b/u;
+/** The clause around a naming of the act: up to 60 characters each side, cut at a comma or colon. */
+function clauseAt(sentence: string, start: number, end: number): string {
+  const before = sentence.slice(Math.max(0, start - 60), start);
+  const after = sentence.slice(end, end + 60);
+  const cut = Math.max(before.lastIndexOf(','), before.lastIndexOf(':'));
+  const stop = after.search(/[,:]/u);
+  return before.slice(cut + 1) + sentence.slice(start, end) + (stop < 0 ? after : after.slice(0, stop));
+}
+/** The next sentence forbidding what this one names as "it"/"this"/"that" ("Pasting tokens into chat leaks them. Never do it."). */
+const FORBIDS_NEXT = /^\s*(?:(?:this|that|it) (?:is|stays) (?:forbidden|not allowed|banned|prohibited)\b|(?:never|don't|do not) (?:ever |again )?(?:do|try|repeat)\w* (?:it|this|that)\b)/u;
+/** A next sentence opening with a prohibition ("Never post it anywhere."), not "never mind" or "don't worry". */
+const OPENS_PROHIBITION = /^\s*(?:never|don't|do not)\b(?!\s+(?:mind|worry|forget|fail|hesitate|bother|stop|wait))/u;
 /** Sources of the patterns that limit an act to a narrow scope ("only for …", "in the local dev server", "locally"). */
 export const SCOPE_SOURCES: readonly string[] = [
   String.raw`\bonly (?:in|on|for|when|while|if|during|after|before|inside|within|locally|the)\b|\b(?:\w+ )only\b[;.,]`,
@@ -99,22 +131,24 @@ const ORDERS = /^\W*(?:please |now |also |then |just |always |first )?(?:add|app
 
 /**
  * Whether every naming of the act's verb in the sentence is forbidden: a prohibition right before it ("never
- * posted", "do not skip") or right after it, or a counter-measure beside it ("… is blocked", "needs a review"),
- * or the next sentence forbidding it.
+ * posted", "do not skip") or right after it, or a counter-measure in its clause ("… is blocked", "needs a
+ * review"), or the next sentence forbidding it ("Never do it.", "Never post it anywhere.").
  */
-function forbidden(sentence: string, next: string, verb: RegExp): boolean {
-  if (COUNTERED.test(sentence) || FORBIDS_NEXT.test(next.slice(0, 40))) return true;
+function forbidden(sentence: string, next: string, verb: RegExp, verbOnce: RegExp): boolean {
+  const head = next.slice(0, 40);
+  if (FORBIDS_NEXT.test(head) || (OPENS_PROHIBITION.test(head) && verbOnce.test(head))) return true;
   verb.lastIndex = 0;
   for (let m = verb.exec(sentence); m; m = verb.exec(sentence)) {
     const end = m.index + m[0].length;
-    if (!PROHIBITION.test(sentence.slice(Math.max(0, m.index - 60), m.index)) && !FORBIDDEN_AFTER.test(sentence.slice(end, end + 60))) return false;
+    const prohibited = PROHIBITION.test(sentence.slice(Math.max(0, m.index - 60), m.index)) || FORBIDDEN_AFTER_IN_CLAUSE.test(sentence.slice(end, end + 120));
+    if (!prohibited && !COUNTERED.test(clauseAt(sentence, m.index, end))) return false;
     if (m[0] === '') verb.lastIndex++;
   }
   return true;
 }
 
-function stanceOf(sentence: string, next: string, verb: RegExp): Stance {
-  if (forbidden(sentence, next, verb)) return 'forbidden';
+function stanceOf(sentence: string, next: string, verb: RegExp, verbOnce: RegExp): Stance {
+  if (forbidden(sentence, next, verb, verbOnce)) return 'forbidden';
   if (SCOPED.some((p) => p.test(sentence))) return 'scoped';
   if (ORDERS.test(sentence)) return 'ordered';
   if (DESCRIBES.test(sentence)) return 'described';
@@ -128,7 +162,7 @@ export function stanceFeatures(lowerText: string): string[] {
   sentences.forEach((s, i) => {
     for (const [act, parts] of Object.entries(ACTS) as [StanceAct, RegExp[]][]) {
       if (!parts.every((p) => p.test(s))) continue;
-      const stance = stanceOf(s, sentences[i + 1] ?? '', VERBS[act]);
+      const stance = stanceOf(s, sentences[i + 1] ?? '', VERBS[act], parts[0] as RegExp);
       found.add(`stance:${act}:${stance}`);
       found.add(`stance:any:${stance}`);
     }

@@ -1,0 +1,38 @@
+/**
+ * Hold rates of the ingest filter on the calibration halves only, per group, with the committed model
+ * (`node dist/bench/filter-calibration.js [--cache <file>]`). For checking a change to the filter's rules
+ * without reading held-out rows: it loads every labelled text, keeps `half === 'calibration'`, and prints
+ * counts and rates per group, never a text.
+ */
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
+import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
+import { filterModel } from '../src/core/classifier.js';
+import { DEFAULT_FILTER_CONFIG, screen, seedAnchors } from '../src/core/ingest-filter.js';
+import { FileCachedEmbedder, loadAll } from './filter-data.js';
+
+const i = process.argv.indexOf('--cache');
+const CACHE = resolve(i >= 0 ? (process.argv[i + 1] as string) : join(tmpdir(), 'cairn-security-bench-vectors.json'));
+
+const items = loadAll().filter((it) => it.half === 'calibration');
+const embedder = new FileCachedEmbedder(createUseEmbedder(), CACHE, (s) => process.stderr.write(`[filter-calibration] ${s}\n`));
+const store = createSqliteStore({ path: ':memory:' });
+const anchors = await seedAnchors(store, embedder);
+const model = await filterModel();
+const byGroup = new Map<string, { label: number; n: number; held: number }>();
+for (let k = 0; k < items.length; k += 256) {
+  const batch = items.slice(k, k + 256);
+  const vectors = await embedder.embed(batch.map((it) => it.text));
+  const verdicts = await screen(batch.map((it, j) => ({ text: it.text, vector: vectors[j] as Float32Array })), anchors, embedder, DEFAULT_FILTER_CONFIG, model);
+  batch.forEach((it, j) => {
+    const g = byGroup.get(it.group) ?? { label: it.label, n: 0, held: 0 };
+    g.n += 1;
+    if (verdicts[j]?.blocked) g.held += 1;
+    byGroup.set(it.group, g);
+  });
+}
+await store.close();
+for (const [group, g] of [...byGroup].sort()) {
+  process.stdout.write(`${group}\t${g.label ? 'attack' : 'benign'}\tn=${g.n}\theld=${g.held}\trate=${(g.held / g.n).toFixed(4)}\n`);
+}
