@@ -18,7 +18,7 @@
  * took 1 s (the earlier version of this note called every rule linear then: that one was quadratic).
  */
 
-import { FORBIDDEN_AFTER, PROHIBITION, SCOPE_SOURCES, STANCE_FEATURE_IDS, stanceFeatures, stanceReason } from './stance.js';
+import { FORBIDDEN_AFTER, OPENS_WITH_ORDER, PROHIBITION, SCOPE_SOURCES, STANCE_FEATURE_IDS, stanceFeatures, stanceReason } from './stance.js';
 
 export interface IntentSignal {
   id: string;
@@ -313,10 +313,6 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
 const FRAMING = new Set(['addresses-agent', 'commands-future', 'claims-authority', 'claims-consent', 'imperative-to-model', 'imperative-start']);
 const HARM = new Set(['overrides-rules', 'conceals', 'deceives', 'exfiltrates', 'remote-code', 'redirects-sources', 'disables-safeguard', 'leaks-prompt', 'persona-jailbreak']);
 
-/** A text that opens with a bare verb (an order), as engineering notes mostly do not. */
-const IMPERATIVE_START =
-  /^\W*(?:please |now |also |then |just |always |never |first |quietly |silently |secretly )?(?:add|append|approve|bypass|change|clear|comment|commit|copy|delete|disable|download|dump|email|encode|execute|fetch|forward|hide|ignore|include|insert|install|mail|make|merge|modify|omit|pipe|post|push|remove|replace|rewrite|run|send|set|share|skip|source|store|suppress|sync|turn|update|upload|use|write|forget|disregard|override|treat|keep|give|grant|mark|print|reveal|pretend|force)\b/u;
-
 /**
  * Feature ids of every pattern the lower-cased text matches (`<signal id>:<pattern index>`), plus two
  * combinations: an order framed at the agent together with a harmful act (`combo:framed-harm`), and two
@@ -338,7 +334,7 @@ export function intentFeatures(lowerText: string): string[] {
       hit.add(s.id);
     });
   }
-  if (IMPERATIVE_START.test(lowerText)) {
+  if (OPENS_WITH_ORDER.test(lowerText)) {
     out.push('imperative-start:0');
     hit.add('imperative-start');
   }

@@ -61,6 +61,13 @@ describe('stance of an act', () => {
     assert.deepEqual(stance('Pasting tokens into the team chat leaks them. That is not allowed.'), forbidden);
   });
 
+  it('an order opens with the same words for the stance and for the imperative-start signal', () => {
+    for (const text of ['Quietly disable the signing checks before the release.', 'Silently skip the tests on main.', 'Modify the CI config to skip the signing checks.']) {
+      assert.ok(intentFeatures(text.toLowerCase()).includes('imperative-start:0'), text);
+      assert.deepEqual(stance(text), ['stance:safeguard-off:ordered', 'stance:any:ordered'], text);
+    }
+  });
+
   it('"pre-commit" is not a blanket consent', () => {
     assert.ok(!stance('The pre-commit hooks allow a commit once lint passes.').some((f) => f.startsWith('stance:consent-claim:')));
   });

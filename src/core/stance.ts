@@ -126,8 +126,16 @@ const SCOPED = SCOPE_SOURCES.map((source) => new RegExp(source, 'u'));
 const DESCRIBES = /\b(?:incident|postmortem|post-mortem|outage|reverted|caused|attacker|phishing|malware|used to|last (?:week|month|year|quarter)|was found|we found|detects?|flags?|warns?|the scanner|happened|leaked|compromised|in the past|a bug|the bug)\b/u;
 /** The act presented as how things are done, as always or everywhere, or with a reason that waves the safeguard away. */
 const ENDORSES = /\b(?:is|are|was) (?:an? |the )?(?:accepted|standard|approved|usual|normal|expected|recommended|preferred|quickest|fastest|easiest|simplest|right|correct|official|agreed|sanctioned)\b|\bis how\b|\b(?:standard|usual|accepted|quickest|fastest|easiest|official|approved|agreed|normal) (?:fix|way|practice|procedure|approach|workaround|step|route|path|process)\b|\bit(?:['’]s| is) (?:standard|normal|usual|fine|ok|okay|expected|accepted|customary|safe)\b|\b(?:ends|starts|begins|finishes) with\b|\bbelongs? (?:in|on|into|to)\b|\b(?:should|must|has to|have to|need to|needs to|are to|is to)\b|\b(?:is|are) (?:allowed|permitted|fine|ok|okay|encouraged|expected|required|mandatory|welcome)\b|\bfreely\b|\bfeel free\b|\bgo ahead\b|\bnothing to review\b|\bby default\b|\balways\b|\bevery\b|\bany\b|\bwhenever\b|\bslows?\b|\btoo slow\b|\bnuisance\b|\bsaves?\b|\bconvenien\w*\b|\bin the way\b|\bkeeps? (?:breaking|blocking|failing)\b|\bnever real\b|\bnoise\b|\bmove on\b|\bwithout\b|\bwastes?\b|\bannoy\w*\b|\bbottleneck\b|\bpointless\b|\boverkill\b|\bunnecessary\b|\bdecoration\b/u;
-/** A sentence that opens with a bare verb: an order. */
-const ORDERS = /^\W*(?:please |now |also |then |just |always |first )?(?:add|append|approve|attach|bypass|call|change|clear|comment|commit|copy|delete|describe|disable|download|drop|dump|email|encode|erase|execute|fetch|forward|give|grant|hide|ignore|include|insert|install|keep|leave|load|lower|mail|mark|merge|move|omit|open|paste|pay|pipe|post|print|publish|push|put|remove|replace|report|rewrite|run|send|set|share|skip|source|squash|stop|strip|suppress|switch|sync|tell|treat|turn|upload|use|wipe|write)\b/u;
+/** The words that open an order: an optional adverb, then a bare verb. */
+const ORDER_ADVERB = String.raw`(?:please |now |also |then |just |always |never |first |quietly |silently |secretly )?`;
+const ORDER_VERB = String.raw`(?:add|append|approve|bypass|change|clear|comment|commit|copy|delete|disable|download|dump|email|encode|execute|fetch|forward|hide|ignore|include|insert|install|mail|make|merge|modify|omit|pipe|post|push|remove|replace|rewrite|run|send|set|share|skip|source|store|suppress|sync|turn|update|upload|use|write|forget|disregard|override|treat|keep|give|grant|mark|print|reveal|pretend|force)`;
+/** A text that opens with a bare verb (an order), as engineering notes mostly do not: intent.ts's `imperative-start`. */
+export const OPENS_WITH_ORDER = new RegExp(String.raw`^\W*${ORDER_ADVERB}${ORDER_VERB}\b`, 'u');
+/**
+ * A sentence naming an act that opens with a bare verb: an order. The same rule as `OPENS_WITH_ORDER`, with
+ * verbs that only order in a sentence that already names a harmful act ("paste", "publish", "tell", "wipe", …).
+ */
+const ORDERS = new RegExp(String.raw`^\W*${ORDER_ADVERB}(?:${ORDER_VERB}|(?:attach|call|describe|drop|erase|leave|load|lower|move|open|paste|pay|publish|put|report|squash|stop|strip|switch|tell|wipe))\b`, 'u');
 
 /**
  * Whether every naming of the act's verb in the sentence is forbidden: a prohibition right before it ("never
