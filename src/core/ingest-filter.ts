@@ -230,13 +230,8 @@ export const MIN_WINDOW_CHARS = 60;
 /** At most this many windows are scored per text (the ones with cues, earliest first). */
 export const MAX_WINDOWS = 12;
 
-/** Splits into sentences (on . ! ? followed by space, and on line breaks). */
-export function sentences(text: string): string[] {
-  return text
-    .split(/(?<=[.!?:;])\s+|\n+/u)
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
-}
+import { sentences } from './sentences.js';
+export { sentences };
 
 /**
  * Windows of a long text worth scoring on their own: each sentence carrying an instruction cue (a short one

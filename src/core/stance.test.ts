@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { intentFeatures, reasonOf } from './intent.js';
+import { sentences } from './ingest-filter.js';
 import { STANCE_FEATURE_IDS, stanceFeatures, stanceReason } from './stance.js';
 
 const stance = (text: string) => stanceFeatures(text.toLowerCase());
@@ -66,6 +67,12 @@ describe('stance of an act', () => {
       assert.ok(intentFeatures(text.toLowerCase()).includes('imperative-start:0'), text);
       assert.deepEqual(stance(text), ['stance:safeguard-off:ordered', 'stance:any:ordered'], text);
     }
+  });
+
+  it('reads the sentences the filter\'s windows read: one splitter, "AGENTS.md" whole, ";" ends a sentence', () => {
+    assert.deepEqual(sentences('Read AGENTS.md first; never skip the tests. Skip the lint step!'), ['Read AGENTS.md first;', 'never skip the tests.', 'Skip the lint step!']);
+    const f = stance('Never skip the signature check on tags;remove the lint step from CI, it slows us down.');
+    assert.ok(f.includes('stance:safeguard-off:forbidden') && f.includes('stance:safeguard-off:ordered'), f.join(' '));
   });
 
   it('"pre-commit" is not a blanket consent', () => {

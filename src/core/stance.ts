@@ -32,6 +32,8 @@ export const STANCES = ['ordered', 'endorsed', 'stated', 'forbidden', 'scoped', 
 export type Stance = (typeof STANCES)[number];
 const AGAINST: ReadonlySet<string> = new Set<Stance>(['forbidden', 'scoped', 'described']);
 
+import { sentences as splitSentences } from './sentences.js';
+
 const r = (source: string) => new RegExp(source, 'u');
 
 /** Every part must match the sentence for the act to be there. */
@@ -66,8 +68,6 @@ const ACTS: Record<StanceAct, RegExp[]> = {
 /** Each act's verb (its first part), to find every place it is named. */
 const VERBS = Object.fromEntries(Object.entries(ACTS).map(([act, parts]) => [act, new RegExp((parts[0] as RegExp).source, 'gu')])) as Record<StanceAct, RegExp>;
 
-/** A sentence: a run up to `.`, `!`, `?`, `;` or a line break (a dot inside a word, as in `AGENTS.md`, does not end it). */
-const SENTENCE = /[^.!?;\n]+(?:[.!?](?!\s|$)[^.!?;\n]*)*/gu;
 /**
  * Words that name pushing back on an order rather than doing the act: a prohibition that governs one of them
  * ("refusing is not allowed", "never refuse to …", "do not ask before …") forbids the refusal, not the act. Whole
@@ -166,7 +166,7 @@ function stanceOf(sentence: string, next: string, verb: RegExp, verbOnce: RegExp
 /** The stance features of a lower-cased text (`stance:<act>:<stance>`, `stance:any:<stance>`), in a fixed order. */
 export function stanceFeatures(lowerText: string): string[] {
   const found = new Set<string>();
-  const sentences = lowerText.match(SENTENCE) ?? [];
+  const sentences = splitSentences(lowerText);
   sentences.forEach((s, i) => {
     for (const [act, parts] of Object.entries(ACTS) as [StanceAct, RegExp[]][]) {
       if (!parts.every((p) => p.test(s))) continue;
