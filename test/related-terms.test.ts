@@ -4,7 +4,7 @@ import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
 import { Engine, type EngineConfig } from '../src/core/engine.js';
 import { queryTerms } from '../src/core/lexical.js';
-import { createVocabulary, defaultVocabulary, withRelated } from '../src/core/related-terms.js';
+import { createVocabulary, defaultVocabulary, rarestRelated, RELATED_MAX_TERMS, withRelated } from '../src/core/related-terms.js';
 import { VOCABULARY_GROUPS } from '../src/core/vocabulary-data.js';
 import { isCairnError } from '../src/interfaces/errors.js';
 import type { Embedder } from '../src/interfaces/embedder.js';
@@ -46,6 +46,15 @@ describe('the vocabulary', () => {
     const lines = VOCABULARY_GROUPS.split('\n').filter((l) => l.trim() !== '');
     assert.ok(lines.length >= 300, `${lines.length} groups`);
     assert.ok(defaultVocabulary().related('db', ['db']).length > 0);
+  });
+
+  it('searches only related terms the namespace holds and does not hold commonly, the rarest first', () => {
+    const df = new Map([['a', 1], ['b', 40], ['c', 3], ['d', 2], ['e', 5], ['f', 4], ['g', 2], ['h', 1]]);
+    // 50 memories: at most 5 may hold a term; "b" is common and "x" absent.
+    assert.deepEqual(rarestRelated(['x', 'b', 'c', 'a', 'e'], df, 50), ['a', 'c', 'e']);
+    const kept = rarestRelated(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'], df, 50);
+    assert.equal(kept.length, Math.min(7, RELATED_MAX_TERMS));
+    assert.deepEqual(kept.slice(0, 2).sort(), ['a', 'h']);
   });
 
   it('a related match stands in for a missing word and never adds to a direct one', () => {
@@ -118,6 +127,16 @@ for (const factory of storeFactories()) {
       }
     });
 
+    it('an off-topic question whose words are in the vocabulary recalls nothing either', async () => {
+      // Before, a word the namespace never uses counted as known when one of its related terms was used
+      // anywhere in it, and these went from no result to ten.
+      for (const q of ['merge lanes driving', 'token ring jewelry', 'dinner reservation policy', 'vault jump height']) {
+        assert.ok(related(q).length > 0, `${q} expands`);
+        assert.deepEqual(await engine({ relatedTerms: null }).search(q), [], q);
+        assert.deepEqual((await engine().search(q)).map((r) => r.memory.text), [], q);
+      }
+    });
+
     it('a namespace turns it off and on again, and a bad weight is refused', async () => {
       const e = engine();
       assert.deepEqual(await e.getRelatedTerms(), { weight: 0.5 });
@@ -130,6 +149,10 @@ for (const factory of storeFactories()) {
       assert.notEqual(find(await e.search('where does i18n happen'), answerId)?.scoreDetails.signals.lexical.rank ?? null, null);
       await assert.rejects(e.setRelatedTerms(2), (err: unknown) => isCairnError(err, 'INVALID_INPUT') && /weight: must be a number from 0 to 1/u.test((err as Error).message));
       assert.throws(() => engine({ relatedTerms: { weight: -1 } }), /relatedTerms\.weight/u);
+      // A stored weight is checked as it is read (a foreign or replayed log), not used as it is.
+      await store.transaction((tx) => tx.setSetting(NS, 'related-terms', { weight: 5 }));
+      await assert.rejects(e.search('where does i18n happen'), (err: unknown) => isCairnError(err, 'INVALID_INPUT') && /related-terms weight/u.test((err as Error).message));
+      await e.setRelatedTerms(0.5);
     });
   });
 }

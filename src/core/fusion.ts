@@ -136,15 +136,21 @@ export const UNKNOWN_WORDS_MIN_DOCUMENTS = 50;
 
 /**
  * The share (0–1) of the query terms' idf in terms no memory of the namespace holds (`idf` from fts5Idf);
- * 0 in a namespace of fewer than UNKNOWN_WORDS_MIN_DOCUMENTS memories.
+ * 0 in a namespace of fewer than UNKNOWN_WORDS_MIN_DOCUMENTS memories. A term of `halfKnown` (one the
+ * namespace lacks but holds a related term of) counts half.
  */
-export function unknownTermShare(idf: ReadonlyMap<string, number>, frequencies: ReadonlyMap<string, number>, documents: number): number {
+export function unknownTermShare(
+  idf: ReadonlyMap<string, number>,
+  frequencies: ReadonlyMap<string, number>,
+  documents: number,
+  halfKnown: ReadonlySet<string> = new Set(),
+): number {
   if (documents < UNKNOWN_WORDS_MIN_DOCUMENTS) return 0;
   let total = 0;
   let unknown = 0;
   for (const [term, w] of idf) {
     total += w;
-    if (!(frequencies.get(term) ?? 0)) unknown += w;
+    if (!(frequencies.get(term) ?? 0)) unknown += halfKnown.has(term) ? w / 2 : w;
   }
   return total > 0 ? unknown / total : 0;
 }

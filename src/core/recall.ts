@@ -9,7 +9,7 @@ import { queryTerms } from './lexical.js';
 import { dot, inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights, termsOf } from './topics.js';
 import { applyTermCoverage, COVERAGE_MIN_WINDOW } from './term-coverage.js';
 import { addLikelyReplacing } from './likely-replaces.js';
-import { relatedPool, relatedTermsFor, unknownShareWithRelated, withRelated } from './related-terms.js';
+import { relatedPool, relatedTermsFor, withRelated } from './related-terms.js';
 import { demoteDoubted, netDoubt } from './feedback.js';
 import { addSessionContext } from './session-context.js';
 import { validateKind, validateLimit, validateFusion, validateTags, MAX_LIMIT } from './validate.js';
@@ -104,9 +104,17 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
     bestCosine = vec[0]?.similarity ?? null;
   }
   results = await ctx.code.visible(results, (r) => r.memory);
-  // A word the namespace never uses is known after all when a term related to it is used ("k8s" in notes that say "kubernetes").
-  const unknownShare = related && termWeights && termWeights.unknownShare > 0 ? await unknownShareWithRelated(ctx, namespace, termWeights, related.byTerm) : (termWeights?.unknownShare ?? 0);
   const termCache = new Map<string, Set<string>>();
+  // A word the namespace lacks counts half known when the first result holds a term related to it ("i18n" and
+  // a note that says "translation"). Counted whole whenever any memory held one, "dinner reservation policy"
+  // passed on any note about roles ("policy" → "role").
+  let unknownShare = termWeights?.unknownShare ?? 0;
+  if (related && termWeights && unknownShare > 0 && results.length > 0) {
+    results = await readWhole(ctx.store, results, 1);
+    const first = termsOf(results[0] as SearchResult, termCache);
+    const halfKnown = new Set([...related.byTerm].filter(([, list]) => list.some((x) => first.has(x))).map(([t]) => t));
+    unknownShare = unknownTermShare(termWeights.idf, termWeights.frequencies, termWeights.documents, halfKnown);
+  }
   if (coverage && termWeights) {
     const window = Math.max(limit * 3, COVERAGE_MIN_WINDOW);
     results = await readWhole(ctx.store, results, window);

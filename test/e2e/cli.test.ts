@@ -535,9 +535,16 @@ describe('cairn CLI end to end', { concurrency: 3 }, () => {
       const [stored, other] = await Promise.all([ok(['related-terms', ...g]), ok(['related-terms', '--db', db, '--namespace', 'e2e/other', '--json'])]);
       assert.deepEqual(stored, { weight: 0 }, 'a later process reads the stored setting');
       assert.deepEqual(other, { weight: 0.5 }, 'other namespaces keep the default');
-      const bad = await cairn(['related-terms', '--set', 'lots', ...g]);
-      assert.notEqual(bad.code, 0);
-      assert.match(bad.stderr, /weight: must be a number from 0 to 1/u);
+      for (const value of ['lots', '', ' ', '0x1', '1e', 'Infinity']) {
+        const bad = await cairn(['related-terms', '--set', value, ...g]);
+        assert.notEqual(bad.code, 0, JSON.stringify(value));
+        assert.match(bad.stderr, /INVALID_INPUT|set: expected a number from 0 to 1/u, JSON.stringify(value));
+        assert.match(bad.stderr, /set: expected a number from 0 to 1/u, JSON.stringify(value));
+      }
+      assert.deepEqual(await ok(['related-terms', ...g]), { weight: 0 }, 'a refused value changes nothing');
+      const high = await cairn(['related-terms', '--set', '2', ...g]);
+      assert.notEqual(high.code, 0);
+      assert.match(high.stderr, /weight: must be a number from 0 to 1/u);
       assert.deepEqual(await ok(['related-terms', '--set', '0.5', ...g]), { weight: 0.5 });
     });
 

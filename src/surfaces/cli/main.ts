@@ -53,12 +53,23 @@ function int(name: string) {
   };
 }
 
+/** A decimal number as written ("0.5", "1", "-2"); null for anything else (empty, "0x1", "1e", "Infinity"). */
+function decimal(raw: string | undefined): number | null {
+  return raw !== undefined && /^\s*-?(?:\d+\.?\d*|\.\d+)\s*$/u.test(raw) ? Number(raw) : null;
+}
+
+function parseShare(value: string): number {
+  const n = decimal(value);
+  if (n === null) throw new CairnError('INVALID_INPUT', `set: expected a number from 0 to 1 such as 0.5 (got ${JSON.stringify(value)})`, { field: 'set' });
+  return n;
+}
+
 function parseWeights(value: string): Partial<SignalWeights> {
   const out: Record<string, number> = {};
   for (const part of list(value)) {
     const [key, raw] = part.split('=');
-    const n = Number(raw);
-    if (!key || raw === undefined || raw.trim() === '' || !Number.isFinite(n)) {
+    const n = decimal(raw);
+    if (!key || n === null) {
       throw new CairnError('INVALID_INPUT', `weights: expected name=number pairs such as vector=0.5,lexical=1 (got ${JSON.stringify(part)})`, { field: 'weights' });
     }
     out[key.trim()] = n;
@@ -460,7 +471,7 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
     });
 
   sub('related-terms', "show or set how much related engineering terms count in this namespace's word matching")
-    .option('--set <weight>', 'from 0 (off) to 1; the default is 0.5', (v: string) => Number(v))
+    .option('--set <weight>', 'from 0 (off) to 1; the default is 0.5', parseShare)
     .action(async (o: Record<string, unknown>, cmd: Command) => {
       await run(cmd, async (engine, g) => {
         const r = o['set'] !== undefined ? await engine.setRelatedTerms(o['set'] as number, { namespace: g.namespace }) : await engine.getRelatedTerms({ namespace: g.namespace });
