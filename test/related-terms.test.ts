@@ -149,6 +149,8 @@ for (const factory of storeFactories()) {
       assert.notEqual(find(await e.search('where does i18n happen'), answerId)?.scoreDetails.signals.lexical.rank ?? null, null);
       await assert.rejects(e.setRelatedTerms(2), (err: unknown) => isCairnError(err, 'INVALID_INPUT') && /weight: must be a number from 0 to 1/u.test((err as Error).message));
       assert.throws(() => engine({ relatedTerms: { weight: -1 } }), /relatedTerms\.weight/u);
+      // The same 0–1 rule, from one place (validate.ts), for the term-coverage share.
+      assert.throws(() => engine({ termCoverage: { share: 2 } }), (err: unknown) => isCairnError(err, 'INVALID_INPUT') && /termCoverage\.share: must be a number from 0 to 1/u.test((err as Error).message));
       // A stored weight is checked as it is read (a foreign or replayed log), not used as it is.
       await store.transaction((tx) => tx.setSetting(NS, 'related-terms', { weight: 5 }));
       await assert.rejects(e.search('where does i18n happen'), (err: unknown) => isCairnError(err, 'INVALID_INPUT') && /related-terms weight/u.test((err as Error).message));

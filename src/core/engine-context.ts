@@ -180,9 +180,7 @@ export function createEngineContext(config: EngineConfig): EngineContext {
   ) {
     throw new CairnError('INVALID_INPUT', 'relevanceFloor: relevance must be 0–100, margin and unknownMargin −2 to 2, unknownShare 0–1', { field: 'relevanceFloor' });
   }
-  if (config.termCoverage && !(config.termCoverage.share >= 0 && config.termCoverage.share <= 1)) {
-    throw new CairnError('INVALID_INPUT', 'termCoverage.share: must be a number from 0 to 1', { field: 'termCoverage.share' });
-  }
+  if (config.termCoverage) validateShare(config.termCoverage.share, 'termCoverage.share');
   if (config.relatedTerms) validateShare(config.relatedTerms.weight, 'relatedTerms.weight');
   const clock = config.now ?? (() => new Date());
   const snapshotEvery = config.snapshotEvery ?? 10;
