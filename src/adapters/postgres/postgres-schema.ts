@@ -153,8 +153,12 @@ export const MIGRATIONS: readonly ((storage: VectorStorage) => string)[] = [
   `,
   // 3: each namespace's document count and total document length, kept by triggers in the writing
   // transaction, so BM25's statistics cost one row read instead of a scan of the namespace's memories.
-  // Writers of a namespace already hold its scope lock, so its row adds no contention.
+  // Writers of a namespace already hold its scope lock, so its row adds no contention. The fill runs before
+  // the triggers exist, so the table's lock keeps writers out from before the fill to the migration's commit:
+  // it waits for the writers already in a transaction (a count taken before their commit would miss their
+  // rows for good) and holds new ones until the triggers are in place.
   () => `
+  LOCK TABLE memories IN SHARE ROW EXCLUSIVE MODE;
   CREATE TABLE namespace_stats (namespace text COLLATE "C" PRIMARY KEY, documents bigint NOT NULL, total_length bigint NOT NULL);
   INSERT INTO namespace_stats (namespace, documents, total_length) SELECT namespace, count(*), sum(doc_length) FROM memories GROUP BY namespace;
   CREATE FUNCTION cairn_namespace_stats() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -186,8 +190,9 @@ export const MIGRATIONS: readonly ((storage: VectorStorage) => string)[] = [
   // postings (O(df): tens of thousands of index entries per common term at 100k memories). A row goes with
   // the term's last posting, so no term of an erased memory stays behind. Keyed by term first, so the
   // store-wide sum over namespaces uses the same index. Writers of a namespace hold its scope lock, so its
-  // rows add no contention.
+  // rows add no contention. The postings' lock keeps writers out across the fill, as in step 3.
   () => `
+  LOCK TABLE memory_terms IN SHARE ROW EXCLUSIVE MODE;
   CREATE TABLE term_stats (term text COLLATE "C" NOT NULL, namespace text COLLATE "C" NOT NULL, documents bigint NOT NULL, PRIMARY KEY (term, namespace));
   INSERT INTO term_stats (term, namespace, documents) SELECT term, namespace, count(*) FROM memory_terms GROUP BY term, namespace;
   -- One function for the three triggers: an insert has only \`added\`, a delete only \`removed\`, an update
