@@ -182,6 +182,8 @@ async function eraseScope(store: Store, lock: PendingErasure, now: string): Prom
     vectorsRemoved: withVectors > 0,
   };
   await store.transaction(async (tx) => {
+    // Every scope this erasure writes, up front in one order (no deadlock with another multi-scope writer).
+    await tx.lockScopes?.([STORE_SCOPE, ...namespaces, ...erasedEvents.map((e) => e.namespace), ...targets.map((m) => m.namespace)]);
     for (const e of erasedEvents) {
       await tx.rewriteEvent(e.namespace, e.seq, 'erased', { erasure: certificateId, was: e.type });
     }

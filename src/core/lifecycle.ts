@@ -134,6 +134,8 @@ export async function purgeExpired(ctx: EngineContext, options: { namespace?: st
   const expired = await ctx.store.listExpired(now, namespace);
   if (expired.length === 0) return 0;
   return ctx.store.transaction(async (tx) => {
+    // Every namespace up front in one order: two purges of several namespaces cannot deadlock.
+    await tx.lockScopes?.(expired.map((m) => m.namespace));
     let n = 0;
     for (const m of expired) {
       const fresh = await tx.getMemory(m.id);
@@ -163,6 +165,7 @@ export async function reindex(ctx: EngineContext, onProgress?: ProgressFn, batch
   await ctx.store.prepareVectors(info); // the new embedder's vector objects, before the swap's transaction
   await ctx.store.transaction(async (tx) => {
     const now = ctx.now();
+    await tx.lockScopes?.([STORE_SCOPE, ...pending.map((p) => p.namespace)]);
     await emit(tx, STORE_SCOPE, { type: 'store.vectors-reset' }, now);
     await emit(tx, STORE_SCOPE, { type: 'store.embedder', embedder: info }, now);
     for (const p of pending) {

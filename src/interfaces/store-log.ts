@@ -78,6 +78,13 @@ export interface LogTx {
    * transactions or processes never get the same number nor leave a gap (the scope is serialised).
    */
   appendEvent(event: EventInput): Promise<number>;
+  /**
+   * Serialises this transaction against every other writer of these scopes now, in one fixed order (sorted),
+   * instead of one by one as its operations reach them: two transactions that touch the same scopes in
+   * different orders then cannot deadlock. Optional: a backend that serialises whole transactions (one
+   * writer at a time) has nothing to order.
+   */
+  lockScopes?(scopes: Iterable<string>): Promise<void>;
   /** Highest sequence number of the scope, 0 when it has no event. */
   lastSeq(scope: string): Promise<number>;
   /** How many events of `type` the scope holds. */

@@ -71,16 +71,25 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
     return (results[1] as { rows: R[] }).rows;
   };
 
+  const scopeLockSql = (scope: string): string => `SELECT pg_advisory_xact_lock(${keys.scope.replace('$1', client.escapeLiteral(scope))})`;
   const lockScope = async (scope: string): Promise<void> => {
     if (locked.has(scope)) return;
     await q(`SELECT pg_advisory_xact_lock(${keys.scope})`, [scope]);
     locked.add(scope);
   };
+  /** The scopes' locks in sorted order, in one round trip (the same order in every transaction: no deadlock). */
+  const lockScopes = async (scopes: Iterable<string>): Promise<void> => {
+    const missing = [...new Set(scopes)].filter((s) => !locked.has(s)).sort();
+    if (missing.length === 0) return;
+    // One statement per lock in one simple-protocol query: the statements run in the order written.
+    await client.query(missing.map(scopeLockSql).join('; '));
+    for (const s of missing) locked.add(s);
+  };
   /** `sql` (text parameters only) under the scope's lock; the first time, lock and read share a round trip. */
   const inScope = async (scope: string, sql: string, values: string[]): Promise<Row[]> => {
     if (locked.has(scope)) return q(sql, values);
     const literal = (n: string) => client.escapeLiteral(values[Number(n) - 1] as string);
-    const lock = `SELECT pg_advisory_xact_lock(${keys.scope.replace('$1', client.escapeLiteral(scope))})`;
+    const lock = scopeLockSql(scope);
     const rows = await lockThenRead(lock, sql.replace(/\$(\d+)/g, (_, n: string) => literal(n)));
     locked.add(scope);
     return rows;
@@ -183,6 +192,7 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
   const blobsPut = new Map<string, Float32Array>();
 
   return {
+    lockScopes,
     getMemory: async (id) => {
       const r = await memoryById(id);
       return r ? rowToMemory(r) : null;
