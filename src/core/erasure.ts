@@ -6,6 +6,7 @@ import { checkPrivateKey, signCertificate, type ErasureCertificate, type Erasure
 import { belongsToSubject, sameErasureScope } from './erasure-lock.js';
 import { bodyOf, emit, STORE_SCOPE } from './events.js';
 import { ulid } from './ids.js';
+import { analyse } from './lexical.js';
 import { stateChecksum } from './replay.js';
 import { sha256Hex } from './text.js';
 
@@ -279,7 +280,12 @@ async function checkErasure(
   const texts = plan.texts.map((b) => Buffer.from(b, 'base64').toString('utf8')).filter((t) => t.length >= 12);
   const erasedOnly = texts.filter((t) => !kept.includes(t));
   const needles = [...new Set(erasedOnly.flatMap((t) => [t, jsonForm(t)]))];
-  const report = await proof.check(needles, compaction);
+  // The erased texts' terms as postings keep them (lower case, stemmed) that no remaining memory holds: a
+  // backend keeping sampled column values (PostgreSQL's planner statistics) looks for these too.
+  const candidates = [...new Set(plan.texts.flatMap((b) => analyse(Buffer.from(b, 'base64').toString('utf8'))))];
+  const still = candidates.length > 0 ? (await store.termDocumentFrequencies(candidates)).frequencies : new Map<string, number>();
+  const terms = candidates.filter((t) => !still.has(t));
+  const report = await proof.check(needles, compaction, terms);
   const found = report.found;
   const shared = texts.length - erasedOnly.length;
   const read = report.scanned.filter((s) => s.files > 0);
@@ -287,7 +293,7 @@ async function checkErasure(
   checks.push({
     name: 'file-bytes',
     passed: found === 0,
-    detail: `${found} of ${needles.length} erased strings found in the database files (${report.backend}: ${readLine})${shared ? ` (${shared} erased texts also held by memories that remain were not looked for)` : ''}`,
+    detail: `${found} of ${needles.length} erased strings${report.termsSearched ? ` and ${report.termsSearched} erased terms` : ''} found in the database files (${report.backend}: ${readLine})${shared ? ` (${shared} erased texts also held by memories that remain were not looked for)` : ''}`,
   });
   return { checks, report };
 }

@@ -15,8 +15,10 @@ export interface ErasureProofReport {
   compaction: string[];
   /** What the scan read: each kind of file, how many of them and their bytes. */
   scanned: { what: string; files: number; bytes: number }[];
-  /** How many of the needles were found in what was read. */
+  /** How many of the needles (and of the terms, when it searched for them) were found in what was read. */
   found: number;
+  /** How many erased terms it searched for (a backend keeping sampled column values); absent otherwise. */
+  termsSearched?: number;
   /** What the proof does not reach, said plainly (on PostgreSQL: the write-ahead log, archives, replicas). */
   notCovered: string[];
 }
@@ -33,10 +35,12 @@ export interface ErasureProof {
   compact(options: { vectorsRemoved: boolean }): Promise<string[]>;
   /**
    * Reads the store's files and counts how many of `needles` (UTF-8) occur in their raw bytes. `compaction`
-   * is what `compact` returned, quoted in the report. UNSUPPORTED when the files cannot be read (a right
-   * revoked since the store opened).
+   * is what `compact` returned, quoted in the report. `terms` are the erased memories' analysed terms that
+   * no remaining memory holds (lower case, stemmed, as postings keep them): a backend that keeps copies of
+   * column values outside the tables (PostgreSQL's planner statistics) looks for them there too, each
+   * counted like a needle. UNSUPPORTED when the files cannot be read (a right revoked since the store opened).
    */
-  check(needles: string[], compaction: string[]): Promise<ErasureProofReport>;
+  check(needles: string[], compaction: string[], terms?: string[]): Promise<ErasureProofReport>;
 }
 
 /**

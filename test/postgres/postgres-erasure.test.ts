@@ -19,7 +19,8 @@ import { verifyCertificate } from '../../src/core/certificate.js';
 import { Engine } from '../../src/core/engine.js';
 import { verify } from '../../src/core/replay.js';
 import { isCairnError } from '../../src/interfaces/errors.js';
-import { createTestDatabase, pgSkip, testStoreConfig, type TestDatabase } from '../helpers/postgres.js';
+import { analyse } from '../../src/core/lexical.js';
+import { adminQuery, createTestDatabase, pgSkip, testStoreConfig, type TestDatabase } from '../helpers/postgres.js';
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const PRIVATE = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
@@ -90,7 +91,7 @@ describe('provable erasure on PostgreSQL', { skip: pgSkip }, () => {
     assert.equal(c.counts['memories'], 4);
     assert.ok(c.checks.every((x) => x.passed), JSON.stringify(c.checks));
     const fileCheck = c.checks.find((x) => x.name === 'file-bytes');
-    assert.match(fileCheck?.detail ?? '', /^0 of \d+ erased strings found/u);
+    assert.match(fileCheck?.detail ?? '', /^0 of \d+ erased strings and \d+ erased terms found/u);
     assert.equal(verifyCertificate(cert, PUBLIC).valid, true);
     // What was checked, in PostgreSQL's terms, signed with the rest.
     assert.equal(c.proof.backend, 'postgres');
@@ -116,6 +117,57 @@ describe('provable erasure on PostgreSQL', { skip: pgSkip }, () => {
     for (const t of SECRET_TEXTS) assert.ok(pieces(t).every((p) => !afterBytes.includes(p)), `gone from the table and index files: ${t.slice(0, 40)}…`);
     assert.ok(!afterBytes.includes(Buffer.from('Jane Doe')), 'not even the name survives in dead tuples or index pages');
     assert.ok(afterBytes.includes(Buffer.from('Deploys go out on Tuesdays')), 'the kept memory is still in the files (the scan reads real data)');
+  });
+
+  /** Every value pg_stats shows for cairn's tables (most common values, histogram bounds, common elements), by column. */
+  async function statValues(database: string): Promise<{ column: string; value: string }[]> {
+    return adminQuery<{ column: string; value: string }>(
+      database,
+      `SELECT s.tablename || '.' || s.attname AS column, v AS value
+         FROM pg_stats s,
+              LATERAL unnest(coalesce(s.most_common_vals::text::text[], '{}') || coalesce(s.histogram_bounds::text::text[], '{}') || coalesce(s.most_common_elems::text::text[], '{}')) v
+        WHERE s.schemaname = 'public'`,
+    );
+  }
+
+  it('leaves no erased text or term in the planner statistics (pg_stats), and the proof looks there', async () => {
+    const engine = engineOn(db.url, 'acme/stats-keep');
+    const kept = ['Rotate the staging keys monthly', 'Builds cache node modules', 'Alerts page the on-call engineer', 'Deploy freeze over the holidays'];
+    for (const text of kept) await engine.save({ text, namespace: 'acme/stats-keep' });
+    const erased = ['Quintessa Vorbrugge approves every refund above 500 euros', 'Call Quintessa Vorbrugge before touching the ledger'];
+    for (const text of erased) await engine.save({ text, namespace: 'acme/stats-erase' });
+    const rare = [...new Set(analyse('Quintessa Vorbrugge'))];
+    assert.equal(rare.length, 2, JSON.stringify(rare));
+    // What autovacuum's auto-analyze does on a busy store: sample values land in pg_statistic.
+    await adminQuery(db.name, 'ANALYZE');
+    const holding = (values: { column: string; value: string }[]) =>
+      [...new Set(values.filter((v) => erased.some((t) => v.value.includes(t)) || rare.includes(v.value)).map((v) => v.column))].sort();
+    const before = holding(await statValues(db.name));
+    assert.ok(before.includes('memories.text'), `the statistics hold the text before: ${before.join(', ')}`);
+    assert.ok(before.includes('term_stats.term'), `the statistics hold the rare terms before: ${before.join(', ')}`);
+
+    // The proof's own pg_stats check sees what the statistics hold (a kept note's term, after ANALYZE).
+    const proof = engine.store.erasureProof;
+    assert.ok(proof);
+    const keptTerm = analyse('staging')[0] as string;
+    const seen = await proof.check(['Rotate the staging keys monthly'], [], [keptTerm]);
+    assert.equal(seen.found, 2, `the proof finds a kept text and a kept term in pg_stats: ${JSON.stringify(seen.scanned)}`);
+    assert.ok(seen.scanned.some((s) => s.what.includes('pg_stats')), JSON.stringify(seen.scanned));
+
+    const cert = await engine.erase({ namespace: 'acme/stats-erase' }, PRIVATE);
+    const c = cert.certificate;
+    assert.ok(c.checks.every((x) => x.passed), JSON.stringify(c.checks));
+    assert.ok(c.proof.compaction.some((s) => /^ANALYZE/u.test(s)), JSON.stringify(c.proof.compaction));
+    assert.ok(c.proof.compaction.some((s) => /VACUUM FULL pg_statistic/u.test(s)), JSON.stringify(c.proof.compaction));
+    const after = holding(await statValues(db.name));
+    assert.deepEqual(after, [], `no column's statistics hold the erased text or terms: ${after.join(', ')}`);
+    assert.ok((await statValues(db.name)).some((v) => v.value.includes('Rotate the staging keys monthly')), 'the statistics were taken again from what is left');
+    await engine.store.close();
+
+    await checkpoint();
+    const statFile = await adminQuery<{ path: string }>(db.name, `SELECT pg_relation_filepath('pg_statistic') AS path`);
+    const bytes = readFileSync(join(db.dataDir, statFile[0]?.path as string));
+    for (const term of rare) assert.ok(!bytes.includes(Buffer.from(term)), `pg_statistic's file holds no dead copy of ${term}`);
   });
 
   it('a role that cannot read the server files cannot prove an erasure and is refused before anything is erased', async () => {

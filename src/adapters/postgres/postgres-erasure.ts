@@ -1,4 +1,4 @@
-import type { Pool } from './postgres-driver.js';
+import type { Pool, PoolClient } from './postgres-driver.js';
 import { TABLES } from './postgres-schema.js';
 
 /**
@@ -10,6 +10,13 @@ import { TABLES } from './postgres-schema.js';
  * it, including the HNSW index; the old files are truncated to zero at commit and unlinked at the next
  * checkpoint. It takes an ACCESS EXCLUSIVE lock per table while it runs, so other processes wait for it.
  *
+ * The planner statistics keep copies of column values outside the tables: ANALYZE (autovacuum's too) stores
+ * sample values (most common values, histogram bounds) of `memories.text`, `events.payload`,
+ * `memory_terms.term`, `term_stats.term` in the catalog `pg_statistic`. VACUUM FULL does not refresh them,
+ * so after the rewrite every compacted table is analysed again (the samples are taken from what is left),
+ * and then, when the role may (superuser or the database's owner), `pg_statistic` itself is rewritten so its
+ * replaced tuples leave its file too; otherwise the proof says so in what it does not cover.
+ *
  * Not covered: the write-ahead log (pg_wal) holds the erased rows until its segments are recycled (after
  * the checkpoints that follow, longer with wal_keep_size, replication slots or archiving), and WAL archives,
  * base backups and replicas keep what their retention keeps. README (PostgreSQL, erasure) says so.
@@ -19,13 +26,34 @@ export async function compactAfterErasure(pool: Pool, tables: readonly string[] 
   // Rewriting a large table can outlast the statement timeout meant for queries: this connection has none,
   // and is closed afterwards so the setting never reaches another caller.
   const client = await pool.connect();
+  const steps = [waited];
   try {
     await client.query('SET statement_timeout = 0');
     for (const table of tables) await client.query(`VACUUM FULL ${table}`);
+    steps.push(`VACUUM FULL of ${tables.length} tables (${tables.join(', ')}): each rewritten with its TOAST table, every index rebuilt (HNSW and GIN too)`);
+    await client.query(`ANALYZE ${tables.join(', ')}`);
+    steps.push(`ANALYZE of the same ${tables.length} tables: the planner statistics (pg_statistic) sampled again from what is left`);
+    if (await canVacuumCatalog(client)) {
+      await client.query('VACUUM FULL pg_statistic');
+      steps.push('VACUUM FULL pg_statistic: the replaced statistics tuples rewritten out of its file');
+    } else {
+      steps.push(`pg_statistic not rewritten: ${CATALOG_NOT_VACUUMED}`);
+    }
   } finally {
     client.release(true);
   }
-  return [waited, `VACUUM FULL of ${tables.length} tables (${tables.join(', ')}): each rewritten with its TOAST table, every index rebuilt (HNSW and GIN too)`];
+  return steps;
+}
+
+export const CATALOG_NOT_VACUUMED = 'the role is neither superuser nor the database\'s owner, so it may not VACUUM FULL the catalog';
+
+/** Whether the connected role may VACUUM FULL this database's catalogs (superuser or the database's owner). */
+export async function canVacuumCatalog(client: Pool | PoolClient): Promise<boolean> {
+  const { rows } = await client.query<{ ok: boolean }>(
+    `SELECT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)
+         OR pg_has_role(current_user, (SELECT datdba FROM pg_database WHERE datname = current_database()), 'USAGE') AS ok`,
+  );
+  return rows[0]?.ok === true;
 }
 
 /**
@@ -61,6 +89,8 @@ export interface RelationScan {
   /** Whether this role may read the server's files (superuser or pg_read_server_files). */
   readable: boolean;
   found: number;
+  /** Indexes (into the needles) of those found. */
+  foundNeedles: Set<number>;
   scanned: { what: string; files: number; bytes: number }[];
   detail: string;
 }
@@ -104,19 +134,20 @@ function needlePieces(needle: string): Buffer[] {
  * segment) through the server and counts the needles found in their raw bytes (a long needle counts when
  * any of its pieces is found). Reads overlap by the longest piece, so one across a read border is seen.
  */
-export async function rawFilesContain(pool: Pool, needles: string[]): Promise<RelationScan> {
+export async function rawFilesContain(pool: Pool, needles: string[], options: { statistics?: boolean } = {}): Promise<RelationScan> {
   if (!(await canReadServerFiles(pool))) {
-    return { readable: false, found: 0, scanned: [], detail: 'this role is neither superuser nor a member of pg_read_server_files' };
+    return { readable: false, found: 0, foundNeedles: new Set(), scanned: [], detail: 'this role is neither superuser nor a member of pg_read_server_files' };
   }
   const { rows } = await pool.query<{ path: string; kind: string }>(
-    `WITH t AS (SELECT c.oid, c.reltoastrelid FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.relname = ANY($1::text[])),
+    `WITH t AS (SELECT c.oid, c.reltoastrelid FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.relname = ANY($1::text[])
+                  OR $2::boolean AND c.oid = 'pg_catalog.pg_statistic'::regclass),
      rels AS (
        SELECT oid FROM t
        UNION SELECT reltoastrelid FROM t WHERE reltoastrelid <> 0
        UNION SELECT i.indexrelid FROM pg_index i WHERE i.indrelid IN (SELECT oid FROM t UNION SELECT reltoastrelid FROM t WHERE reltoastrelid <> 0))
      SELECT pg_relation_filepath(r.oid) AS path, c.relkind::text AS kind FROM rels r JOIN pg_class c ON c.oid = r.oid
       WHERE pg_relation_filepath(r.oid) IS NOT NULL ORDER BY 1`,
-    [[...TABLES]],
+    [[...TABLES], options.statistics === true],
   );
   const pieces = needles.map(needlePieces);
   const targets = pieces.flat();
@@ -153,5 +184,36 @@ export async function rawFilesContain(pool: Pool, needles: string[]): Promise<Re
   const scanned = [...kinds.values()];
   const files = scanned.reduce((n, k) => n + k.files, 0);
   const bytes = scanned.reduce((n, k) => n + k.bytes, 0);
-  return { readable: true, found: seen.size, scanned, detail: `${seen.size} of ${needles.length} needles in ${files} relation files (${bytes} bytes)` };
+  return { readable: true, found: seen.size, foundNeedles: seen, scanned, detail: `${seen.size} of ${needles.length} needles in ${files} relation files (${bytes} bytes)` };
+}
+
+/**
+ * Looks for the needles (as substrings) and the terms (as whole values of the columns holding terms:
+ * `memory_terms.term`, `term_stats.term`) among the values pg_stats shows for
+ * cairn's tables: most common values, histogram bounds and most common elements, each cast to text (ANALYZE
+ * keeps no value wider than 1 KB there, so a long needle is looked for whole). Returns the indexes found:
+ * needles first, then terms after them.
+ */
+const TERM_COLUMNS = new Set(['memory_terms.term', 'term_stats.term']);
+
+export async function statisticsContain(pool: Pool, needles: string[], terms: string[]): Promise<{ found: Set<number>; values: number; columns: number; bytes: number }> {
+  const { rows } = await pool.query<{ col: string; value: string }>(
+    `SELECT s.tablename || '.' || s.attname AS col, v AS value
+       FROM pg_stats s,
+            LATERAL unnest(coalesce(s.most_common_vals::text::text[], '{}') || coalesce(s.histogram_bounds::text::text[], '{}')
+                           || coalesce(s.most_common_elems::text::text[], '{}')) v
+      WHERE s.schemaname = current_schema() AND s.tablename = ANY($1::text[])`,
+    [[...TABLES]],
+  );
+  const termSet = new Map(terms.map((t, i) => [t, needles.length + i]));
+  const found = new Set<number>();
+  for (const { col, value } of rows) {
+    needles.forEach((n, i) => {
+      if (!found.has(i) && value.includes(n)) found.add(i);
+    });
+    const t = TERM_COLUMNS.has(col) ? termSet.get(value) : undefined;
+    if (t !== undefined) found.add(t);
+  }
+  const bytes = rows.reduce((n, r) => n + Buffer.byteLength(r.value), 0);
+  return { found, values: rows.length, columns: new Set(rows.map((r) => r.col)).size, bytes };
 }

@@ -28,7 +28,7 @@ import type {
 import { vectorFromBytes } from '../../core/checksum.js';
 import type { PostgresStoreConfig } from './postgres-config.js';
 import { createPool, isTransient, sleep, translatePgError, type Pool, type PoolClient } from './postgres-driver.js';
-import { canReadServerFiles, compactAfterErasure, NOT_COVERED, rawFilesContain } from './postgres-erasure.js';
+import { CATALOG_NOT_VACUUMED, canReadServerFiles, canVacuumCatalog, compactAfterErasure, NOT_COVERED, rawFilesContain, statisticsContain } from './postgres-erasure.js';
 import { fusedResult } from './postgres-fusion.js';
 import { migrate, type ServerFacts } from './postgres-migrations.js';
 import { MEMORY_SELECT, rowToEvent, rowToMemory, rowToSnapshot, rowToToken, type Row } from '../sql/sql-rows.js';
@@ -96,16 +96,22 @@ export class PostgresStore implements Store {
   }
 
   private readonly proof: ErasureProof = {
-    method: 'VACUUM FULL of every cairn table (indexes rebuilt), then the table, TOAST and index files are read through pg_read_binary_file; the WAL is not covered',
+    method: 'VACUUM FULL of every cairn table (indexes rebuilt), ANALYZE of them and VACUUM FULL pg_statistic, then the table, TOAST, index and statistics files are read through pg_read_binary_file and pg_stats is searched; the WAL is not covered',
     compact: () => this.read('compacting after an erasure', (pool) => compactAfterErasure(pool)),
-    check: async (needles, compaction) => {
-      const scan = await this.read('scanning the database files', (pool) => rawFilesContain(pool, needles));
+    check: async (needles, compaction, terms = []) => {
+      const { scan, stats, catalog } = await this.read('scanning the database files and statistics', async (pool) => {
+        const rewritten = await canVacuumCatalog(pool);
+        return { scan: await rawFilesContain(pool, needles, { statistics: rewritten }), stats: await statisticsContain(pool, needles, terms), catalog: rewritten };
+      });
       if (!scan.readable) {
         throw new CairnError('UNSUPPORTED', `cannot read the database files to prove the erasure: ${scan.detail}`, {
           hint: 'grant the role pg_read_server_files (or run the check as a superuser)',
         });
       }
-      return { backend: 'postgres', compaction, scanned: scan.scanned, found: scan.found, notCovered: [...NOT_COVERED] };
+      const found = new Set([...scan.foundNeedles, ...stats.found]).size;
+      const scanned = [...scan.scanned, { what: `planner statistics (pg_stats: ${stats.values} sampled values of ${stats.columns} columns)`, files: stats.columns, bytes: stats.bytes }];
+      const notCovered = catalog ? [...NOT_COVERED] : [...NOT_COVERED, `the replaced tuples in pg_statistic's file (pg_stats was searched; ${CATALOG_NOT_VACUUMED})`];
+      return { backend: 'postgres', compaction, scanned, found, termsSearched: terms.length, notCovered };
     },
   };
 
