@@ -34,6 +34,8 @@ export async function compactAfterErasure(pool: Pool, tables: readonly string[] 
     await client.query(`ANALYZE ${tables.join(', ')}`);
     steps.push(`ANALYZE of the same ${tables.length} tables: the planner statistics (pg_statistic) sampled again from what is left`);
     if (await canVacuumCatalog(client)) {
+      // The tuples ANALYZE replaced are dead only to transactions that began after it: wait again.
+      steps.push(await waitForOlderSnapshots(pool));
       await client.query('VACUUM FULL pg_statistic');
       steps.push('VACUUM FULL pg_statistic: the replaced statistics tuples rewritten out of its file');
     } else {
