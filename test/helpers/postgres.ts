@@ -164,3 +164,15 @@ export function postgresStoreFactory(options: { vector?: boolean } = {}): () => 
     return store;
   };
 }
+
+/** Brings an empty database to schema `version` (with pgvector), as an older cairn left it. */
+export async function migrateTestDatabaseTo(client: pg.Client, version: number): Promise<void> {
+  await client.query('CREATE EXTENSION IF NOT EXISTS vector');
+  await client.query('BEGIN');
+  await client.query('CREATE TABLE schema_version (version integer PRIMARY KEY, applied_at text NOT NULL)');
+  for (let v = 0; v < version; v++) {
+    await client.query((MIGRATIONS[v] as (s: 'pgvector') => string)('pgvector'));
+    await client.query('INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)', [v + 1, 'then']);
+  }
+  await client.query('COMMIT');
+}

@@ -8,9 +8,9 @@
 import * as assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { MIGRATIONS, SCHEMA_VERSION } from '../../src/adapters/postgres/postgres-schema.js';
+import { SCHEMA_VERSION } from '../../src/adapters/postgres/postgres-schema.js';
 import { createPostgresStore } from '../../src/adapters/postgres/postgres-store.js';
-import { createTestDatabase, pgSkip, testStoreConfig, type TestDatabase } from '../helpers/postgres.js';
+import { createTestDatabase, migrateTestDatabaseTo, pgSkip, testStoreConfig, type TestDatabase } from '../helpers/postgres.js';
 
 describe('PostgreSQL statistics migration against a running writer', { skip: pgSkip }, () => {
   let db: TestDatabase;
@@ -42,14 +42,7 @@ describe('PostgreSQL statistics migration against a running writer', { skip: pgS
 
   it('waits for the writer, then fills counts that include its rows and stay exact', async () => {
     // A database at schema 2, as an older cairn left it, with one memory.
-    await sql.query('CREATE EXTENSION IF NOT EXISTS vector');
-    await sql.query('BEGIN');
-    await sql.query('CREATE TABLE schema_version (version integer PRIMARY KEY, applied_at text NOT NULL)');
-    for (let v = 0; v < 2; v++) {
-      await sql.query((MIGRATIONS[v] as (s: 'pgvector') => string)('pgvector'));
-      await sql.query('INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)', [v + 1, 'then']);
-    }
-    await sql.query('COMMIT');
+    await migrateTestDatabaseTo(sql, 2);
     await insert(sql, 'm1', ['alpha', 'beta']);
 
     // The older writer is mid-transaction when the new cairn opens the store.

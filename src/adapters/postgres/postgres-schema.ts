@@ -223,11 +223,33 @@ export const MIGRATIONS: readonly ((storage: VectorStorage) => string)[] = [
   // matching memory, the document length and the columns of the activity filter (a covering index of
   // memories, a few bytes per row instead of the whole row). Index-only once the visibility map is set
   // (autovacuum sets it as rows age; a posting is rewritten only when its memory is re-indexed or moved).
+  // On a store that has data, both indexes are built beforehand beside the tables (CONCURRENT_BUILDS), so
+  // this step only swaps the key in (a brief exclusive lock, no rebuild); a new store builds them here.
   () => `
-  ALTER TABLE memory_terms DROP CONSTRAINT memory_terms_pkey, ADD PRIMARY KEY (namespace, term, memory_pk) INCLUDE (tf);
-  CREATE INDEX memories_lexical ON memories (pk) INCLUDE (doc_length, forgotten_at, superseded_by, expires_at);
+  CREATE UNIQUE INDEX IF NOT EXISTS memory_terms_key ON memory_terms (namespace, term, memory_pk) INCLUDE (tf);
+  ALTER TABLE memory_terms DROP CONSTRAINT memory_terms_pkey, ADD CONSTRAINT memory_terms_pkey PRIMARY KEY USING INDEX memory_terms_key;
+  CREATE INDEX IF NOT EXISTS memories_lexical ON memories (pk) INCLUDE (doc_length, forgotten_at, superseded_by, expires_at);
   `,
 ];
+
+/** An index a step needs, built before the step's transaction without blocking writers (CONCURRENTLY). */
+export interface ConcurrentBuild {
+  index: string;
+  sql: string;
+}
+
+/**
+ * Per step (index into MIGRATIONS), the indexes to build CONCURRENTLY, outside any transaction, before the
+ * step runs on a store whose tables already exist: building them inside the migration's transaction would
+ * hold the table's lock (writes, or for a key swap every read) for the whole build, minutes at millions of
+ * postings. The step itself then finds them (IF NOT EXISTS) and only swaps them in.
+ */
+export const CONCURRENT_BUILDS: Readonly<Record<number, readonly ConcurrentBuild[]>> = {
+  5: [
+    { index: 'memory_terms_key', sql: 'CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS memory_terms_key ON memory_terms (namespace, term, memory_pk) INCLUDE (tf)' },
+    { index: 'memories_lexical', sql: 'CREATE INDEX CONCURRENTLY IF NOT EXISTS memories_lexical ON memories (pk) INCLUDE (doc_length, forgotten_at, superseded_by, expires_at)' },
+  ],
+};
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
