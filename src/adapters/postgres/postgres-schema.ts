@@ -20,6 +20,8 @@ export const ERASURE_LOCK = 727_003;
 export const EMBEDDER_LOCK = 727_004;
 /** Lock key serialising the writers that found no embedder recorded and may record the first one. */
 export const EMBEDDER_RECORD_LOCK = 727_005;
+/** Lock key (with the dimension as second key) of a vector index being built outside a transaction. */
+export const VECTOR_INDEX_LOCK = 727_006;
 
 export const MIGRATIONS: readonly ((storage: VectorStorage) => string)[] = [
   // 1: everything the SQLite schema holds after its 7 steps, in one step.
@@ -286,7 +288,7 @@ export function hnswIndexName(dimensions: number): string {
   return `memory_vectors_hnsw_${dimensions}`;
 }
 
-export function hnswIndexSql(dimensions: number): string {
+export function hnswIndexSql(dimensions: number, options: { concurrently?: boolean } = {}): string {
   if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 2000) throw new Error(`bad dimensions ${dimensions}`);
-  return `CREATE INDEX IF NOT EXISTS ${hnswIndexName(dimensions)} ON memory_vectors USING hnsw ((embedding::vector(${dimensions})) vector_cosine_ops) WHERE vector_dims(embedding) = ${dimensions}`;
+  return `CREATE INDEX ${options.concurrently ? 'CONCURRENTLY ' : ''}IF NOT EXISTS ${hnswIndexName(dimensions)} ON memory_vectors USING hnsw ((embedding::vector(${dimensions})) vector_cosine_ops) WHERE vector_dims(embedding) = ${dimensions}`;
 }

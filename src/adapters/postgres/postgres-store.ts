@@ -24,6 +24,7 @@ import type {
   StoredEvent,
   StoreTx,
   VectorHit,
+  VectorIndexCheck,
 } from '../../interfaces/store.js';
 import { vectorFromBytes } from '../../core/checksum.js';
 import type { PostgresStoreConfig } from './postgres-config.js';
@@ -34,6 +35,7 @@ import { migrate, type ServerFacts } from './postgres-migrations.js';
 import { MEMORY_SELECT, rowToEvent, rowToMemory, rowToSnapshot, rowToToken, type Row } from '../sql/sql-rows.js';
 import { Params, parseVector, vectorFromSend, vectorLiteral } from './postgres-rows.js';
 import { hnswIndexName, hnswIndexSql } from './postgres-schema.js';
+import { buildVectorIndex, describeVectorIndex, vectorIndexState } from './postgres-vector-index.js';
 import { activeSql, CURRENT_SQL, filterSql, fusedRecallSql, LIVE_BY_DEDUPE_SQL, lexicalCtes, listWhere, vectorCtes, type VectorSpace } from './postgres-search.js';
 import { createPostgresTx, decodeAnchorCache, rowToPendingErasure, type TxContext } from './postgres-tx.js';
 
@@ -62,6 +64,8 @@ export class PostgresStore implements Store {
   private idleErrorLogged = false;
   /** Whether this role may read the server's files (the erasure proof); learnt on open. */
   private canReadFiles: boolean | null = null;
+  /** A background build of a missing HNSW index (repairVectorIndex), until it ends. */
+  private indexBuild: Promise<void> | undefined;
   /** Sessions and request budgets of every `cairn serve` on this database (postgres-sessions.ts). */
   readonly sessions: SessionStore = createPostgresSessions((what, sql, values) => this.rows(what, sql, values));
 
@@ -147,7 +151,7 @@ export class PostgresStore implements Store {
       if (this.facts.fallbackReason) {
         this.logger?.warn(`PostgreSQL without pgvector: ${this.facts.fallbackReason}; vectors are kept without an index and recall fuses its signals in cairn`);
       }
-      if (this.dims !== null) await this.createVectorIndex(pool, this.dims); // repairs a dropped index
+      if (this.dims !== null) await this.repairVectorIndex(pool, this.dims);
       this.canReadFiles = await canReadServerFiles(pool);
       this.pool = pool;
       return pool;
@@ -176,11 +180,46 @@ export class PostgresStore implements Store {
   }
 
   /**
+   * A store holding vectors whose HNSW index is missing or invalid: the index is built in the background
+   * (postgres-vector-index.ts), so opening does not wait for it nor run under the statement timeout; vector
+   * search scans exactly until it is valid. `close()` waits for the build, so a short command finishes it.
+   */
+  private async repairVectorIndex(pool: Pool, dims: number): Promise<void> {
+    if (this.facts?.vectorStorage !== 'pgvector' || (await vectorIndexState(pool, dims)) === 'valid') return;
+    this.logger?.warn(`the HNSW index of ${dims} dimensions is missing: building it in the background (vector search scans exactly until it is ready)`);
+    this.indexBuild = buildVectorIndex(pool, dims).then(
+      () => undefined,
+      (err: unknown) => this.logger?.warn(`building the HNSW index failed (${(err as Error).message}); cairn verify builds it again`),
+    );
+  }
+
+  /**
    * The HNSW index of `info.dimensions`, built before the transaction that records the embedder, so that
    * transaction's setEmbedder only checks it exists. Without pgvector there is nothing to prepare.
    */
   async prepareVectors(info: EmbedderInfo): Promise<void> {
-    await this.read('preparing the vector index', (pool) => this.createVectorIndex(pool, info.dimensions));
+    await this.read('preparing the vector index', async (pool) => {
+      await this.indexBuild;
+      await this.createVectorIndex(pool, info.dimensions);
+    });
+  }
+
+  /**
+   * For `cairn verify`: waits for a background build, then builds the HNSW index when it is still missing
+   * or invalid (without the statement timeout; `rebuilt`). Without pgvector: exhaustive.
+   */
+  async checkVectorIndex(): Promise<VectorIndexCheck> {
+    return this.read('checking the vector index', async (pool) => {
+      if (this.facts?.vectorStorage !== 'pgvector') return { status: 'exhaustive', detail: 'no pgvector: vectors are scanned exactly' };
+      await this.indexBuild;
+      const dims = this.dims ?? (await this.space())?.dimensions ?? null;
+      if (dims === null) return { status: 'consistent', detail: 'no vectors stored yet' };
+      const state = await vectorIndexState(pool, dims);
+      if (state === 'valid') return { status: 'consistent', detail: describeVectorIndex(state, dims) };
+      const built = await buildVectorIndex(pool, dims);
+      if (built === 'busy') return { status: 'exhaustive', detail: `${describeVectorIndex(state, dims)}; another session is building it now` };
+      return { status: 'rebuilt', detail: `the HNSW index of ${dims} dimensions was ${state}; built again (CONCURRENTLY)` };
+    });
   }
 
   /**
@@ -527,6 +566,8 @@ export class PostgresStore implements Store {
     const [size] = await this.rows<{ bytes: number }>('diagnostics', 'SELECT pg_database_size(current_database()) AS bytes');
     const pgvector = facts.vectorStorage === 'pgvector';
     const notes: string[] = [];
+    const indexState = pgvector && space ? await this.read('diagnostics', (pool) => vectorIndexState(pool, space.dimensions)) : null;
+    if (indexState !== null && indexState !== 'valid' && space) notes.push(describeVectorIndex(indexState, space.dimensions));
     if (!pgvector) notes.push(`no pgvector: ${facts.fallbackReason ?? 'vectors stored without an index'}; vectors are scanned exactly and recall fuses in cairn`);
     return {
       backend: 'postgres',
@@ -536,7 +577,7 @@ export class PostgresStore implements Store {
       facts: {
         postgres: facts.serverVersion,
         pgvector: facts.pgvectorVersion ?? 'not installed',
-        vectorIndex: pgvector ? (space ? `hnsw (vector_cosine_ops, ${space.dimensions} dimensions, iterative scan)` : 'hnsw, built when the first vector is stored') : 'none (real[], exact scan)',
+        vectorIndex: pgvector ? (space && indexState ? describeVectorIndex(indexState, space.dimensions) : 'hnsw, built when the first vector is stored') : 'none (real[], exact scan)',
         serverSideFusion: this.capabilities.serverSideFusion ? 'yes (one SQL statement)' : 'no (fused in cairn)',
         lexical: 'BM25 over the analysed terms (postings, per-namespace statistics)',
         tls: this.config.tls.mode,
@@ -657,6 +698,7 @@ export class PostgresStore implements Store {
     this.opening = null;
     const pool = this.pool ?? (await opening?.catch(() => null)) ?? null;
     this.pool = null;
+    await this.indexBuild; // a repair in the background finishes rather than being cut short
     await pool?.end();
   }
 }
