@@ -1,5 +1,8 @@
 // The neighbour graph's shared parts, read by the store's main thread and by the worker that builds a graph:
 // its parameters, how a vector enters it, and the rows it is built from. Kept free of the store's imports.
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { Usearch } from './sqlite-vector-index-file.js';
 import { vectorTableName } from './sqlite-vector-table.js';
 
@@ -53,4 +56,156 @@ export function namespaceVectorsSql(dimensions: number): string {
   return `SELECT m.rowid AS rowid, COALESCE(b.data, (SELECT embedding FROM ${vectorTableName(dimensions)} WHERE rowid = m.rowid)) AS data
   FROM memories m LEFT JOIN vector_blobs b ON b.hash = m.vector_hash
   WHERE m.namespace = ? AND m.vector_hash IS NOT NULL AND m.forgotten_at IS NULL AND m.superseded_by IS NULL`;
+}
+
+// ------------------------------------------------------------------------------------ the saved graphs
+
+/**
+ * A namespace's graph saved beside the database, so a process that opens the store loads it instead of building
+ * it again: `<db>.graph.<namespace key>.<token>.usearch` (usearch's own format) named by a header
+ * `<db>.graph.<namespace key>.json` that says what it was built from. Like the index file it is a cache, never a
+ * source: a reader takes it only when the header matches the database (store id, embedder, parameters), its
+ * change is one the database can still catch up from, and the loaded graph holds the vectors the header says.
+ */
+export const GRAPH_FILE_FORMAT = 1;
+
+export interface GraphFileHeader {
+  format: number;
+  storeId: string;
+  embedder: { id: string; dimensions: number };
+  params: typeof GRAPH_PARAMS;
+  namespace: string;
+  /** The last `vector_changes` sequence number the graph includes. */
+  seq: number;
+  vectors: number;
+  /** The graph file's name (in the database's folder), its size and SHA-256. */
+  file: string;
+  bytes: number;
+  sha256: string;
+}
+
+/** SHA-256 of a file, read in pieces of 8 MiB (a graph at 1M vectors is about 650 MB). */
+function fileSha256(path: string): string {
+  const hash = createHash('sha256');
+  const piece = Buffer.alloc(8 << 20);
+  const fd = openSync(path, 'r');
+  try {
+    for (let n = readSync(fd, piece); n > 0; n = readSync(fd, piece)) hash.update(piece.subarray(0, n));
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest('hex');
+}
+
+function namespaceKey(namespace: string): string {
+  return createHash('sha256').update(namespace, 'utf8').digest('hex').slice(0, 16);
+}
+
+export function graphHeaderPath(dbPath: string, namespace: string): string {
+  return `${dbPath}.graph.${namespaceKey(namespace)}.json`;
+}
+
+function fsyncPath(path: string): void {
+  try {
+    const fd = openSync(path, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Some filesystems cannot fsync a folder; the renames are still atomic.
+  }
+}
+
+/**
+ * Makes the graph file at `source` (a temporary file in the database's folder) the namespace's saved graph:
+ * renamed to a name of its own, flushed, then named by a new header written atomically over the old one; the
+ * namespace's older graph files go last. A process killed at any point leaves the old header with its file, or
+ * the new ones.
+ */
+export function publishGraphFile(dbPath: string, source: string, header: Omit<GraphFileHeader, 'file' | 'bytes' | 'sha256' | 'format'>): void {
+  const key = namespaceKey(header.namespace);
+  const name = `${basename(dbPath)}.graph.${key}.${randomBytes(6).toString('hex')}.usearch`;
+  const path = join(dirname(dbPath), name);
+  renameSync(source, path);
+  fsyncPath(path);
+  const full: GraphFileHeader = { format: GRAPH_FILE_FORMAT, ...header, file: name, bytes: statSync(path).size, sha256: fileSha256(path) };
+  const tmp = `${dbPath}.graph-${process.pid}-${randomBytes(4).toString('hex')}.json`;
+  writeFileSync(tmp, JSON.stringify(full), { mode: 0o600 });
+  fsyncPath(tmp);
+  renameSync(tmp, graphHeaderPath(dbPath, header.namespace));
+  fsyncPath(dirname(dbPath));
+  const prefix = `${basename(dbPath)}.graph.${key}.`;
+  for (const other of readdirSync(dirname(dbPath))) {
+    if (other.startsWith(prefix) && other.endsWith('.usearch') && other !== name) rmSync(join(dirname(dbPath), other), { force: true });
+  }
+}
+
+/** The saved graph of a namespace as its header describes it, or why there is none to use. */
+export function readGraphHeader(dbPath: string, namespace: string): { header: GraphFileHeader; path: string } | { problem: string } {
+  let text: string;
+  try {
+    text = readFileSync(graphHeaderPath(dbPath, namespace), 'utf8');
+  } catch (err) {
+    return { problem: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no graph file' : `the graph file cannot be read (${(err as Error).message})` };
+  }
+  let header: GraphFileHeader;
+  try {
+    header = JSON.parse(text) as GraphFileHeader;
+  } catch {
+    return { problem: 'the graph file header is damaged' };
+  }
+  if (header.format !== GRAPH_FILE_FORMAT || header.namespace !== namespace || typeof header.file !== 'string' || basename(header.file) !== header.file) {
+    return { problem: 'the graph file header is not one this version reads' };
+  }
+  const path = join(dirname(dbPath), header.file);
+  let size: number;
+  try {
+    size = statSync(path).size;
+  } catch {
+    return { problem: 'the graph file named by its header is missing' };
+  }
+  if (size !== header.bytes) return { problem: `the graph file holds ${size} bytes, its header says ${header.bytes}` };
+  return { header, path };
+}
+
+/** Whether the graph file's bytes are the ones its header names (checked before it is loaded). */
+export function graphFileIntact(file: { header: GraphFileHeader; path: string }): boolean {
+  return fileSha256(file.path) === file.header.sha256;
+}
+
+/** Every namespace that has a saved graph header beside the database. */
+export function savedGraphNamespaces(dbPath: string): string[] {
+  const prefix = `${basename(dbPath)}.graph.`;
+  const out: string[] = [];
+  let names: string[] = [];
+  try {
+    names = readdirSync(dirname(dbPath));
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith('.json')) continue;
+    try {
+      const header = JSON.parse(readFileSync(join(dirname(dbPath), name), 'utf8')) as Partial<GraphFileHeader>;
+      if (typeof header.namespace === 'string' && graphHeaderPath(dbPath, header.namespace) === join(dirname(dbPath), name)) out.push(header.namespace);
+    } catch {
+      rmSync(join(dirname(dbPath), name), { force: true });
+    }
+  }
+  return out;
+}
+
+/** Removes a namespace's saved graph (header first, so no reader takes a half-removed one), or every one. */
+export function removeGraphFiles(dbPath: string, namespace?: string): void {
+  const prefix = `${basename(dbPath)}.graph.${namespace === undefined ? '' : `${namespaceKey(namespace)}.`}`;
+  let names: string[] = [];
+  try {
+    names = readdirSync(dirname(dbPath));
+  } catch {
+    return;
+  }
+  const ours = names.filter((n) => n.startsWith(prefix));
+  for (const name of [...ours.filter((n) => n.endsWith('.json')), ...ours.filter((n) => !n.endsWith('.json'))]) rmSync(join(dirname(dbPath), name), { force: true });
 }

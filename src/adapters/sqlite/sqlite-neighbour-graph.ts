@@ -1,9 +1,31 @@
 import { rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { BackgroundBuilder, type BuildReply } from './sqlite-background-build.js';
-import { addCodes, GRAPH_PARAMS, newGraph, type Graph } from './sqlite-neighbour-graph-file.js';
+import {
+  addCodes,
+  GRAPH_PARAMS,
+  graphFileIntact,
+  newGraph,
+  publishGraphFile,
+  readGraphHeader,
+  removeGraphFiles,
+  savedGraphNamespaces,
+  type Graph,
+} from './sqlite-neighbour-graph-file.js';
 import type { GraphBuildRequest } from './sqlite-neighbour-graph-worker.js';
-import { removeStaleTemporaries, type Usearch } from './sqlite-vector-index-file.js';
+import type { QuantizedVectors } from './sqlite-quantized-vectors.js';
+import { removeStaleTemporaries, type IndexIdentity, type Usearch } from './sqlite-vector-index-file.js';
+
+/** What the graphs need of the vector index: the database's identity, and the change log. */
+export interface GraphContext {
+  usearch: Usearch;
+  identity: IndexIdentity;
+  /** Rows whose vector changed after change `from` up to `to`; null when the kept change log starts later. */
+  changedSince: (from: number, to: number) => number[] | null;
+}
+
+/** A live graph is saved again once this many changes are past its file (the kept change log holds 200,000). */
+const RESAVE_AFTER = 50_000;
 
 /** What `cairn doctor` says about the neighbour graphs. */
 export interface NeighbourGraphStatus {
@@ -17,6 +39,9 @@ export interface NeighbourGraphStatus {
   /** Searches the graphs answered since the store opened. */
   searches: number;
   params: typeof GRAPH_PARAMS;
+  /** Where the last graph taken came from: its saved file (loaded in lastLoadMs) or a build in the worker. */
+  lastSource: 'file' | 'build' | null;
+  lastLoadMs: number | null;
 }
 
 /**
@@ -47,6 +72,14 @@ export class NeighbourGraphs {
     removeStaleTemporaries(`${dbPath}.graph-`);
   }
 
+  /** The change each namespace's saved graph file reflects (as loaded or last written by this process). */
+  private readonly saved = new Map<string, number>();
+  /** Namespaces whose saved graph this process already tried to load (a rejected file is not tried again). */
+  private readonly triedFile = new Set<string>();
+  /** Where the graph last installed came from: its file or a build (for doctor and the bench). */
+  private lastSource: 'file' | 'build' | null = null;
+  private lastLoadMs: number | null = null;
+
   /** Rowids of about `count` nearest rows of the namespace by int8 cosine, nearest first; null without a graph. */
   nearest(namespace: string, vector: Float32Array, count: number): number[] | null {
     const graph = this.graphs.get(namespace);
@@ -60,9 +93,19 @@ export class NeighbourGraphs {
     return this.graphs.has(namespace);
   }
 
-  /** Starts building the namespace's graph in a worker (one build at a time, none for a minute after a failure). */
-  build(usearch: Usearch, namespace: string, dimensions: number): void {
-    if (this.closed || !this.builder.canStart() || this.graphs.has(namespace) || this.arrived?.namespace === namespace) return;
+  /**
+   * Brings the namespace's graph: its saved file when one matches the database (loaded here, then caught up from
+   * the change log by install), otherwise a build in a worker (one build at a time, none for a minute after a
+   * failure), whose file is then saved for the next process.
+   */
+  build(ctx: GraphContext, namespace: string, dimensions: number): void {
+    if (this.closed || this.graphs.has(namespace) || this.arrived?.namespace === namespace) return;
+    if (!this.triedFile.has(namespace)) {
+      this.triedFile.add(namespace);
+      if (this.loadSaved(ctx, namespace)) return;
+    }
+    if (!this.builder.canStart()) return;
+    const { usearch, identity } = ctx;
     const target = `${this.dbPath}.graph-${process.pid}-${randomBytes(4).toString('hex')}`;
     const request: GraphBuildRequest = { dbPath: this.dbPath, namespace, dimensions, target };
     const generation = this.generation;
@@ -70,16 +113,111 @@ export class NeighbourGraphs {
       request,
       (reply) => {
         if (this.closed || generation !== this.generation) return;
+        let path = target;
+        try {
+          publishGraphFile(this.dbPath, target, { storeId: identity.storeId, embedder: identity.embedder, params: GRAPH_PARAMS, namespace, seq: reply.seq, vectors: reply.vectors });
+          const saved = readGraphHeader(this.dbPath, namespace);
+          if ('path' in saved) {
+            path = saved.path;
+            this.saved.set(namespace, reply.seq);
+          }
+        } catch (err) {
+          // Not saved: this process uses it all the same, and the next one builds again.
+          this.reason = `the built graph could not be saved (${(err as Error).message})`;
+        }
         const graph = newGraph(usearch, dimensions);
         try {
-          graph.load(target);
+          graph.load(path);
         } catch (err) {
           throw new Error(`the built graph could not be loaded (${(err as Error).message})`);
         }
+        if (graph.size() !== reply.vectors) throw new Error(`the built graph holds ${graph.size()} vectors, not ${reply.vectors}`);
         this.arrived = { namespace, graph, seq: reply.seq };
+        this.lastSource = 'build';
       },
       () => rmSync(target, { force: true }),
     );
+  }
+
+  /** Loads the namespace's saved graph when it matches the database; false (with the reason) when it does not. */
+  private loadSaved(ctx: GraphContext, namespace: string): boolean {
+    const started = performance.now();
+    const loaded = openSavedGraph(this.dbPath, ctx, namespace);
+    if ('problem' in loaded) {
+      if (loaded.problem !== 'no graph file') this.reason = `the saved graph of ${JSON.stringify(namespace)} was not used: ${loaded.problem}`;
+      return false;
+    }
+    this.arrived = { namespace, graph: loaded.graph, seq: loaded.seq };
+    this.saved.set(namespace, loaded.seq);
+    this.lastSource = 'file';
+    this.lastLoadMs = Math.round(performance.now() - started);
+    return true;
+  }
+
+  /**
+   * Saves each live graph whose file is `atLeast` changes behind the codes' change `seq` (the graphs follow the
+   * codes, so they are at `seq`): usearch writes a temporary file, published as the builds' files are. Best
+   * effort: a graph that cannot be saved is built again by the next process.
+   */
+  persist(ctx: GraphContext, atLeast: number): void {
+    for (const [namespace, graph] of this.graphs) {
+      const saved = this.saved.get(namespace);
+      if (saved !== undefined && ctx.identity.seq - saved < Math.max(1, atLeast)) continue;
+      const tmp = `${this.dbPath}.graph-${process.pid}-${randomBytes(4).toString('hex')}`;
+      try {
+        graph.save(tmp);
+        publishGraphFile(this.dbPath, tmp, { storeId: ctx.identity.storeId, embedder: ctx.identity.embedder, params: GRAPH_PARAMS, namespace, seq: ctx.identity.seq, vectors: graph.size() });
+        this.saved.set(namespace, ctx.identity.seq);
+      } catch (err) {
+        rmSync(tmp, { force: true });
+        this.reason = `the graph of ${JSON.stringify(namespace)} could not be saved (${(err as Error).message})`;
+      }
+    }
+  }
+
+  /** Saves graphs far behind their files (called with the index's periodic save). */
+  persistIfFarBehind(ctx: GraphContext): void {
+    this.persist(ctx, RESAVE_AFTER);
+  }
+
+  /**
+   * For `cairn verify`: every saved graph file (and every live graph) against the codes of its namespace, after
+   * catching up from the change log. A file that does not hold exactly the namespace's current rows, each found
+   * by its own codes, is deleted (the next long-lived process builds it again); the answer lists what was found.
+   */
+  check(ctx: GraphContext, indexes: Map<string, QuantizedVectors>): { consistent: string[]; removed: { namespace: string; problem: string }[] } {
+    const consistent: string[] = [];
+    const removed: { namespace: string; problem: string }[] = [];
+    for (const namespace of savedGraphNamespaces(this.dbPath)) {
+      const live = this.graphs.get(namespace);
+      const opened = live ? null : openSavedGraph(this.dbPath, ctx, namespace);
+      let problem: string | null = null;
+      if (opened && 'problem' in opened) problem = opened.problem;
+      else {
+        const graph = live ?? (opened as { graph: Graph }).graph;
+        if (!live && opened && 'graph' in opened) {
+          const changed = ctx.changedSince(opened.seq, ctx.identity.seq);
+          if (!changed) problem = 'the graph file is older than the change log the database keeps';
+          else for (const rowid of changed) replace(graph, rowid, indexes.get(namespace)?.codes(rowid) ?? null);
+        }
+        problem ??= compareGraph(graph, indexes.get(namespace));
+      }
+      if (problem === null) consistent.push(namespace);
+      else {
+        removed.push({ namespace, problem });
+        removeGraphFiles(this.dbPath, namespace);
+        this.saved.delete(namespace);
+        if (live) this.graphs.delete(namespace);
+      }
+    }
+    return { consistent, removed };
+  }
+
+  /** Every saved graph goes (after an erasure: they may hold erased vectors), with the live ones. */
+  discardFiles(reason: string): void {
+    this.clear(reason);
+    this.saved.clear();
+    removeGraphFiles(this.dbPath);
   }
 
   /**
@@ -95,6 +233,10 @@ export class NeighbourGraphs {
     const changed = changedSince(arrived.seq, seq);
     if (!changed) {
       this.reason = 'the built graph is older than the change log the database keeps';
+      if (this.saved.get(arrived.namespace) === arrived.seq) {
+        removeGraphFiles(this.dbPath, arrived.namespace);
+        this.saved.delete(arrived.namespace);
+      }
       return;
     }
     for (const rowid of changed) replace(arrived.graph, rowid, codesOf(arrived.namespace, rowid));
@@ -141,8 +283,59 @@ export class NeighbourGraphs {
       lastBuildMs: this.builder.lastBuildMs,
       searches: this.searches,
       params: GRAPH_PARAMS,
+      lastSource: this.lastSource,
+      lastLoadMs: this.lastLoadMs,
     };
   }
+}
+
+/**
+ * The namespace's saved graph when its header matches the database and the loaded graph holds the vectors it
+ * names; it reflects change `seq`, which the change log must still reach back to.
+ */
+function openSavedGraph(dbPath: string, ctx: GraphContext, namespace: string): { graph: Graph; seq: number } | { problem: string } {
+  const file = readGraphHeader(dbPath, namespace);
+  if ('problem' in file) return file;
+  const { header } = file;
+  const want = ctx.identity;
+  if (header.storeId !== want.storeId) return { problem: 'the graph file belongs to another database' };
+  if (header.embedder?.id !== want.embedder.id || header.embedder?.dimensions !== want.embedder.dimensions) {
+    return { problem: `the graph was built from ${String(header.embedder?.id)}; the store holds ${want.embedder.id} (${want.embedder.dimensions} dimensions)` };
+  }
+  if (JSON.stringify(header.params) !== JSON.stringify(GRAPH_PARAMS)) return { problem: 'the graph was built with other parameters' };
+  if (!(header.seq <= want.seq)) return { problem: `the graph reflects change ${header.seq}, the codes only ${want.seq}` };
+  if (ctx.changedSince(header.seq, want.seq) === null) return { problem: 'the graph file is older than the change log the database keeps' };
+  if (!graphFileIntact(file)) return { problem: 'the graph file is damaged (checksum)' };
+  const graph = newGraph(ctx.usearch, want.embedder.dimensions);
+  try {
+    graph.load(file.path);
+  } catch (err) {
+    return { problem: `the graph file cannot be loaded (${(err as Error).message.split('\n')[0]})` };
+  }
+  if (graph.size() !== header.vectors) return { problem: `the graph file holds ${graph.size()} vectors, its header says ${header.vectors}` };
+  return { graph, seq: header.seq };
+}
+
+/** The first difference between a graph and its namespace's codes: the same rows, each sampled one found by its codes. */
+function compareGraph(graph: Graph, codes: QuantizedVectors | undefined): string | null {
+  const n = codes?.size() ?? 0;
+  if (graph.size() !== n) return `the graph holds ${graph.size()} vectors, the namespace ${n}`;
+  if (!codes) return null;
+  const { keys } = codes.rows();
+  let sampled = 0;
+  for (let i = 0; i < keys.length; i += 97) {
+    const rowid = keys[i] as number;
+    if (!graph.contains(BigInt(rowid))) return `memory row ${rowid} is missing from the graph`;
+    if (sampled++ < 64) {
+      const own = codes.codes(rowid) as Int8Array;
+      const query = Float32Array.from(own, (c) => c / 127);
+      const found = graph.search(query, 10, 1);
+      // A row's own codes are at distance 0: it is among the first ten unless ten rows share its exact codes.
+      const hit = Array.from(found.keys as BigUint64Array, Number).includes(rowid) || Array.from(found.distances as Float32Array).every((d) => d <= 1e-6);
+      if (!hit) return `memory row ${rowid} is not found by its own vector in the graph`;
+    }
+  }
+  return null;
 }
 
 /** The row leaves the graph and, with codes (a current vector), enters it again. */

@@ -18,7 +18,7 @@ import { QuantizedVectors } from './sqlite-quantized-vectors.js';
 import { indexedVectorsSql, vectorTableName } from './sqlite-vector-table.js';
 import { BackgroundBuilder, type BuildReply } from './sqlite-background-build.js';
 import { firstFetch, widening } from './sqlite-over-fetch.js';
-import { NeighbourGraphs, type NeighbourGraphStatus } from './sqlite-neighbour-graph.js';
+import { NeighbourGraphs, type GraphContext, type NeighbourGraphStatus } from './sqlite-neighbour-graph.js';
 
 export interface SqliteVectorIndexConfig {
   /**
@@ -137,12 +137,13 @@ export class SqliteVectorIndex {
     if (filter.approximate && this.useGraphs && index.size() >= this.graphs.minVectors) {
       // An advisory search: the namespace's graph proposes 2k candidates (a few hundred vectors visited, not the
       // namespace), rescored exactly. Until the graph is built, and when too few pass the filter, the scan answers.
+      // A saved graph is loaded here and installed at once; otherwise a build starts and a later search installs it.
+      if (!this.graphs.has(filter.namespace)) this.graphs.build(this.graphContext(), filter.namespace, vector.length);
       this.graphs.install(
         (this.identity as IndexIdentity).seq,
         (from, to) => this.changedRows(from, to),
         (namespace, rowid) => this.indexes?.get(namespace)?.codes(rowid) ?? null,
       );
-      if (!this.graphs.has(filter.namespace)) this.graphs.build(this.usearch as Usearch, filter.namespace, vector.length);
       for (let fetch = 2 * k; fetch <= 4096; fetch *= 4) {
         const found = this.graphs.nearest(filter.namespace, vector, fetch);
         if (!found) break;
@@ -159,6 +160,11 @@ export class SqliteVectorIndex {
       if (hits.length >= k || found.length < fetch) return answer(hits);
     }
     return null;
+  }
+
+  /** What the neighbour graphs need of the index (call with the codes loaded). */
+  private graphContext(): GraphContext {
+    return { usearch: this.usearch as Usearch, identity: this.identity as IndexIdentity, changedSince: (from, to) => this.changedRows(from, to) };
   }
 
   /** Rows whose vector changed after change `from` up to `to`; null when the kept change log starts later. */
@@ -277,6 +283,7 @@ export class SqliteVectorIndex {
     try {
       writeIndexFile(this.file, this.identity, this.indexes);
       this.unsaved = 0;
+      if (this.useGraphs) this.graphs.persistIfFarBehind(this.graphContext());
     } catch (err) {
       this.reason = `the index file could not be saved (${(err as Error).message})`;
     }
@@ -360,9 +367,16 @@ export class SqliteVectorIndex {
       const problem = this.compareWithDatabase();
       if (problem === null) {
         const s = this.status();
-        return cause === null
-          ? { status: 'consistent', detail: `${s.vectors} vectors in ${s.namespaces} namespaces at change ${s.seq}` }
-          : { status: 'rebuilt', detail: `${cause ?? 'inconsistent'}; rebuilt, now ${s.vectors} vectors at change ${s.seq}` };
+        const graphs = this.graphs.check(this.graphContext(), this.indexes as Map<string, QuantizedVectors>);
+        const graphDetail = [
+          ...(graphs.consistent.length ? [`saved neighbour graphs consistent: ${graphs.consistent.map((n) => JSON.stringify(n)).join(', ')}`] : []),
+          ...graphs.removed.map((g) => `the saved neighbour graph of ${JSON.stringify(g.namespace)} was deleted (${g.problem}); the next long-lived process builds it again`),
+        ]
+          .map((d) => `; ${d}`)
+          .join('');
+        return cause === null && graphs.removed.length === 0
+          ? { status: 'consistent', detail: `${s.vectors} vectors in ${s.namespaces} namespaces at change ${s.seq}${graphDetail}` }
+          : { status: 'rebuilt', detail: `${cause ?? 'index consistent'}${cause === null ? '' : `; rebuilt, now ${s.vectors} vectors at change ${s.seq}`}${graphDetail}` };
       }
       cause = problem;
       this.drop(`verify found the index inconsistent: ${problem}`);
@@ -399,6 +413,7 @@ export class SqliteVectorIndex {
   /** After an erasure: the file may hold erased vectors, so it goes and is rebuilt from what is left. */
   discard(): void {
     this.drop('rebuilt after an erasure');
+    this.graphs.discardFiles('rebuilt after an erasure');
     rmSync(this.file, { force: true });
   }
 
@@ -410,6 +425,8 @@ export class SqliteVectorIndex {
   close(): void {
     if (this.closed) return;
     if (this.unsaved > 0) this.save();
+    // The graphs follow the codes, so they are at the codes' change: saved for the next process when their files are behind.
+    if (this.useGraphs && this.indexes && this.identity) this.graphs.persist(this.graphContext(), 1);
     this.builder.terminate();
     this.graphs.close();
     this.closed = true;

@@ -1,0 +1,224 @@
+import * as assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { graphHeaderPath } from '../src/adapters/sqlite/sqlite-neighbour-graph-file.js';
+import { createSqliteStore, type SqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
+import { forget, insertVectors, vectorSource } from './fixtures/vector-index-data.js';
+
+/**
+ * The neighbour graph saved beside the database (`<db>.graph.<key>.json` naming `<db>.graph.<key>.<token>.usearch`):
+ * a process that opens the store loads it instead of building it, catches it up from the change log, and takes
+ * nothing that does not match the database. Real SQLite files, real usearch graphs, seeded vectors.
+ */
+
+const root = mkdtempSync(join(tmpdir(), 'cairn-graph-file-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+let counter = 0;
+const NS = 'acme/shop';
+const now = () => new Date().toISOString();
+const GRAPHS = { minVectors: 500, graphMinVectors: 1000, neighbourGraphs: true };
+
+const longLived = (path: string) => createSqliteStore({ path, vectorIndex: GRAPHS });
+const approx = (store: SqliteStore, q: Float32Array, k = 10) => store.vectorCandidates(q, k, { namespace: NS, now: now(), approximate: true });
+
+/** The exhaustive answer from a connection without any index. */
+async function exact(path: string, queries: Float32Array[], k = 10): Promise<{ id: string; similarity: number }[][]> {
+  const store = createSqliteStore({ path, vectorIndex: false });
+  try {
+    const out = [];
+    for (const q of queries) out.push(await store.vectorCandidates(q, k, { namespace: NS, now: now() }));
+    return out;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Approximate searches until the namespace's graph answers (a build, or a load of its file). */
+async function graphReady(store: SqliteStore, probe: Float32Array): Promise<void> {
+  for (let i = 0; i < 4 && store.vectorIndex?.status().graphs.namespaces[NS] === undefined; i++) {
+    await approx(store, probe);
+    await store.vectorIndex?.whenIdle();
+  }
+  assert.ok(store.vectorIndex?.status().graphs.namespaces[NS] !== undefined, JSON.stringify(store.vectorIndex?.status()));
+}
+
+/** recall@10 of the graph's answers against the exhaustive ten, every returned similarity exact. */
+async function recall(store: SqliteStore, path: string, queries: Float32Array[]): Promise<number> {
+  const want = await exact(path, queries);
+  let found = 0;
+  for (const [i, q] of queries.entries()) {
+    const byId = new Map((want[i] ?? []).map((h) => [h.id, h.similarity]));
+    for (const h of await approx(store, q)) {
+      if (!byId.has(h.id)) continue;
+      found++;
+      assert.ok(Math.abs(h.similarity - (byId.get(h.id) as number)) < 1e-6, 'similarities are exact');
+    }
+  }
+  return found / (queries.length * 10);
+}
+
+/** A store whose namespace has a saved graph (built by a first long-lived process, which then closed). */
+async function withSavedGraph(seed: number): Promise<{ path: string; next: () => Float32Array }> {
+  const path = join(root, `store-${++counter}.db`);
+  const next = vectorSource(seed);
+  const store = longLived(path);
+  await insertVectors(store, NS, 1500, next);
+  try {
+    await graphReady(store, next());
+    assert.equal(store.vectorIndex?.status().graphs.lastSource, 'build');
+  } finally {
+    await store.close();
+  }
+  return { path, next };
+}
+
+const graphFiles = (path: string) => readdirSync(root).filter((f) => f.startsWith(`${basename(path)}.graph.`) && f.endsWith('.usearch'));
+
+describe('the neighbour graph saved beside the database', () => {
+  it('is built once: the next process loads it, catches up writes made meanwhile, and verify checks it', async () => {
+    const { path, next } = await withSavedGraph(21);
+    assert.ok(existsSync(graphHeaderPath(path, NS)), 'the header is saved');
+    assert.equal(graphFiles(path).length, 1);
+    // A short-lived process (no graphs) forgets the nearest notes of a query and writes near copies of it.
+    const q = next();
+    const short = createSqliteStore({ path, vectorIndex: { minVectors: 500, graphMinVectors: 1000 } });
+    const nearest = (await exact(path, [q], 5))[0]?.map((h) => h.id) ?? [];
+    await forget(short, await short.getMemories(nearest));
+    const copies = await insertVectors(short, NS, 5, () => Float32Array.from(q, (x) => x + 0.001 * (next()[0] as number)));
+    await short.close();
+
+    const store = longLived(path);
+    try {
+      const first = await approx(store, q);
+      const graphs = store.vectorIndex?.status().graphs;
+      assert.equal(graphs?.builds, 0, 'loaded, not built');
+      assert.equal(graphs?.lastSource, 'file');
+      assert.equal(graphs?.namespaces[NS], 1500, 'five left, five came, from the change log');
+      assert.ok((graphs?.searches ?? 0) >= 1, 'the loaded graph answered the first search');
+      assert.ok(first.every((h) => !nearest.includes(h.id)), 'a note forgotten after the file was saved never comes back');
+      assert.deepEqual(new Set(first.slice(0, 5).map((h) => h.id)), new Set(copies.map((m) => m.id)), 'notes written after the file was saved are found');
+      assert.ok((await recall(store, path, Array.from({ length: 20 }, next))) >= 0.95);
+      const check = await store.checkVectorIndex();
+      assert.equal(check.status, 'consistent', check.detail);
+      assert.match(check.detail, /saved neighbour graphs consistent: "acme\/shop"/u);
+    } finally {
+      await store.close();
+    }
+    // Closing saved the caught-up graph again; the older file went.
+    const header = JSON.parse(readFileSync(graphHeaderPath(path, NS), 'utf8')) as { seq: number; vectors: number };
+    assert.equal(header.vectors, 1500);
+    assert.equal(graphFiles(path).length, 1);
+  });
+
+  it('a deleted, damaged or foreign graph file, or one from another embedder, is detected and rebuilt', async () => {
+    const { path, next } = await withSavedGraph(22);
+    const header = JSON.parse(readFileSync(graphHeaderPath(path, NS), 'utf8')) as Record<string, unknown> & { file: string; embedder: { id: string } };
+    const graphPath = join(root, header.file);
+    const original = readFileSync(graphPath);
+    const cases: [string, () => void, RegExp][] = [
+      ['deleted', () => rmSync(graphPath), /the graph file named by its header is missing/u],
+      ['truncated', () => writeFileSync(graphPath, original.subarray(0, original.length - 4096)), /bytes, its header says/u],
+      [
+        'damaged',
+        () => {
+          const bytes = Buffer.from(original);
+          bytes[bytes.length >> 1] = (bytes[bytes.length >> 1] as number) ^ 0xff;
+          writeFileSync(graphPath, bytes);
+        },
+        /damaged \(checksum\)/u,
+      ],
+      ['another embedder', () => writeFileSync(graphHeaderPath(path, NS), JSON.stringify({ ...header, embedder: { id: 'other-model', dimensions: 32 } })), /built from other-model/u],
+      ['another database', () => writeFileSync(graphHeaderPath(path, NS), JSON.stringify({ ...header, storeId: 'not-this-one' })), /belongs to another database/u],
+      ['ahead of the database', () => writeFileSync(graphHeaderPath(path, NS), JSON.stringify({ ...header, seq: 10_000_000 })), /reflects change 10000000/u],
+    ];
+    for (const [name, spoil, reason] of cases) {
+      writeFileSync(graphHeaderPath(path, NS), JSON.stringify(header));
+      writeFileSync(graphPath, original);
+      for (const f of graphFiles(path)) if (f !== header.file) rmSync(join(root, f));
+      spoil();
+      const store = longLived(path);
+      try {
+        const q = next();
+        assert.deepEqual(await approx(store, q), (await exact(path, [q]))[0], `${name}: the scan answers meanwhile`);
+        assert.match(store.vectorIndex?.status().graphs.reason ?? '', reason, name);
+        await graphReady(store, next());
+        const graphs = store.vectorIndex?.status().graphs;
+        assert.equal(graphs?.builds, 1, `${name}: rebuilt`);
+        assert.equal(graphs?.lastSource, 'build');
+        assert.ok((await recall(store, path, Array.from({ length: 10 }, next))) >= 0.95, name);
+      } finally {
+        await store.close();
+      }
+      const saved = JSON.parse(readFileSync(graphHeaderPath(path, NS), 'utf8')) as { file: string; embedder: { id: string } };
+      assert.notEqual(saved.file, header.file, `${name}: the rebuilt graph replaced the file`);
+      assert.equal(saved.embedder.id, 'gauss-32');
+      assert.deepEqual(graphFiles(path), [saved.file], `${name}: one graph file is left`);
+    }
+  });
+
+  it('a process killed while it publishes a graph leaves the old graph usable or none, never a wrong answer', async () => {
+    const { path, next } = await withSavedGraph(23);
+    const header = JSON.parse(readFileSync(graphHeaderPath(path, NS), 'utf8')) as { file: string; seq: number };
+    // Killed after the new graph file was renamed into place, before its header: an orphan beside the old pair.
+    writeFileSync(join(root, `${basename(path)}.graph.${header.file.split('.').at(-3) as string}.0123456789ab.usearch`), 'half a graph');
+    // And a header being written (a temporary of a dead process).
+    writeFileSync(`${path}.graph-999999999-0badf00d.json`, '{"format":1');
+    const store = longLived(path);
+    try {
+      await graphReady(store, next());
+      assert.equal(store.vectorIndex?.status().graphs.lastSource, 'file', 'the old pair is still taken');
+      assert.ok((await recall(store, path, Array.from({ length: 10 }, next))) >= 0.95);
+      assert.equal((await store.checkVectorIndex()).status, 'consistent');
+      // A later save of the graph removes the orphan.
+      await insertVectors(store, NS, 3, next);
+      await approx(store, next());
+    } finally {
+      await store.close();
+    }
+    assert.equal(graphFiles(path).length, 1, 'the orphan went with the next save');
+    assert.equal(existsSync(`${path}.graph-999999999-0badf00d.json`), false, "a dead process's temporary is removed on open");
+  });
+
+  it('verify deletes a saved graph that does not hold the namespace, and the next process builds it again', async () => {
+    const { path, next } = await withSavedGraph(24);
+    const other = await withSavedGraph(25);
+    // The graph of another store with the same namespace and parameters, put in place under this store's header.
+    const mine = JSON.parse(readFileSync(graphHeaderPath(path, NS), 'utf8')) as { file: string; bytes: number; sha256: string };
+    const theirs = JSON.parse(readFileSync(graphHeaderPath(other.path, NS), 'utf8')) as { file: string; bytes: number; sha256: string };
+    rmSync(join(root, mine.file));
+    renameSync(join(root, theirs.file), join(root, mine.file));
+    writeFileSync(graphHeaderPath(path, NS), JSON.stringify({ ...mine, bytes: theirs.bytes, sha256: theirs.sha256 }));
+    const verifier = createSqliteStore({ path, vectorIndex: { minVectors: 500, graphMinVectors: 1000 } });
+    try {
+      const check = await verifier.checkVectorIndex();
+      assert.equal(check.status, 'rebuilt', check.detail);
+      assert.match(check.detail, /saved neighbour graph of "acme\/shop" was deleted \(memory row \d+ is (missing from the graph|not found by its own vector in the graph)\)/u);
+    } finally {
+      await verifier.close();
+    }
+    assert.equal(existsSync(graphHeaderPath(path, NS)), false);
+    assert.deepEqual(graphFiles(path), []);
+    const store = longLived(path);
+    try {
+      await graphReady(store, next());
+      assert.equal(store.vectorIndex?.status().graphs.builds, 1);
+      assert.ok((await recall(store, path, Array.from({ length: 10 }, next))) >= 0.95);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('an erasure deletes the saved graphs (they may hold erased vectors)', async () => {
+    const { path } = await withSavedGraph(26);
+    const store = longLived(path);
+    try {
+      store.vectorIndex?.discard();
+      assert.equal(existsSync(graphHeaderPath(path, NS)), false);
+      assert.deepEqual(graphFiles(path), []);
+    } finally {
+      await store.close();
+    }
+  });
+});
