@@ -180,6 +180,9 @@ export interface VectorIndexFacts {
     state: string;
     readyMs: number;
     buildMs: number | null;
+    /** Where the graph came from: its file saved beside the store by an earlier process (loaded in loadMs), or a build. */
+    source: 'file' | 'build' | null;
+    loadMs: number | null;
     vectors: number;
     /** Queries as the check asks them: the vector of a memory about to be saved (a new noisy copy of a pool note). */
     recallAt10: number;
@@ -705,13 +708,15 @@ async function main(): Promise<void> {
             state: g?.state ?? 'none',
             readyMs,
             buildMs: g?.lastBuildMs ?? null,
+            source: g?.lastSource ?? null,
+            loadMs: g?.lastLoadMs ?? null,
             vectors: g?.namespaces[target] ?? 0,
             recallAt10: saves.at10,
             worstAt10: saves.worst,
             searchQueryRecallAt10: searches.at10,
             residentMiB: Math.round(process.memoryUsage().rss / 2 ** 20),
           };
-          log(`size ${size}: graph ${graph.state} (${graph.vectors} vectors) in ${readyMs} ms, recall@10 ${graph.recallAt10} (search queries ${graph.searchQueryRecallAt10})`);
+          log(`size ${size}: graph ${graph.state} (${graph.vectors} vectors, ${graph.source === 'file' ? `loaded from its file in ${graph.loadMs} ms` : `built in ${graph.buildMs} ms`}) in ${readyMs} ms, recall@10 ${graph.recallAt10} (search queries ${graph.searchQueryRecallAt10})`);
         }
         const status = store.vectorIndex?.status();
         let fileBytes = 0;
