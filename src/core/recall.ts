@@ -64,11 +64,12 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   let bestCosine: number | null;
   let termWeights: TermWeights | null = null;
   const coverage = method === 'score' && useLexical ? ctx.termCoverage : null;
-  if (!related && ctx.store.capabilities.serverSideFusion && ctx.store.fusedRecall) {
+  if (ctx.store.capabilities.serverSideFusion && ctx.store.fusedRecall) {
     // The backend gathers both signals' candidates and fuses them in one round trip, as fuseScores (or fuse) would.
     queryVector = await embedQuery();
     const rrf = method === 'rrf' ? { rrf: { k: RRF_K } } : {};
-    const fused = await ctx.store.fusedRecall({ vector: queryVector, terms: useLexical ? terms : [], k: pool, filter, weights, calibration: ctx.calibration, ...rrf });
+    const withTerms = related ? { related: { terms: related.terms, k: relatedPool(limit, pool), weight: related.weight } } : {};
+    const fused = await ctx.store.fusedRecall({ vector: queryVector, terms: useLexical ? terms : [], k: pool, filter, weights, calibration: ctx.calibration, ...rrf, ...withTerms });
     results = fused.results;
     bestCosine = fused.bestCosine;
     if (method === 'score' && useLexical && results.length > 0) {

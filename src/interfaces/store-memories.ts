@@ -70,6 +70,12 @@ export interface FusedRecallRequest {
   calibration: { vectorZero: number; vectorFull: number; recencyHalfLifeDays: number };
   /** Reciprocal rank fusion (core/fusion.ts `fuse`, with this k) instead of score fusion. */
   rrf?: { k: number };
+  /**
+   * Related terms of the query (core/related-terms.ts): their own `k` candidates join the lexical signal as
+   * `withRelated` joins them (each memory's larger of its own score and weight × its related score; own
+   * candidates first on ties); the term statistics and the lexical scale stay the query's own terms'.
+   */
+  related?: { terms: string[]; k: number; weight: number } | undefined;
 }
 
 export interface FusedRecall {

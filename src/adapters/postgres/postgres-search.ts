@@ -103,22 +103,52 @@ const B = 0.75;
  * The terms are summed in term order, so equal documents get bit-equal scores (and share a rank) in every
  * execution, whatever order the aggregate meets their postings in.
  */
-export function lexicalCtes(p: Params, terms: string[], k: number, filter: CandidateFilter): string {
+export function lexicalCtes(p: Params, terms: string[], k: number, filter: CandidateFilter, names: LexicalNames = LEX): string {
   const ns = p.add(filter.namespace);
   const tp = `${p.add(terms)}::text[]`;
-  return `lex_stats AS (${namespaceStatsSql(ns)}),
-    lex_df AS (
-      SELECT t.term, coalesce((SELECT s.documents FROM term_stats s WHERE s.term = t.term AND s.namespace = ${ns}), 0)::float8 AS df
-      FROM unnest(${tp}) AS t(term)),
-    lex_idf AS (
-      SELECT term, CASE WHEN ln((n - df + 0.5) / (df + 0.5)) > 0 THEN ln((n - df + 0.5) / (df + 0.5)) ELSE 1e-6 END AS idf
-      FROM lex_df, lex_stats),
-    lex AS (
+  const stats = names.stats === LEX.stats ? `${LEX.stats} AS (${namespaceStatsSql(ns)}),\n    ` : '';
+  return `${stats}${names.df} AS (
+      SELECT t.term, t.ord, coalesce((SELECT s.documents FROM term_stats s WHERE s.term = t.term AND s.namespace = ${ns}), 0)::float8 AS df
+      FROM unnest(${tp}) WITH ORDINALITY AS t(term, ord)),
+    ${names.idf} AS (
+      SELECT term, ord, CASE WHEN ln((n - df + 0.5) / (df + 0.5)) > 0 THEN ln((n - df + 0.5) / (df + 0.5)) ELSE 1e-6 END AS idf
+      FROM ${names.df}, ${LEX.stats}),
+    ${names.out} AS (
       SELECT d.memory_pk AS pk,
         sum(i.idf * (d.tf * ${K1 + 1}) / (d.tf + ${K1} * (1 - ${B} + ${B} * m.doc_length / s.avgdl)) ORDER BY d.term) AS score
-      FROM memory_terms d JOIN lex_idf i ON i.term = d.term JOIN memories m ON m.pk = d.memory_pk CROSS JOIN lex_stats s
+      FROM memory_terms d JOIN ${names.idf} i ON i.term = d.term JOIN memories m ON m.pk = d.memory_pk CROSS JOIN ${LEX.stats} s
       WHERE d.namespace = ${ns} AND d.term = ANY(${tp}) AND ${filterSql(filter, p)}
       GROUP BY d.memory_pk ORDER BY score DESC, d.memory_pk LIMIT ${p.add(k)})`;
+}
+
+/** The CTE names of one lexical signal; only the first set (LEX) defines `lex_stats`, the others read it. */
+interface LexicalNames {
+  stats: string;
+  df: string;
+  idf: string;
+  out: string;
+}
+const LEX: LexicalNames = { stats: 'lex_stats', df: 'lex_df', idf: 'lex_idf', out: 'lex' };
+
+/**
+ * The lexical signal with related terms (core/related-terms.ts `withRelated` in SQL): the query's own BM25
+ * candidates (`lex_own`, statistics in `lex_df`/`lex_idf` as without them) and the related terms' (`lex_rel`,
+ * their own k), each memory scored by the larger of its own score and weight × its related score, ordered
+ * by that score, then own candidates before related-only ones, each in its own order; the first k as `lex`.
+ */
+function lexicalWithRelatedCtes(p: Params, terms: string[], k: number, filter: CandidateFilter, related: NonNullable<FusedRecallRequest['related']>): string {
+  const own = lexicalCtes(p, terms, k, filter, { ...LEX, out: 'lex_own' });
+  const rel = lexicalCtes(p, related.terms, related.k, filter, { stats: 'rel_stats', df: 'rel_df', idf: 'rel_idf', out: 'lex_rel' });
+  const w = `${p.add(related.weight)}::float8`;
+  return `${own},
+    ${rel},
+    lex AS (
+      SELECT coalesce(o.pk, r.pk) AS pk,
+        CASE WHEN r.pk IS NULL THEN o.score WHEN o.pk IS NULL THEN ${w} * r.score ELSE greatest(o.score, ${w} * r.score) END AS score,
+        CASE WHEN o.pk IS NULL THEN 1 ELSE 0 END AS src, coalesce(o.pos, r.pos) AS pos
+      FROM (SELECT pk, score, row_number() OVER (ORDER BY score DESC, pk) AS pos FROM lex_own) o
+      FULL JOIN (SELECT pk, score, row_number() OVER (ORDER BY score DESC, pk) AS pos FROM lex_rel) r ON r.pk = o.pk
+      ORDER BY score DESC, src, pos LIMIT ${p.add(k)})`;
 }
 
 /**
@@ -134,8 +164,8 @@ export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: Ve
   const useLexical = request.terms.length > 0 && w.lexical > 0;
   const ctes: string[] = [];
   ctes.push(useVector ? vectorCtes(p, vectorLiteral(request.vector as Float32Array, (space as VectorSpace).storage), k, filter, space as VectorSpace) : 'vec AS (SELECT NULL::bigint AS pk, NULL::float8 AS similarity WHERE FALSE)');
-  if (useLexical) ctes.push(lexicalCtes(p, request.terms, k, filter));
-  else ctes.push('lex_idf AS (SELECT NULL::text AS term, 0::float8 AS idf WHERE FALSE), lex AS (SELECT NULL::bigint AS pk, NULL::float8 AS score WHERE FALSE)');
+  if (useLexical) ctes.push(request.related && request.related.terms.length > 0 ? lexicalWithRelatedCtes(p, request.terms, k, filter, request.related) : lexicalCtes(p, request.terms, k, filter));
+  else ctes.push('lex_idf AS (SELECT NULL::text AS term, NULL::bigint AS ord, 0::float8 AS idf WHERE FALSE), lex AS (SELECT NULL::bigint AS pk, NULL::float8 AS score WHERE FALSE)');
   const f = (x: number) => `${p.add(x)}::float8`;
   const [wv, wl, wr] = [f(w.vector), f(w.lexical), f(w.recency)];
   const nowMs = `(extract(epoch FROM ${p.add(filter.now)}::timestamptz) * 1000)`;
@@ -169,7 +199,8 @@ export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: Ve
     const halfLife = f(c.recencyHalfLifeDays);
     const clamp = (x: string) => `(CASE WHEN (${x}) <= 0 THEN 0::float8 WHEN (${x}) >= 1 THEN 1::float8 ELSE (${x}) END)`;
     const part = (x: string) => `(CASE WHEN ${total} > 0 THEN (100 * (${x})) / ${total} ELSE 0::float8 END)`;
-    ctes.push(`scale AS (SELECT coalesce(sum(idf ORDER BY term), 0)::float8 AS s FROM lex_idf)`);
+    // Summed in the query's term order, as core sums the scale, so both give the same bits.
+    ctes.push(`scale AS (SELECT coalesce(sum(idf ORDER BY ord), 0)::float8 AS s FROM lex_idf)`);
     ctes.push(`norm AS (
       SELECT raw.*,
         CASE WHEN cos IS NULL OR ${span} <= 0 THEN 0::float8 ELSE ${clamp(`(cos - ${zero}) / ${span}`)} END AS v,

@@ -419,7 +419,8 @@ export class PostgresStore implements Store {
   async fusedRecall(request: FusedRecallRequest): Promise<FusedRecall> {
     const space = request.vector ? await this.checkQueryVector(request.vector) : await this.space();
     const p = new Params();
-    const sql = fusedRecallSql(p, { ...request, terms: [...new Set(request.terms)] }, space);
+    const related = request.related ? { ...request.related, terms: [...new Set(request.related.terms)] } : undefined;
+    const sql = fusedRecallSql(p, { ...request, terms: [...new Set(request.terms)], related }, space);
     return fusedResult(await this.rows('hybrid recall', sql, p.values));
   }
 
