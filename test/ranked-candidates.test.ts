@@ -7,8 +7,8 @@ import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
 import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
 import { Engine } from '../src/core/engine.js';
-import { readCandidates, readWhole } from '../src/core/ranked-memory.js';
-import type { SearchOptions, SearchResult } from '../src/interfaces/memory.js';
+import { readCandidates, readWhole, sessionIdOf, UNREAD_FIELDS } from '../src/core/ranked-memory.js';
+import type { Memory, SearchOptions, SearchResult } from '../src/interfaces/memory.js';
 import type { Store } from '../src/interfaces/store.js';
 
 /**
@@ -148,6 +148,13 @@ describe('recall reads candidates for ranking only', () => {
     assert.throws(() => session.text, /before reading it whole/);
     assert.throws(() => session.metadata, /before reading it whole/);
     assert.throws(() => doubted.kind, /before reading it whole/);
+    // Every field a whole memory has and ranking does not read throws: the list is Memory's own fields.
+    const wholeDoubted = (await store.getMemory(ids[4] as string)) as Memory;
+    const full = { ...wholeDoubted, code: null, likelyReplaces: null, feedback: null }; // the optional fields too
+    const ranking = new Set(['id', 'namespace', 'createdAt', 'feedback', 'code']);
+    assert.deepEqual([...UNREAD_FIELDS].sort(), Object.keys(full).filter((k) => !ranking.has(k)).sort());
+    for (const field of UNREAD_FIELDS) assert.throws(() => (doubted as unknown as Record<string, unknown>)[field], new RegExp(`read ${field} of candidate`, 'u'), field);
+    assert.equal(sessionIdOf(session), 'sess-1');
   });
 
   it('readWhole reads the first n in full and drops one removed meanwhile by another process', async () => {

@@ -4,91 +4,85 @@ import type { Memory, SearchResult } from '../interfaces/memory.js';
 import type { RankingFields, Store } from '../interfaces/store.js';
 
 /**
- * A candidate of which only its RankingFields were read: score fusion, branch visibility, session context and
- * demotion need nothing more. Reading any other field throws, so a step that looks at text, kind or tags
- * before `readWhole` fails loudly instead of ranking by a missing value.
+ * Every field of a Memory, once: the object's type makes it fail to compile when Memory gains a field not
+ * listed here (or lists one Memory lacks), so a candidate read for ranking only never answers `undefined`
+ * for a field that was simply not read. `true`: read for ranking (RankingFields); `false`: not read.
+ */
+const MEMORY_FIELDS: Record<keyof Memory, boolean> = {
+  id: true,
+  namespace: true,
+  createdAt: true,
+  feedback: true,
+  code: true,
+  text: false,
+  kind: false,
+  importance: false,
+  tags: false,
+  taskId: false,
+  metadata: false,
+  route: false,
+  updatedAt: false,
+  expiresAt: false,
+  supersedes: false,
+  supersededBy: false,
+  forgottenAt: false,
+  forgetReason: false,
+  dedupeKey: false,
+  likelyReplaces: false,
+};
+
+/** The Memory fields a candidate read for ranking only does not have. */
+export const UNREAD_FIELDS: readonly (keyof Memory)[] = (Object.keys(MEMORY_FIELDS) as (keyof Memory)[]).filter((f) => !MEMORY_FIELDS[f]);
+
+const SESSION = Symbol('sessionId');
+
+/**
+ * The prototype of a candidate of which only its RankingFields were read: score fusion, branch visibility,
+ * session context and demotion need nothing more. Reading any other field throws, so a step that looks at
+ * text, kind or tags before `readWhole` fails loudly instead of ranking by a missing value.
  *
  * Measured at 10k generated notes: reading the 540 candidates of a search whole took a third of a search with
  * a cached query vector (their text, tags and metadata copied and parsed), their ranking fields 0.9 ms.
  */
-class RankedOnly implements Memory {
-  readonly id: string;
-  readonly namespace: string;
-  readonly createdAt: string;
-  readonly sessionId: string | undefined;
-  declare readonly feedback?: Memory['feedback'];
-  declare readonly code?: Memory['code'];
+const RANKED_ONLY: object = Object.defineProperties(
+  {},
+  Object.fromEntries(
+    UNREAD_FIELDS.map((field) => [
+      field,
+      {
+        get(this: Memory): never {
+          throw new CairnError('INTERNAL', `recall read ${field} of candidate ${this.id} before reading it whole`);
+        },
+      },
+    ]),
+  ),
+);
 
-  constructor(f: RankingFields) {
-    this.id = f.id;
-    this.namespace = f.namespace;
-    this.createdAt = f.createdAt;
-    this.sessionId = f.sessionId;
-    // Absent, as on a Memory, when unset.
-    if (f.feedback) Object.defineProperty(this, 'feedback', { value: f.feedback, enumerable: true });
-    if (f.code) Object.defineProperty(this, 'code', { value: f.code, enumerable: true });
-  }
+function rankedOnly(f: RankingFields): Memory {
+  const m = Object.create(RANKED_ONLY) as Record<string | symbol, unknown>;
+  m['id'] = f.id;
+  m['namespace'] = f.namespace;
+  m['createdAt'] = f.createdAt;
+  m[SESSION] = f.sessionId;
+  // Absent, as on a Memory, when unset.
+  if (f.feedback) m['feedback'] = f.feedback;
+  if (f.code) m['code'] = f.code;
+  return m as unknown as Memory;
+}
 
-  private unread(field: string): never {
-    throw new CairnError('INTERNAL', `recall read ${field} of candidate ${this.id} before reading it whole`);
-  }
-
-  get text(): string {
-    return this.unread('text');
-  }
-  get kind(): Memory['kind'] {
-    return this.unread('kind');
-  }
-  get importance(): number {
-    return this.unread('importance');
-  }
-  get tags(): string[] {
-    return this.unread('tags');
-  }
-  get taskId(): string | null {
-    return this.unread('taskId');
-  }
-  get metadata(): Memory['metadata'] {
-    return this.unread('metadata');
-  }
-  get route(): Memory['route'] {
-    return this.unread('route');
-  }
-  get updatedAt(): string {
-    return this.unread('updatedAt');
-  }
-  get expiresAt(): string | null {
-    return this.unread('expiresAt');
-  }
-  get supersedes(): string | null {
-    return this.unread('supersedes');
-  }
-  get supersededBy(): string | null {
-    return this.unread('supersededBy');
-  }
-  get forgottenAt(): string | null {
-    return this.unread('forgottenAt');
-  }
-  get forgetReason(): string | null {
-    return this.unread('forgetReason');
-  }
-  get dedupeKey(): string {
-    return this.unread('dedupeKey');
-  }
-  get likelyReplaces(): string[] | undefined {
-    return this.unread('likelyReplaces');
-  }
+function isRankedOnly(m: Memory): boolean {
+  return Object.getPrototypeOf(m) === RANKED_ONLY;
 }
 
 /** The candidates by id: their ranking fields when the store reads those, else whole. */
 export async function readCandidates(store: Store, ids: string[]): Promise<Map<string, Memory>> {
-  const read: Memory[] = store.getRankingFields ? (await store.getRankingFields(ids)).map((f) => new RankedOnly(f)) : await store.getMemories(ids);
+  const read: Memory[] = store.getRankingFields ? (await store.getRankingFields(ids)).map(rankedOnly) : await store.getMemories(ids);
   return new Map(read.map((m) => [m.id, m]));
 }
 
 /** The memory's `metadata.sessionId`, whether it was read whole or for ranking only. */
 export function sessionIdOf(m: Memory): string | undefined {
-  return m instanceof RankedOnly ? m.sessionId : m.metadata.sessionId;
+  return isRankedOnly(m) ? ((m as unknown as Record<symbol, string | undefined>)[SESSION]) : m.metadata.sessionId;
 }
 
 /**
@@ -99,7 +93,7 @@ export function sessionIdOf(m: Memory): string | undefined {
 export async function readWhole(store: Store, results: SearchResult[], n: number): Promise<SearchResult[]> {
   let out = results;
   for (;;) {
-    const partial = out.slice(0, n).filter((r) => r.memory instanceof RankedOnly);
+    const partial = out.slice(0, n).filter((r) => isRankedOnly(r.memory));
     if (partial.length === 0) return out;
     const whole = new Map((await store.getMemories(partial.map((r) => r.memory.id))).map((m) => [m.id, m]));
     const gone = new Set<SearchResult>();
