@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { ulid } from '../../src/core/ids.js';
 import { analyse } from '../../src/core/lexical.js';
+import { readCandidates, sessionIdOf } from '../../src/core/ranked-memory.js';
 import { dedupeKey } from '../../src/core/text.js';
 import { CairnError, isCairnError, type ErrorCode } from '../../src/interfaces/errors.js';
 import type { Memory } from '../../src/interfaces/memory.js';
@@ -181,6 +182,41 @@ export function describeStoreContract(name: string, makeStore: MakeStore, option
           both.sort((a, b) => a.id.localeCompare(b.id)),
           [full, bare].sort((a, b) => a.id.localeCompare(b.id)),
         );
+      });
+
+      test('ranking fields equal the whole memory\'s, unknown ids left out', async (store) => {
+        const inSession = makeMemory('acme/shop', 'Notes from the release retro', {
+          metadata: { source: 'cli', sessionId: 's-9' },
+          feedback: { useful: 1, wrong: 2, stale: 0, lastAt: '2026-03-01T00:00:00.000Z' },
+          code: { commit: 'abc123', anchors: [], branch: 'feature/x' },
+        });
+        const plain = makeMemory('acme/other', 'A plain note');
+        await insertAll(store, [
+          [inSession, null],
+          [plain, null],
+        ]);
+        const wanted = [inSession.id, plain.id, ulid()];
+        const expected = (m: Memory) => ({
+          id: m.id,
+          namespace: m.namespace,
+          createdAt: m.createdAt,
+          ...(m.metadata.sessionId !== undefined ? { sessionId: m.metadata.sessionId } : {}),
+          ...(m.feedback ? { feedback: m.feedback } : {}),
+          ...(m.code ? { code: m.code } : {}),
+        });
+        if (store.getRankingFields) {
+          const fields = (await store.getRankingFields(wanted)).sort((a, b) => a.id.localeCompare(b.id));
+          assert.deepEqual(fields.map((f) => Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined))), [inSession, plain].map(expected).sort((a, b) => a.id.localeCompare(b.id)));
+          assert.deepEqual(await store.getRankingFields([]), []);
+        }
+        // What recall reads for its candidates, with the method or (without it) whole.
+        const candidates = await readCandidates(store, wanted);
+        assert.deepEqual([...candidates.keys()].sort(), [inSession.id, plain.id].sort());
+        for (const m of [inSession, plain]) {
+          const c = candidates.get(m.id) as Memory;
+          assert.deepEqual({ id: c.id, namespace: c.namespace, createdAt: c.createdAt, feedback: c.feedback, code: c.code }, { id: m.id, namespace: m.namespace, createdAt: m.createdAt, feedback: m.feedback, code: m.code });
+          assert.equal(sessionIdOf(c), m.metadata.sessionId);
+        }
       });
 
       test('lookups that find nothing return null or an empty list', async (store) => {
