@@ -14,7 +14,6 @@
  * written with the ingest filter off (it screens nothing the queries depend on). Nothing here was tuned:
  * the floor is the product default. Writes bench/results/floor-scale.json.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
@@ -25,6 +24,7 @@ import { buildCodingFixture, CODING_NOW, codingTexts, runQueries, type QueryOutc
 import type { RecordedUpdateRule } from '../src/core/topics.js';
 import { CachingEmbedder, loadVectorCache, prefetchEmbeddings, ratioRule, saveVectorCache } from './locomo-data.js';
 import { coreNote, fillSynthetic, PrecomputedEmbedder, rng } from './synthetic-notes.js';
+import { writeResults } from './measure.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..');
@@ -126,9 +126,7 @@ async function main(): Promise<void> {
       timings,
       durationMs: Math.round(performance.now() - started),
     };
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, `${JSON.stringify(result, null, 1)}\n`);
-    log(`wrote ${out}`);
+    writeResults(out, result);
   } finally {
     await fixture.close();
   }

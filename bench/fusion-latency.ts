@@ -12,7 +12,7 @@
  * the next pool note plus a unique suffix, its vector the pool note's nudged by 1e-6 × serial. Query vectors
  * are computed beforehand, so the timings leave out the model (the same for both methods).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +21,7 @@ import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
 import { Engine } from '../src/core/engine.js';
 import type { FusionMethod, MemoryInput } from '../src/interfaces/memory.js';
-import { stats } from './measure.js';
+import { stats, timeAlternating, writeResults } from './measure.js';
 import { coreNote, detail, PrecomputedEmbedder, query, rng } from './synthetic-notes.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -72,23 +72,15 @@ async function main(): Promise<void> {
       await engine.saveMany(batch);
     }
     type Arm = FusionMethod | 'scoreWithoutCoverage';
-    const timed: Record<Arm, number[]> = { score: [], rrf: [], scoreWithoutCoverage: [] };
     const returned: Record<Arm, number> = { score: 0, rrf: 0, scoreWithoutCoverage: 0 };
-    const once = async (arm: Arm, q: string) => {
-      const t = performance.now();
-      const found = arm === 'scoreWithoutCoverage' ? await plain.search(q, { fusion: 'score', limit: 10, countRecall: false }) : await engine.search(q, { fusion: arm, limit: 10, countRecall: false });
-      const ms = performance.now() - t;
-      returned[arm] += found.length;
-      return ms;
-    };
     const arms: Arm[] = ['rrf', 'score', 'scoreWithoutCoverage'];
-    for (let i = 0; i < 10; i++) for (const m of arms) await once(m, queries[i % queries.length] as string); // warm-up
-    for (let i = 0; i < samples; i++) {
-      const q = queries[i % queries.length] as string;
-      // Rotate which method goes first, so none always runs on a warmer cache.
-      const order = arms.map((_, j) => arms[(i + j) % arms.length] as Arm);
-      for (const m of order) timed[m].push(await once(m, q));
-    }
+    const items = Array.from({ length: samples }, (_, i) => queries[i % queries.length] as string);
+    let warming = 10 * arms.length; // the warm-up's results are not counted
+    const timed = await timeAlternating(arms, items, 10, async (arm, q) => {
+      const found = arm === 'scoreWithoutCoverage' ? await plain.search(q, { fusion: 'score', limit: 10, countRecall: false }) : await engine.search(q, { fusion: arm, limit: 10, countRecall: false });
+      if (warming > 0) warming--;
+      else returned[arm] += found.length;
+    });
     const s = { score: stats(timed.score), rrf: stats(timed.rrf), scoreWithoutCoverage: stats(timed.scoreWithoutCoverage) };
     const result = {
       benchmark: 'search latency, score fusion vs rank fusion, one store, one run',
@@ -107,11 +99,7 @@ async function main(): Promise<void> {
       meanResults: { score: returned.score / samples, rrf: returned.rrf / samples, scoreWithoutCoverage: returned.scoreWithoutCoverage / samples },
     };
     console.log(`search at ${size}: score fusion p50 ${s.score.p50} ms / p95 ${s.score.p95} ms; rank fusion p50 ${s.rrf.p50} ms / p95 ${s.rrf.p95} ms; ratio p50 ${result.ratioP50}, p95 ${result.ratioP95}; without coverage p50 ${s.scoreWithoutCoverage.p50} ms, coverage ratio p50 ${result.coverageRatioP50}, p95 ${result.coverageRatioP95}`);
-    if (out) {
-      mkdirSync(dirname(out), { recursive: true });
-      writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
-      process.stderr.write(`wrote ${out}\n`);
-    }
+    if (out) writeResults(out, result);
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });

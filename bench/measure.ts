@@ -1,6 +1,9 @@
 /**
- * Sample statistics and timing shared by the benchmarks: nearest-rank percentiles and a timed series.
+ * Sample statistics and timing shared by the benchmarks: nearest-rank percentiles, a timed series, arms timed
+ * alternately, and writing a result file.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 export interface Stats {
   n: number;
@@ -53,4 +56,30 @@ export async function timeEach<T>(
     if (out.length >= minSamples && performance.now() - started > budgetMs) break;
   }
   return out;
+}
+
+/**
+ * Times every arm once per item, in an order that rotates from item to item (so no arm always runs first,
+ * on a colder or a warmer cache), after running the first `warmup` items through every arm untimed.
+ * Returns each arm's wall-clock milliseconds per call.
+ */
+export async function timeAlternating<A extends string, T>(arms: readonly A[], items: readonly T[], warmup: number, run: (arm: A, item: T) => Promise<unknown>): Promise<Record<A, number[]>> {
+  for (const item of items.slice(0, warmup)) for (const arm of arms) await run(arm, item);
+  const times = Object.fromEntries(arms.map((a) => [a, [] as number[]])) as Record<A, number[]>;
+  for (const [i, item] of items.entries()) {
+    for (let j = 0; j < arms.length; j++) {
+      const arm = arms[(i + j) % arms.length] as A;
+      const t = performance.now();
+      await run(arm, item);
+      times[arm].push(performance.now() - t);
+    }
+  }
+  return times;
+}
+
+/** Writes a benchmark's result as JSON, creating its folder, and says where on stderr. */
+export function writeResults(out: string, result: unknown): void {
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(result, null, 1)}\n`);
+  process.stderr.write(`wrote ${out}\n`);
 }

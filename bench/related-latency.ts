@@ -9,7 +9,7 @@
  * Queries: generated engineering questions (synthetic-notes.ts `query`); the share the vocabulary expands is
  * reported. Figures: median and p95 of each engine's search time, and the ratio of the medians.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +21,7 @@ import { queryTerms } from '../src/core/lexical.js';
 import { defaultVocabulary } from '../src/core/related-terms.js';
 import type { MemoryInput } from '../src/interfaces/memory.js';
 import { coreNote, fillSynthetic, PrecomputedEmbedder, query, rng } from './synthetic-notes.js';
+import { timeAlternating, writeResults } from './measure.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..');
@@ -63,16 +64,7 @@ async function main(): Promise<void> {
     const qv = new PrecomputedEmbedder(real);
     await qv.embed(queries);
     const engines = { off: new Engine({ ...base, embedder: qv, relatedTerms: null }), on: new Engine({ ...base, embedder: qv }) };
-    for (const q of queries.slice(0, 10)) for (const e of Object.values(engines)) await e.search(q); // warm-up
-    const times: Record<'off' | 'on', number[]> = { off: [], on: [] };
-    for (const [i, q] of queries.entries()) {
-      const order: ('off' | 'on')[] = i % 2 === 0 ? ['off', 'on'] : ['on', 'off'];
-      for (const k of order) {
-        const t = performance.now();
-        await engines[k].search(q);
-        times[k].push(performance.now() - t);
-      }
-    }
+    const times = await timeAlternating(['off', 'on'] as const, queries, 10, (k, q) => engines[k].search(q));
     const fig = (xs: number[]) => ({ medianMs: round2(quantile(xs, 0.5)), p95Ms: round2(quantile(xs, 0.95)) });
     const result = {
       benchmark: 'related terms: search latency with and without (same store, same queries, alternating)',
@@ -86,9 +78,7 @@ async function main(): Promise<void> {
       medianRatio: round2(quantile(times.on, 0.5) / quantile(times.off, 0.5)),
     };
     log(JSON.stringify(result, null, 1));
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, `${JSON.stringify(result, null, 1)}\n`);
-    log(`wrote ${out}`);
+    writeResults(out, result);
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
