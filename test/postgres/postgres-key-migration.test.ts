@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { SCHEMA_VERSION } from '../../src/adapters/postgres/postgres-schema.js';
 import { createPostgresStore } from '../../src/adapters/postgres/postgres-store.js';
-import { createTestDatabase, migrateTestDatabaseTo, pgSkip, testStoreConfig, type TestDatabase } from '../helpers/postgres.js';
+import { adminQuery, createTestDatabase, migrateTestDatabaseTo, pgSkip, testStoreConfig, type TestDatabase } from '../helpers/postgres.js';
 
 describe('PostgreSQL postings key migration beside a long reader', { skip: pgSkip }, () => {
   let db: TestDatabase;
@@ -89,6 +89,31 @@ describe('PostgreSQL postings key migration beside a long reader', { skip: pgSki
     } finally {
       await reader.query('COMMIT').catch(() => {}); // a failed assertion must not leave the migration waiting
       await store.close();
+    }
+  });
+
+  it('a build cut short (an invalid index left behind) is dropped and built again on the next open', async () => {
+    const other = await createTestDatabase();
+    const client = new pg.Client({ connectionString: other.url });
+    await client.connect();
+    try {
+      await migrateTestDatabaseTo(client, 5);
+      // What a crash during CREATE INDEX CONCURRENTLY leaves: the index in the catalog, marked invalid.
+      await client.query('CREATE UNIQUE INDEX memory_terms_key ON memory_terms (namespace, term, memory_pk) INCLUDE (tf)');
+      await adminQuery(other.name, `UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'memory_terms_key'::regclass`);
+      const store = createPostgresStore(testStoreConfig(other.url, { poolSize: 2 }));
+      try {
+        await store.open();
+      } finally {
+        await store.close();
+      }
+      assert.equal((await client.query<{ v: number }>('SELECT max(version) AS v FROM schema_version')).rows[0]?.v, SCHEMA_VERSION);
+      const key = await client.query<{ valid: boolean; def: string }>(`SELECT indisvalid AS valid, pg_get_indexdef(indexrelid) AS def FROM pg_index WHERE indexrelid = 'memory_terms_pkey'::regclass`);
+      assert.equal(key.rows[0]?.valid, true);
+      assert.match(key.rows[0]?.def ?? '', /INCLUDE \(tf\)/u);
+    } finally {
+      await client.end();
+      await other.drop();
     }
   });
 });
