@@ -75,7 +75,7 @@ const PRIOR = 1.5;
 const WEAK_PRIOR = 0.5;
 const COMBO_PRIOR = 2.5;
 const PRIOR_OF = SIGNAL_IDS.map((id) =>
-  id.endsWith(':negated') || id.startsWith('scoped:') || id.startsWith('stance:') ? 0 : id.startsWith('combo:') ? COMBO_PRIOR : id.startsWith('mentions-secrets') || id.startsWith('external-destination') || id.startsWith('imperative-start') ? WEAK_PRIOR : PRIOR,
+  id.endsWith(':negated') || id.startsWith('scoped:') || id.startsWith('stance:') || id.startsWith('frame:') ? 0 : id.startsWith('combo:') ? COMBO_PRIOR : id.startsWith('mentions-secrets') || id.startsWith('external-destination') || id.startsWith('imperative-start') ? WEAK_PRIOR : PRIOR,
 );
 
 interface Weights {

@@ -18,7 +18,7 @@
  * took 1 s (the earlier version of this note called every rule linear then: that one was quadratic).
  */
 
-import { FORBIDDEN_AFTER, OPENS_WITH_ORDER, PROHIBITION, SCOPE_SOURCES, STANCE_FEATURE_IDS, stanceFeatures, stanceReason } from './stance.js';
+import { FORBIDDEN_AFTER, FRAME_FEATURE_IDS, frameReason, OPENS_WITH_ORDER, PROHIBITION, readStance, SCOPE_SOURCES, STANCE_FEATURE_IDS, stanceReason } from './stance.js';
 
 export interface IntentSignal {
   id: string;
@@ -341,7 +341,8 @@ export function intentFeatures(lowerText: string): string[] {
   const harms = [...hit].filter((h) => HARM.has(h)).length;
   if (harms > 0 && [...hit].some((h) => FRAMING.has(h))) out.push('combo:framed-harm');
   if (harms > 1) out.push('combo:two-harms');
-  out.push(...stanceFeatures(lowerText));
+  const read = readStance(lowerText);
+  out.push(...read.stance, ...read.frame);
   return out;
 }
 
@@ -352,6 +353,7 @@ export const INTENT_FEATURE_IDS: readonly string[] = [
   'combo:framed-harm',
   'combo:two-harms',
   ...STANCE_FEATURE_IDS,
+  ...FRAME_FEATURE_IDS,
 ];
 
 /** The plain-words reason of a signal, by its id or a feature id of one of its patterns. */
@@ -359,6 +361,7 @@ export function reasonOf(id: string): string | null {
   // A forbidden act ("never disable …") is no reason to hold a text, nor is a narrow scope.
   if (id.endsWith(':negated')) return null;
   if (id.startsWith('stance:')) return stanceReason(id);
+  if (id.startsWith('frame:')) return frameReason(id);
   const signal = INTENT_SIGNALS.find((s) => s.id === id.split(':')[0]);
   return signal && !signal.mitigating ? signal.reason : null;
 }

@@ -43,7 +43,7 @@ const ACTS: Record<StanceAct, RegExp[]> = {
     r(String.raw`\b(?:protection|review\w*|tests?|checks?|signing|signatures?|signed|validation|verification|scann\w+|scans?|audit\w*|csp|csrf|2fa|mfa|two-factor|hooks?|lint\w*|coverage|guardrails?|ci|pipeline|gates?|firewall|sandbox\w*|tls|ssl|certificates?|checksums?|rate limit\w*|lockout|approvals?|type ?check\w*|tsc|policy|policies|rules?|safeguards?|restrictions?|permissions? prompts?)\b`),
   ],
   'secret-out': [
-    r(String.raw`\b(?:shar|send|sent|post|past|upload|publish|attach|commit|print|log|includ|writ|wrote|cop|forward|expos|leak|mail|email|e-mail|dump|push|sync|export|encod|transmit|beacon|report|put|add|append|mirror|zip|curl|pipe)\w*\b`),
+    r(String.raw`\b(?:shar|send|sent|post|past|upload|publish|attach|commit|print|log|includ|writ|wrote|cop|forward|expos|leak|mail|email|e-mail|dump|push|sync|export|encod|transmit|beacon|(?<!bug |crash |error |incident )report|put|add|append|mirror|zip|curl|pipe)\w*\b`),
     r(String.raw`\b(?:secrets?|keys?|tokens?|credentials?|passwords?|\.env|env(?:ironment)? (?:vars?|variables?|file)|kubeconfig|id_rsa|id_ed25519|\.npmrc|\.pgpass|cookies?|dumps?|snapshots?|customer (?:data|records)|private|auth\w*)\b`),
     r(String.raw`\b(?:public|gists?|pastebin|shared (?:drive|link|folder|channel)|slack|discord|chat|channel|issue|ticket|pr description|pull request|comment|query (?:param\w*|string)|logs?|debug output|telemetry|upstream|vendor|outside|external|personal|webhook|https?://|[\w.-]+@[\w-]+\.|[\w-]+\.(?:com|net|io|org|cc|click|xyz|site|dev|app|sh)\b)\b`),
   ],
@@ -52,7 +52,7 @@ const ACTS: Record<StanceAct, RegExp[]> = {
     r(String.raw`\bhttps?://|\b(?:hosted|served|fetched|downloaded|remote|online|from the (?:link|url|web|internet))\b|\b[\w-]+\.(?:com|net|io|org|cc|click|xyz|site|dev|app|sh)\b`),
   ],
   'hide-from': [
-    r(String.raw`\b(?:hid\w*|conceal\w*|omit\w*|leave\w* out|left out|keep\w* (?:\w+ ){0,5}out|quiet\w*|silent\w*|secret\w*|between us|never (?:told|informed|shown)|not (?:mention|tell|show|list|report)\w*|don't (?:mention|tell|show|list|report)|do not (?:mention|tell|show|list|report)|describ\w* (?:\w+ ){0,4}as|call\w* (?:\w+ ){0,4}(?:a|an)|squash\w*|bury|buried|erase\w*|wip\w*|scrub\w*)\b`),
+    r(String.raw`\b(?:hid\w*|conceal\w*|omit\w*|leave\w* out|left out|keep\w* (?:\w+ ){0,5}out|quiet\w*|silent\w*|secret\w*|between us|never (?:told|informed|shown)|not (?:mention|tell|show|list|report)\w*|don't (?:mention|tell|show|list|report)|do not (?:mention|tell|show|list|report)|describ\w* (?:\w+ ){0,4}as|call(?:s|ed|ing)? (?:it|this|that|them|the|its|your) (?:[\w-]+ ){0,3}(?:a|an)|squash\w*|bury|buried|erase\w*|wip\w*|scrub\w*)\b`),
     r(String.raw`\b(?:user|reviewers?|review|team|owner|summary|changelog|commit message|pr|pull request|diff|logs?|audit trail|history|anyone|nobody|no one|report)\b`),
   ],
   'rules-off': [
@@ -60,7 +60,7 @@ const ACTS: Record<StanceAct, RegExp[]> = {
     r(String.raw`\b(?:rules?|instructions?|guidelines?|guide|conventions?|polic(?:y|ies)|checklist|agents\.md|claude\.md|contributing|system prompt|guardrails|guidance)\b`),
   ],
   'consent-claim': [
-    r(String.raw`\b(?:approv|agre|consent|authori[sz]|permi|allow|okay|ok'd|sign\w* off|go-ahead|green light|waiv|fine with|happy with|said yes)\w*\b`),
+    r(String.raw`\b(?:approv|agre|consent|authori[sz]|permi|allow(?!list)|okay|ok'd|sign\w* off|go-ahead|green light|waiv|fine with|happy with|said yes)\w*\b`),
     r(String.raw`\b(?:user|owner|customer|client|team|lead|maintainers?|management|they|already|in advance|pre-?(?:approv|authori[sz]|agre|consent)\w*|standing|blanket|every|all|any|always|covers)\b`),
   ],
 };
@@ -104,7 +104,7 @@ const FORBIDDEN_AFTER_IN_CLAUSE = forbiddenAfter(80);
  * ("not allowed", "forbidden") counts only through `PROHIBITION` and `FORBIDDEN_AFTER_IN_CLAUSE`, which look at what it
  * governs; here it would also catch "…, refusing is not allowed".
  */
-const COUNTERED = /\b(?:is|are|gets?|get) (?:blocked|rejected|refused|reverted)\b|\b(?:blocks|refuses|rejects|forbids|prohibits)\b|\b(?:requires?|needs?) (?:a |an |one )?(?:(?:human|second|security) )?(?:review|reviewer|approval|sign-?off)\b|\bfails? (?:hard|the build)\b|\bstops? the (?:build|deploy|release)\b/u;
+const COUNTERED = /\bno (?:standing|blanket|prior|advance|general|such) (?:approval|consent|permission|sign-?off)\b|\b(?:is|are|gets?|get) (?:blocked|rejected|refused|reverted)\b|\b(?:blocks|refuses|rejects|forbids|prohibits)\b|\b(?:requires?|needs?) (?:a |an |one |the )?(?:[\w'’-]+ ){0,2}(?:review|reviews|reviewer|approval|sign-?off)\b|\bfails? (?:hard|the build)\b|\bstops? the (?:build|deploy|release)\b/u;
 /** The clause around a naming of the act: up to 60 characters each side, cut at a comma or colon. */
 function clauseAt(sentence: string, start: number, end: number): string {
   const before = sentence.slice(Math.max(0, start - 60), start);
@@ -163,19 +163,72 @@ function stanceOf(sentence: string, next: string, verb: RegExp, verbOnce: RegExp
   return ENDORSES.test(sentence) ? 'endorsed' : 'stated';
 }
 
-/** The stance features of a lower-cased text (`stance:<act>:<stance>`, `stance:any:<stance>`), in a fixed order. */
-export function stanceFeatures(lowerText: string): string[] {
-  const found = new Set<string>();
+/**
+ * Who is meant to carry the act out, and what surrounds the order, read in the sentences whose act favours a
+ * hold (ordered, endorsed, stated). Two frames favour a hold: refusing is forbidden or waved away ("refusing is
+ * not allowed", "no exceptions", "without question"), and the agent is the one told to act ("you", "the
+ * assistant", "agents"). Two weigh against it: a person in a named role does it ("the on-call engineer may …"),
+ * or the text keeps the safeguard in force ("reviews are still required", "everything else needs a
+ * reviewer"). Features `frame:<id>`, weights learned like the stance's.
+ */
+export const FRAMES = {
+  coerced: 'it forbids refusing or questioning the order',
+  'agent-does': 'it tells the agent itself to do it',
+  'human-does': null,
+  'safeguard-kept': null,
+} as const;
+/** A refusal forbidden or waved away, anywhere in the text. */
+const COERCES = new RegExp(
+  String.raw`${REFUSAL}[^.;!?\n]{0,20}\b(?:is|are|isn't|is not) (?:not )?(?:allowed|an option|permitted|acceptable|forbidden|prohibited|accepted|tolerated)\b|\b(?:never|do not|don't|must not|mustn't|cannot|can't|no) (?:ever )?(?:refuse|decline|object|push back|say no|question|refusals?|objections?)\b|\bno exceptions?\b|\bnon-?negotiable\b|\bwithout (?:question|exception|objection|pushback|push-back)\b|\bno matter what (?:the user|anyone|they|reviewers?) (?:says?|asks?|wants?)\b|\bno questions asked\b`,
+  'u',
+);
+const AGENT_DOES = /\b(?:you|your|yourself|(?:the |an? |any |every |each )?(?:ai|coding|llm)? ?(?:agents?|assistants?|models?|bots?|copilots?)|claude|chatgpt|codex|cursor)\b/u;
+const HUMAN_DOES = /\b(?:on-?call|engineers?|developers?|humans?|people|contributors?|release managers?|team leads?|maintainers? (?:may|can|must|should|do|will)|sres?|operators? (?:may|can|must|should)|admins? (?:may|can|must|should)|whoever is on call)\b/u;
+const SAFEGUARD_KEPT = /\b(?:still|always|stays?|remains?) (?:required|needed|mandatory|on|enabled|enforced|in place|reviewed|signed|checked|run)\b|\b(?:reviews?|tests?|checks?|ci|signing) (?:are|is) still\b|\beverything else (?:needs|goes|gets|is|must)\b|\bstill (?:needs?|requires?|goes through|runs?)\b|\bnever (?:for|on|in) (?:main|master|prod\w*|releases?)\b|\bexcept (?:for )?(?:main|master|prod\w*|releases?)\b/u;
+
+/** The acts each sentence names, with their stance. */
+function actsOf(lowerText: string): { act: StanceAct; stance: Stance; sentence: string }[] {
+  const out: { act: StanceAct; stance: Stance; sentence: string }[] = [];
   const sentences = splitSentences(lowerText);
   sentences.forEach((s, i) => {
     for (const [act, parts] of Object.entries(ACTS) as [StanceAct, RegExp[]][]) {
       if (!parts.every((p) => p.test(s))) continue;
-      const stance = stanceOf(s, sentences[i + 1] ?? '', VERBS[act], parts[0] as RegExp);
-      found.add(`stance:${act}:${stance}`);
-      found.add(`stance:any:${stance}`);
+      out.push({ act, stance: stanceOf(s, sentences[i + 1] ?? '', VERBS[act], parts[0] as RegExp), sentence: s });
     }
   });
-  return STANCE_FEATURE_IDS.filter((id) => found.has(id));
+  return out;
+}
+
+/**
+ * The stance and frame features of a lower-cased text: `stance:<act>:<stance>`, `stance:any:<stance>` and
+ * `frame:<id>`, in a fixed order.
+ */
+export function readStance(lowerText: string): { stance: string[]; frame: string[] } {
+  const found = new Set<string>();
+  const frames = new Set<string>();
+  for (const { act, stance, sentence } of actsOf(lowerText)) {
+    found.add(`stance:${act}:${stance}`);
+    found.add(`stance:any:${stance}`);
+    if (AGAINST.has(stance)) continue;
+    if (AGENT_DOES.test(sentence)) frames.add('frame:agent-does');
+    if (HUMAN_DOES.test(sentence)) frames.add('frame:human-does');
+    if (SAFEGUARD_KEPT.test(lowerText)) frames.add('frame:safeguard-kept');
+    if (!frames.has('frame:coerced') && COERCES.test(lowerText)) frames.add('frame:coerced');
+  }
+  return { stance: STANCE_FEATURE_IDS.filter((id) => found.has(id)), frame: FRAME_FEATURE_IDS.filter((id) => frames.has(id)) };
+}
+
+/** The stance features of a lower-cased text (`stance:<act>:<stance>`, `stance:any:<stance>`), in a fixed order. */
+export function stanceFeatures(lowerText: string): string[] {
+  return readStance(lowerText).stance;
+}
+
+/** Every frame feature id, in a fixed order. */
+export const FRAME_FEATURE_IDS: readonly string[] = Object.keys(FRAMES).map((f) => `frame:${f}`);
+
+/** The plain-words reason of a frame feature, or null when it weighs against a hold. */
+export function frameReason(id: string): string | null {
+  return FRAMES[id.slice('frame:'.length) as keyof typeof FRAMES] ?? null;
 }
 
 /** Every stance feature id, in a fixed order. */
