@@ -7,7 +7,11 @@
  * same store, one after the other: `pool` (the default: worker threads, one per core) and `thread`
  * (CAIRN_EMBED_WORKERS=0: the model on the server's main thread, as before the pool).
  *
- *   node dist/bench/http.js [--quick] [--memories 10000] [--duration 10] [--embedders pool,thread] [--out bench/results/http.json]
+ *   node dist/bench/http.js [--quick] [--memories 10000] [--duration 10] [--embedders pool,thread]
+ *     [--connections 1,8,32] [--operations search,save] [--profile DIR] [--out bench/results/http.json]
+ *
+ * --profile DIR runs the server under `node --cpu-prof` (profiles of every thread in DIR/<embedding>/,
+ * written when the server stops); its CPU figures then include the profiler's own cost.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,6 +35,9 @@ interface Options {
   durationS: number;
   connections: number[];
   embedders: Embedding[];
+  operations: Array<'search' | 'save'>;
+  /** When set, the server runs under `node --cpu-prof` and writes its profiles (one per thread) here. */
+  profileDir: string | null;
   out: string;
 }
 
@@ -46,6 +53,8 @@ function parseArgs(argv: string[]): Options {
     durationS: quick ? 3 : 10,
     connections: [1, 8, 32],
     embedders: ['pool', 'thread'],
+    operations: ['search', 'save'],
+    profileDir: null,
     out: join(ROOT, 'bench', 'results', 'http.json'),
   };
   for (let i = 0; i < argv.length; i++) {
@@ -57,8 +66,14 @@ function parseArgs(argv: string[]): Options {
       if (e !== 'pool' && e !== 'thread') throw new Error(`--embedders takes pool and/or thread (got ${e})`);
       return e;
     });
+    else if (a === '--connections' && v) opts.connections = (argv[++i] as string).split(',').map(Number);
+    else if (a === '--operations' && v) opts.operations = (argv[++i] as string).split(',').map((o) => {
+      if (o !== 'search' && o !== 'save') throw new Error(`--operations takes search and/or save (got ${o})`);
+      return o;
+    });
+    else if (a === '--profile' && v) opts.profileDir = resolve(argv[++i] as string);
     else if (a === '--out' && v) opts.out = resolve(argv[++i] as string);
-    else if (a !== '--quick') throw new Error(`unknown argument ${a}; usage: node dist/bench/http.js [--quick] [--memories N] [--duration S] [--embedders pool,thread] [--out F]`);
+    else if (a !== '--quick') throw new Error(`unknown argument ${a}; usage: node dist/bench/http.js [--quick] [--memories N] [--duration S] [--embedders pool,thread] [--connections 1,8,32] [--operations search,save] [--profile DIR] [--out F]`);
   }
   return opts;
 }
@@ -125,8 +140,9 @@ interface Served {
   stderr: () => string;
 }
 
-async function startServer(dbPath: string, cwd: string, env: Record<string, string>): Promise<Served> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--auth', '--rate-limit', '0', '--quiet', '--port', '0', '--db', dbPath, '--namespace', NAMESPACE], {
+async function startServer(dbPath: string, cwd: string, env: Record<string, string>, profileDir: string | null): Promise<Served> {
+  const profile = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  const child = spawn(process.execPath, [...profile, BIN, 'serve', '--auth', '--rate-limit', '0', '--quiet', '--port', '0', '--db', dbPath, '--namespace', NAMESPACE], {
     cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -252,7 +268,7 @@ async function main(): Promise<void> {
       const copy = join(dir, `bench-${embedding}.db`);
       copyFileSync(dbPath, copy);
       if (existsSync(`${dbPath}-wal`)) copyFileSync(`${dbPath}-wal`, `${copy}-wal`);
-      served = await startServer(copy, dir, EMBEDDING_ENV[embedding]);
+      served = await startServer(copy, dir, EMBEDDING_ENV[embedding], opts.profileDir ? join(opts.profileDir, embedding) : null);
       const pid = served.child.pid as number;
       const rssAtStart = rssMiB(pid);
       // Warm-up: the model loads on the first search; these requests are not measured.
@@ -263,7 +279,7 @@ async function main(): Promise<void> {
       const rssWarm = rssMiB(pid);
       let seed = 1;
       const own: RunResult[] = [];
-      for (const operation of ['search', 'save'] as const) {
+      for (const operation of opts.operations) {
         for (const connections of opts.connections) {
           log(`${embedding}: ${operation} with ${connections} connection(s) for ${opts.durationS} s…`);
           const r = await run(served, embedding, token, operation, connections, opts.durationS, seed++);
@@ -292,6 +308,8 @@ async function main(): Promise<void> {
       command: `node dist/bench/http.js ${process.argv.slice(2).join(' ')}`.trim(),
       date: started.toISOString(),
       quick: opts.quick,
+      // Under the profiler the server's CPU figures include the profiler's own cost.
+      profiled: opts.profileDir !== null,
       environment: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? null, memoryGiB: round(totalmem() / 2 ** 30), loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg().map((x) => round(x, 2)) },
       method: {
         server: '`cairn serve --auth --rate-limit 0` (the real bin, its own process), one write token, store on a temporary SQLite file',
