@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { after, before } from 'node:test';
 import pg from 'pg';
 import { parsePostgresUrl, type PostgresStoreConfig } from '../../src/adapters/postgres/postgres-config.js';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../src/adapters/postgres/postgres-schema.js';
@@ -175,4 +176,19 @@ export async function migrateTestDatabaseTo(client: pg.Client, version: number):
     await client.query('INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)', [v + 1, 'then']);
   }
   await client.query('COMMIT');
+}
+
+/** A fresh database for the enclosing describe block and a client on it: made in before(), dropped in after(). */
+export function useTestDatabase(): { readonly db: TestDatabase; readonly sql: pg.Client } {
+  const state = {} as { db: TestDatabase; sql: pg.Client };
+  before(async () => {
+    state.db = await createTestDatabase();
+    state.sql = new pg.Client({ connectionString: state.db.url });
+    await state.sql.connect();
+  });
+  after(async () => {
+    await state.sql?.end();
+    await state.db?.drop();
+  });
+  return state;
 }

@@ -6,32 +6,23 @@
  * so, and `cairn verify` (checkVectorIndex) builds it when it is still missing.
  */
 import * as assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import pg from 'pg';
 import { hnswIndexName, VECTOR_INDEX_LOCK } from '../../src/adapters/postgres/postgres-schema.js';
 import { createPostgresStore } from '../../src/adapters/postgres/postgres-store.js';
-import { createTestDatabase, pgSkip, testStoreConfig, type TestDatabase } from '../helpers/postgres.js';
+import { pgSkip, testStoreConfig, useTestDatabase } from '../helpers/postgres.js';
 
 const DIMS = 64;
 const ROWS = 20_000;
 
 describe('PostgreSQL store whose HNSW index is missing', { skip: pgSkip }, () => {
-  let db: TestDatabase;
-  let sql: pg.Client;
-  before(async () => {
-    db = await createTestDatabase();
-    sql = new pg.Client({ connectionString: db.url });
-    await sql.connect();
-  });
-  after(async () => {
-    await sql?.end();
-    await db?.drop();
-  });
+  const t = useTestDatabase();
 
   const indexValid = async () =>
-    (await sql.query<{ ok: boolean }>(`SELECT coalesce((SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)), false) AS ok`, [hnswIndexName(DIMS)])).rows[0]?.ok;
+    (await t.sql.query<{ ok: boolean }>(`SELECT coalesce((SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)), false) AS ok`, [hnswIndexName(DIMS)])).rows[0]?.ok;
 
   it('opens at once under a short statement timeout, scans exactly meanwhile, and builds the index outside it', async () => {
+    const { db, sql } = t;
     // A migrated store with an embedder of DIMS dimensions and ROWS vectors, then its index dropped.
     const first = createPostgresStore(testStoreConfig(db.url));
     await first.prepareVectors({ id: 'test-embedder', dimensions: DIMS });

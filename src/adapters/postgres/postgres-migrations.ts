@@ -69,7 +69,8 @@ const MIGRATION_WAIT_MS = 15 * 60_000;
  * at once; the second waits and then finds it done). The steps run in transactions, each committing the
  * versions it applied, so a crash resumes at the first step not recorded. A step with CONCURRENT_BUILDS
  * starts a new transaction, after its indexes are built CONCURRENTLY outside any (a crash there leaves an
- * invalid index, dropped and built again on the next open). No statement timeout applies (a build can
+ * invalid index, dropped and built again on the next open; a build waiting past LOCK_TIMEOUT_MS for another
+ * session's transaction fails the open, see buildConcurrently). No statement timeout applies (a build can
  * outlast one), but a lock is waited for at most LOCK_TIMEOUT_MS: a table lock a migration waits for
  * makes every later query of that table queue behind it, so on a timeout the transaction rolls back,
  * lets them through, and tries again.
@@ -138,17 +139,50 @@ async function takeMigrationLock(client: PoolClient): Promise<void> {
   }
 }
 
-/** Builds a step's indexes CONCURRENTLY; an invalid one (a build cut short) is dropped and built again. */
+/**
+ * Builds a step's indexes CONCURRENTLY; an invalid one (a build cut short) is dropped and built again. A
+ * concurrent build waits for every transaction of the database holding an older snapshot (a REPEATABLE READ
+ * reader idle in transaction, pg_dump) and for the table's open writers, and nothing ends those waits but a
+ * lock timeout: each is bounded by LOCK_TIMEOUT_MS. On a timeout the invalid leftover is dropped (or left to
+ * the next open when that too has to wait), nothing of the step is applied, and the open fails with
+ * STORE_UNAVAILABLE naming the sessions whose transactions it waited for.
+ */
 async function buildConcurrently(client: PoolClient, builds: readonly ConcurrentBuild[]): Promise<void> {
-  for (const build of builds) {
-    const { rows } = await client.query<{ valid: boolean }>(
-      `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-        WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`,
-      [build.index],
-    );
-    if (rows[0]?.valid === false) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${build.index}`);
-    await client.query(build.sql);
+  await client.query(`SET lock_timeout = ${LOCK_TIMEOUT_MS}`);
+  try {
+    for (const build of builds) {
+      try {
+        const { rows } = await client.query<{ valid: boolean }>(
+          `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+            WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`,
+          [build.index],
+        );
+        if (rows[0]?.valid === false) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${build.index}`);
+        await client.query(build.sql);
+      } catch (err) {
+        if ((err as { code?: string }).code !== '55P03') throw err;
+        const blockers = await longTransactions(client);
+        await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${build.index}`).catch(() => {});
+        throw new CairnError(
+          'STORE_UNAVAILABLE',
+          `migrating the schema: building index ${build.index} CONCURRENTLY waited ${LOCK_TIMEOUT_MS / 1000} s for ${blockers || 'a long transaction of another session'}; nothing of this step was applied`,
+          { cause: err, hint: 'end that transaction (pg_terminate_backend(pid), or commit it where it runs) and open the store again; the migration resumes there' },
+        );
+      }
+    }
+  } finally {
+    await client.query('RESET lock_timeout').catch(() => {});
   }
+}
+
+/** Other sessions of this database with a transaction that holds a snapshot or an xid, oldest first, for messages. */
+async function longTransactions(client: PoolClient): Promise<string> {
+  const { rows } = await client.query<{ pid: number; state: string | null; since: string | null }>(
+    `SELECT pid, state, to_char(xact_start, 'YYYY-MM-DD"T"HH24:MI:SS') AS since FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL)
+      ORDER BY xact_start LIMIT 3`,
+  );
+  return rows.map((r) => `pid ${r.pid} (${r.state ?? 'unknown state'}, in a transaction since ${r.since ?? '?'})`).join(', ');
 }
 
 /** Runs one migration transaction, again after a lock timeout (55P03), up to LOCK_ATTEMPTS times. */

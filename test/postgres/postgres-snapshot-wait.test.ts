@@ -1,0 +1,71 @@
+/**
+ * A session of another program sits idle in a REPEATABLE READ transaction (pg_dump, a report, a forgotten
+ * psql): it holds a snapshot, and CREATE INDEX CONCURRENTLY waits for every such snapshot of the database,
+ * whatever table it read, with nothing but a lock timeout to end the wait. Before, opening a schema-5 store
+ * (migration 6 builds its indexes concurrently) hung until the reader ended, and so did closing a store whose
+ * HNSW index was being rebuilt in the background: every short command or hook on that database hung with it.
+ */
+import * as assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import pg from 'pg';
+import { isCairnError } from '../../src/interfaces/errors.js';
+import { SCHEMA_VERSION } from '../../src/adapters/postgres/postgres-schema.js';
+import { createPostgresStore } from '../../src/adapters/postgres/postgres-store.js';
+import { migrateTestDatabaseTo, pgSkip, testStoreConfig, useTestDatabase } from '../helpers/postgres.js';
+
+/** A REPEATABLE READ transaction on `url` that has read `table` and stays idle; returns its backend pid. */
+async function snapshotHolder(url: string, table: string): Promise<{ client: pg.Client; pid: number }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0;
+  await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+  await client.query(`SELECT count(*) FROM ${table}`);
+  return { client, pid };
+}
+
+describe('PostgreSQL concurrent index builds beside a transaction holding an old snapshot', { skip: pgSkip }, () => {
+  const t = useTestDatabase();
+
+  it('migration 6 fails within its lock timeout naming the reader, drops its leftover, and resumes after', async () => {
+    const { db, sql } = t;
+    await migrateTestDatabaseTo(sql, 5);
+    for (let i = 0; i < 5; i++) {
+      const { rows } = await sql.query<{ pk: string }>(
+        `INSERT INTO memories (id, namespace, text, kind, importance, tags, metadata, created_at, updated_at, dedupe_key, doc_length)
+         VALUES ($1, 'acme/shop', 'alpha beta', 'note', 1, '[]', '{}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', $1, 3) RETURNING pk`,
+        [`m${i}`],
+      );
+      await sql.query(`INSERT INTO memory_terms (namespace, term, memory_pk, tf) VALUES ('acme/shop', 'alpha', $1, 1)`, [rows[0]?.pk]);
+    }
+    const reader = await snapshotHolder(db.url, 'meta');
+    const store = createPostgresStore(testStoreConfig(db.url, { poolSize: 2 }));
+    try {
+      const started = Date.now();
+      const failure = await store.open().then(
+        () => null,
+        (err: unknown) => err,
+      );
+      const waited = Date.now() - started;
+      assert.ok(isCairnError(failure), `the open fails with a CairnError, not ${String(failure)}`);
+      assert.equal(failure.code, 'STORE_UNAVAILABLE');
+      assert.match(failure.message, new RegExp(`pid ${reader.pid} \\(idle in transaction`, 'u'));
+      assert.match(failure.message, /memory_terms_key/u);
+      assert.ok(waited < 30_000, `the open returned after ${waited} ms`);
+      const left = await sql.query(`SELECT 1 FROM pg_class WHERE relname = 'memory_terms_key'`);
+      assert.equal(left.rowCount, 0, 'the invalid leftover of the cut build is dropped');
+      assert.equal((await sql.query<{ v: number }>('SELECT max(version) AS v FROM schema_version')).rows[0]?.v, 5, 'nothing of step 6 applied');
+    } finally {
+      await reader.client.query('COMMIT').catch(() => {});
+      await reader.client.end();
+      await store.close();
+    }
+    const again = createPostgresStore(testStoreConfig(db.url, { poolSize: 2 }));
+    try {
+      await again.open();
+      assert.deepEqual(Object.fromEntries((await again.termDocumentFrequencies(['alpha'], 'acme/shop')).frequencies), { alpha: 5 });
+    } finally {
+      await again.close();
+    }
+    assert.equal((await sql.query<{ v: number }>('SELECT max(version) AS v FROM schema_version')).rows[0]?.v, SCHEMA_VERSION);
+  });
+});
