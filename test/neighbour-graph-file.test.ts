@@ -1,10 +1,13 @@
 import * as assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { graphHeaderPath } from '../src/adapters/sqlite/sqlite-neighbour-graph-file.js';
 import { createSqliteStore, type SqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
+import { erase } from '../src/core/erasure.js';
+import type { Memory } from '../src/interfaces/memory.js';
 import { forget, insertVectors, vectorSource } from './fixtures/vector-index-data.js';
 
 /**
@@ -210,15 +213,155 @@ describe('the neighbour graph saved beside the database', () => {
     }
   });
 
-  it('an erasure deletes the saved graphs (they may hold erased vectors)', async () => {
-    const { path } = await withSavedGraph(26);
+  it('an erasure in another process: the long-lived process never saves its graph again, no file keeps the erased vector', async () => {
+    const { path, next } = await withSavedGraph(26);
+    const secret = next();
+    // A long-lived process loads the saved graph and catches up the subject's note written meanwhile.
+    const victim = await subjectNote(path, secret);
+    const a = longLived(path);
+    try {
+      await graphReady(a, next());
+      assert.equal(a.vectorIndex?.status().graphs.namespaces[NS], 1501, 'the note is in the live graph');
+      await erasedElsewhere(path);
+      assert.deepEqual(graphSideFiles(path), [], 'the erasure removed every graph file and temporary');
+      // The long-lived process searches on, then closes (it used to save its graph, the erased bytes kept by usearch's remove).
+      const q = next();
+      assert.deepEqual(await approx(a, q), (await exact(path, [q]))[0], 'the scan answers while the graph is built again');
+      assert.ok((await approx(a, secret)).every((h) => h.id !== victim.id));
+      await graphReady(a, next());
+      assert.equal(a.vectorIndex?.status().graphs.namespaces[NS], 1500);
+    } finally {
+      await a.close();
+    }
+    assert.equal(filesHolding(path, secret).length, 0, `no graph file holds the erased vector: ${filesHolding(path, secret).join(', ')}`);
+    assert.equal(graphFiles(path).length, 1, 'the graph built after the erasure is saved');
+  });
+
+  it("an erasure while another process's build is in flight: the build is not published, its temporary goes", async () => {
+    const path = join(root, `store-${++counter}.db`);
+    const next = vectorSource(27);
+    const secret = next();
+    const a = longLived(path);
+    try {
+      await insertVectors(a, NS, 1500, next);
+      await insertVectors(a, NS, 1, () => secret, undefined, { metadata: { subject: SUBJECT } });
+      // Searches until the codes are built and the graph build starts.
+      for (let i = 0; i < 20 && a.vectorIndex?.status().graphs.state !== 'building'; i++) {
+        await approx(a, next());
+        if (a.vectorIndex?.status().graphs.state !== 'building') await a.vectorIndex?.whenIdle();
+      }
+      assert.equal(a.vectorIndex?.status().graphs.state, 'building');
+      // The worker writes its temporary from a snapshot that holds the note; its reply waits (the loop is held).
+      for (const t = Date.now(); Date.now() - t < 1500; );
+      await erasedElsewhere(path);
+      assert.deepEqual(graphSideFiles(path), [], 'the erasure removed the build temporary');
+      await a.vectorIndex?.whenIdle();
+      await graphReady(a, next());
+      assert.equal(a.vectorIndex?.status().graphs.namespaces[NS], 1500, 'the graph was built again from the database');
+    } finally {
+      await a.close();
+    }
+    assert.equal(filesHolding(path, secret).length, 0, `no graph file holds the erased vector: ${filesHolding(path, secret).join(', ')}`);
+  });
+
+  it('a saved graph from before an erasure is refused and deleted by the next process', async () => {
+    const { path, next } = await withSavedGraph(28);
+    const header = readFileSync(graphHeaderPath(path, NS));
+    const [file] = graphFiles(path);
+    const bytes = readFileSync(join(root, file as string));
+    await subjectNote(path, next());
+    await erasedElsewhere(path);
+    // Put back as a process that missed the erasure would have published it.
+    writeFileSync(join(root, file as string), bytes);
+    writeFileSync(graphHeaderPath(path, NS), header);
     const store = longLived(path);
     try {
-      store.vectorIndex?.discard();
-      assert.equal(existsSync(graphHeaderPath(path, NS)), false);
-      assert.deepEqual(graphFiles(path), []);
+      const reasons: string[] = [];
+      for (let i = 0; i < 4 && store.vectorIndex?.status().graphs.namespaces[NS] === undefined; i++) {
+        await approx(store, next());
+        reasons.push(store.vectorIndex?.status().graphs.reason ?? '');
+        await store.vectorIndex?.whenIdle();
+      }
+      assert.ok(reasons.some((r) => /saved before the latest erasure \(0 of 1\)/u.test(r)), JSON.stringify(reasons));
+      assert.equal(existsSync(join(root, file as string)), false, 'the stale file is deleted');
+      assert.equal(store.vectorIndex?.status().graphs.lastSource, 'build', 'built again from the database');
     } finally {
       await store.close();
     }
   });
+
+  it('a graph file that cannot be read falls back to the scan, and the graph is built again', async () => {
+    const { path, next } = await withSavedGraph(29);
+    const header = JSON.parse(readFileSync(graphHeaderPath(path, NS), 'utf8')) as { file: string };
+    // Something that stats but cannot be read in place of the file: a folder, its size in the header.
+    rmSync(join(root, header.file));
+    mkdirSync(join(root, header.file));
+    writeFileSync(graphHeaderPath(path, NS), JSON.stringify({ ...header, bytes: statSync(join(root, header.file)).size }));
+    const store = longLived(path);
+    try {
+      const q = next();
+      assert.deepEqual(await approx(store, q), (await exact(path, [q]))[0]);
+      assert.match(store.vectorIndex?.status().graphs.reason ?? '', /the graph file cannot be read \(EISDIR/u);
+      await graphReady(store, next());
+      assert.equal(store.vectorIndex?.status().graphs.lastSource, 'build');
+    } finally {
+      await store.close();
+      rmSync(join(root, header.file), { recursive: true, force: true });
+    }
+  });
 });
+
+const SUBJECT = 'user-42';
+const PRIVATE = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+
+/** A short-lived store (no graphs): another process's open of the database file. */
+function withoutGraphs(path: string): SqliteStore {
+  return createSqliteStore({ path, vectorIndex: { minVectors: 500, graphMinVectors: 1000 } });
+}
+
+/** The subject's note, written by a short-lived process. */
+async function subjectNote(path: string, vector: Float32Array): Promise<Memory> {
+  const store = withoutGraphs(path);
+  try {
+    return (await insertVectors(store, NS, 1, () => vector, undefined, { metadata: { subject: SUBJECT } }))[0] as Memory;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Another process erases the subject (the core erasure over a second open of the database file), and closes. */
+async function erasedElsewhere(path: string): Promise<void> {
+  const store = withoutGraphs(path);
+  try {
+    const { certificate: c } = await erase(store, { scope: { subject: SUBJECT }, privateKeyPem: PRIVATE, now: now() });
+    assert.equal(c.counts['vectors'], 1, JSON.stringify(c.counts));
+    assert.ok(c.checks.every((x) => x.passed), JSON.stringify(c.checks));
+    assert.ok(c.proof.compaction.some((s) => s.startsWith('erasure recorded')), JSON.stringify(c.proof.compaction));
+  } finally {
+    await store.close();
+  }
+}
+
+/** Every graph file and graph temporary beside the database. */
+const graphSideFiles = (path: string) => readdirSync(root).filter((f) => f.startsWith(`${basename(path)}.graph.`) || f.startsWith(`${basename(path)}.graph-`));
+
+/**
+ * The graph files (and temporaries) holding `vector` as a usearch int8 cosine index stores it: the int8 codes
+ * (±127 at the largest component), normalised again to int8, each within ±1; read from usearch's vector rows.
+ */
+function filesHolding(path: string, vector: Float32Array): string[] {
+  const max = Math.max(...Array.from(vector, Math.abs));
+  const codes = Array.from(vector, (x) => Math.round((x / max) * 127) / 127);
+  const norm = Math.sqrt(codes.reduce((s, x) => s + x * x, 0));
+  const want = codes.map((x) => Math.round((x / norm) * 127));
+  return graphSideFiles(path).filter((f) => {
+    if (f.endsWith('.json')) return false;
+    const b = readFileSync(join(root, f));
+    for (let at = 0; at + want.length <= b.length; at++) {
+      let same = true;
+      for (let i = 0; i < want.length && same; i++) same = Math.abs((want[i] as number) - b.readInt8(at + i)) <= 1;
+      if (same) return true;
+    }
+    return false;
+  });
+}

@@ -28,6 +28,8 @@ export class BackgroundBuilder {
   builds = 0;
   lastBuildMs: number | null = null;
   failed: { reason: string; at: number } | null = null;
+  /** Set by cancel(): the running build's end is not counted as a failure. */
+  private cancelled = false;
 
   constructor(
     private readonly script: URL,
@@ -51,6 +53,7 @@ export class BackgroundBuilder {
   start<R extends { ok: true; ms: number }>(request: object, accept: (reply: R) => void, after: () => void = () => {}): void {
     // The reply comes on a port of its own, so `poll` can take it synchronously: a caller that writes in a loop
     // of awaits on synchronous SQLite never lets the event loop deliver a worker's message.
+    this.cancelled = false;
     const { port1, port2 } = new MessageChannel();
     const worker = new Worker(this.script, { workerData: { ...request, replyPort: port2 }, transferList: [port2] });
     this.worker = worker;
@@ -68,7 +71,10 @@ export class BackgroundBuilder {
         port1.close();
         this.builds++;
         try {
-          if (!reply.ok) throw new Error(reply.error);
+          if (!reply.ok) {
+            if (this.cancelled) return;
+            throw new Error(reply.error);
+          }
           accept(reply);
           this.lastBuildMs = reply.ms;
           this.failed = null;
@@ -114,5 +120,12 @@ export class BackgroundBuilder {
   /** Stops a running build; its worker's exit ends it as failed, and nothing it wrote is taken. */
   terminate(): void {
     void this.worker?.terminate();
+  }
+
+  /** Stops a running build whose result is no longer wanted; its end is not a failure, so another may start. */
+  cancel(): void {
+    if (!this.worker) return;
+    this.cancelled = true;
+    this.terminate();
   }
 }

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { isCurrent } from '../../interfaces/memory.js';
 import type { ErasureProof, ErasureProofReport, PendingErasure, StoreTx } from '../../interfaces/store.js';
 import { vectorTableSql } from './sqlite-vector-table.js';
@@ -22,6 +23,20 @@ const FILES: readonly { suffix: string; what: string }[] = [
   { suffix: '-shm', what: 'shared-memory index (-shm)' },
   { suffix: '.usearch', what: 'quantised vector index (.usearch)' },
 ];
+
+/** The neighbour graphs saved beside the database and their temporaries (`<db>.graph.*`, `<db>.graph-*`). */
+function graphFiles(location: string): { what: string; path: string }[] {
+  const base = basename(location);
+  let names: string[] = [];
+  try {
+    names = readdirSync(dirname(location));
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => n.startsWith(`${base}.graph.`) || n.startsWith(`${base}.graph-`))
+    .map((n) => ({ what: n.startsWith(`${base}.graph-`) ? 'neighbour graph temporary (.graph-*)' : 'saved neighbour graph (.graph.*)', path: join(dirname(location), n) }));
+}
 
 /** Erasure support: erasures in progress, compaction so erased bytes leave the file, and the raw-file check. */
 export class SqliteErasure {
@@ -60,7 +75,7 @@ export class SqliteErasure {
   proof(): ErasureProof | undefined {
     if (this.c.location === ':memory:') return undefined;
     return {
-      method: 'FTS5 optimize, vector table rebuilt, VACUUM (secure_delete), WAL truncated; then the bytes of the database, -wal, -shm and .usearch files are scanned',
+      method: 'FTS5 optimize, vector table rebuilt, VACUUM (secure_delete), WAL truncated; then the bytes of the database, -wal, -shm, .usearch and neighbour graph files are scanned',
       compact: (options) => this.compact(options),
       check: (needles, compaction) => this.check(needles, compaction),
     };
@@ -79,6 +94,11 @@ export class SqliteErasure {
           // FTS5 keeps deleted entries in its segments until they are merged.
           this.c.db.exec(`INSERT INTO memories_fts (memories_fts) VALUES ('optimize')`);
           steps.push('full-text index optimized (FTS5 segments merged, deleted entries dropped)');
+          if (options.vectorsRemoved) {
+            // The erasure marker: every process drops, and never saves, a neighbour graph made before it.
+            this.c.db.exec(`INSERT INTO meta (key, value) VALUES ('erasures', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`);
+            steps.push('erasure recorded: saved neighbour graphs made before it are refused and never saved again');
+          }
           if (options.vectorsRemoved && this.c.vectorDims !== null) {
             steps.push(`vector table ${this.c.vectorTable} rebuilt from the remaining vectors`);
             // vec0 marks deleted rows but may keep their bytes in its chunks: rebuild the index from the rows left.
@@ -116,7 +136,7 @@ export class SqliteErasure {
 
   private async check(needles: string[], compaction: string[]): Promise<ErasureProofReport> {
     this.c.ensureOpen();
-    const files = FILES.map((f) => ({ ...f, path: `${this.c.location}${f.suffix}` })).filter((f) => existsSync(f.path));
+    const files = [...FILES.map((f) => ({ ...f, path: `${this.c.location}${f.suffix}` })), ...graphFiles(this.c.location)].filter((f) => existsSync(f.path));
     // Scanned in a child process: closing a descriptor of the database file in this process would drop every
     // POSIX lock SQLite holds on it, and this connection would then stop seeing other processes' writes.
     // The needles travel on stdin, never on the command line.
@@ -127,7 +147,10 @@ export class SqliteErasure {
       compaction,
       scanned: files.map((f, i) => ({ what: f.what, files: 1, bytes: scan.bytes[i] ?? 0 })),
       found: scan.found,
-      notCovered: ['copies made outside this database: backups, file-system snapshots, exported JSONL'],
+      notCovered: [
+        'copies made outside this database: backups, file-system snapshots, exported JSONL',
+        'erased vectors as bytes: the files are searched for the erased texts; the quantised index and every neighbour graph are discarded instead, and a graph made before the erasure is refused and never saved again',
+      ],
     };
   }
 

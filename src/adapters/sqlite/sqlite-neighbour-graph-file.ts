@@ -69,7 +69,7 @@ export function namespaceVectorsSql(dimensions: number): string {
  * source: a reader takes it only when the header matches the database (store id, embedder, parameters), its
  * change is one the database can still catch up from, and the loaded graph holds the vectors the header says.
  */
-export const GRAPH_FILE_FORMAT = 1;
+export const GRAPH_FILE_FORMAT = 2;
 
 export interface GraphFileHeader {
   format: number;
@@ -79,6 +79,11 @@ export interface GraphFileHeader {
   namespace: string;
   /** The last `vector_changes` sequence number the graph includes. */
   seq: number;
+  /**
+   * The database's erasure counter (meta `erasures`) when the graph's bytes were built or loaded. usearch keeps
+   * a removed vector's bytes in the file, so a graph from before an erasure is never taken or saved again.
+   */
+  erasures: number;
   vectors: number;
   /** The graph file's name (in the database's folder), its size and SHA-256. */
   file: string;
@@ -131,16 +136,28 @@ export function publishGraphFile(dbPath: string, source: string, header: Omit<Gr
   const name = `${basename(dbPath)}.graph.${key}.${randomBytes(6).toString('hex')}.usearch`;
   const path = join(dirname(dbPath), name);
   renameSync(source, path);
-  fsyncPath(path);
-  const full: GraphFileHeader = { format: GRAPH_FILE_FORMAT, ...header, file: name, bytes: statSync(path).size, sha256: fileSha256(path) };
   const tmp = `${dbPath}.graph-${process.pid}-${randomBytes(4).toString('hex')}.json`;
-  writeFileSync(tmp, JSON.stringify(full), { mode: 0o600 });
-  fsyncPath(tmp);
-  renameSync(tmp, graphHeaderPath(dbPath, header.namespace));
+  try {
+    fsyncPath(path);
+    const full: GraphFileHeader = { format: GRAPH_FILE_FORMAT, ...header, file: name, bytes: statSync(path).size, sha256: fileSha256(path) };
+    writeFileSync(tmp, JSON.stringify(full), { mode: 0o600 });
+    fsyncPath(tmp);
+    renameSync(tmp, graphHeaderPath(dbPath, header.namespace));
+  } catch (err) {
+    // Not published: the graph goes back to `source`, where the caller loads or removes it; no orphan is left.
+    rmSync(tmp, { force: true });
+    renameSync(path, source);
+    throw err;
+  }
   fsyncPath(dirname(dbPath));
   const prefix = `${basename(dbPath)}.graph.${key}.`;
   for (const other of readdirSync(dirname(dbPath))) {
-    if (other.startsWith(prefix) && other.endsWith('.usearch') && other !== name) rmSync(join(dirname(dbPath), other), { force: true });
+    if (!other.startsWith(prefix) || !other.endsWith('.usearch') || other === name) continue;
+    try {
+      rmSync(join(dirname(dbPath), other), { force: true });
+    } catch {
+      // Not a file (a folder in its way): left alone, it names no graph.
+    }
   }
 }
 
@@ -172,9 +189,14 @@ export function readGraphHeader(dbPath: string, namespace: string): { header: Gr
   return { header, path };
 }
 
-/** Whether the graph file's bytes are the ones its header names (checked before it is loaded). */
-export function graphFileIntact(file: { header: GraphFileHeader; path: string }): boolean {
-  return fileSha256(file.path) === file.header.sha256;
+/** Why the graph file's bytes are not the ones its header names (checked before it is loaded), or null. */
+export function graphFileProblem(file: { header: GraphFileHeader; path: string }): string | null {
+  try {
+    return fileSha256(file.path) === file.header.sha256 ? null : 'the graph file is damaged (checksum)';
+  } catch (err) {
+    // A folder in its place, no permission, or deleted by another process's publish since it was looked at.
+    return `the graph file cannot be read (${(err as Error).message.split('\n')[0]})`;
+  }
 }
 
 /** Every namespace that has a saved graph header beside the database. */
@@ -199,15 +221,19 @@ export function savedGraphNamespaces(dbPath: string): string[] {
   return out;
 }
 
-/** Removes a namespace's saved graph (header first, so no reader takes a half-removed one), or every one. */
+/**
+ * Removes a namespace's saved graph (header first, so no reader takes a half-removed one), or every one with
+ * every graph temporary `<db>.graph-<pid>-…` (a build's or a save's output not yet published).
+ */
 export function removeGraphFiles(dbPath: string, namespace?: string): void {
-  const prefix = `${basename(dbPath)}.graph.${namespace === undefined ? '' : `${namespaceKey(namespace)}.`}`;
+  const base = basename(dbPath);
+  const prefixes = namespace === undefined ? [`${base}.graph.`, `${base}.graph-`] : [`${base}.graph.${namespaceKey(namespace)}.`];
   let names: string[] = [];
   try {
     names = readdirSync(dirname(dbPath));
   } catch {
     return;
   }
-  const ours = names.filter((n) => n.startsWith(prefix));
+  const ours = names.filter((n) => prefixes.some((p) => n.startsWith(p)));
   for (const name of [...ours.filter((n) => n.endsWith('.json')), ...ours.filter((n) => !n.endsWith('.json'))]) rmSync(join(dirname(dbPath), name), { force: true });
 }

@@ -4,7 +4,7 @@ import { BackgroundBuilder, type BuildReply } from './sqlite-background-build.js
 import {
   addCodes,
   GRAPH_PARAMS,
-  graphFileIntact,
+  graphFileProblem,
   newGraph,
   publishGraphFile,
   readGraphHeader,
@@ -22,6 +22,8 @@ export interface GraphContext {
   identity: IndexIdentity;
   /** Rows whose vector changed after change `from` up to `to`; null when the kept change log starts later. */
   changedSince: (from: number, to: number) => number[] | null;
+  /** The database's erasure counter (meta `erasures`, bumped in an erasure's compaction), read now. */
+  erasures: () => number;
 }
 
 /** A live graph is saved again once this many changes are past its file (the kept change log holds 200,000). */
@@ -49,13 +51,19 @@ export interface NeighbourGraphStatus {
  * HNSW graph per large namespace, over the same int8 codes as the quantised scan, so a search visits a few
  * hundred vectors instead of the whole namespace. The graphs follow the codes change for change (the vector
  * index applies each change to both); a graph is built in a worker thread from a snapshot of the database, then
- * brought to the codes' change from the change log before it answers. Held in memory only: a process that
- * opens the store builds them again, and until then the exact scan answers.
+ * brought to the codes' change from the change log before it answers, and saved beside the database for the
+ * next process (sqlite-neighbour-graph-file.ts).
+ *
+ * Erasures: usearch keeps a removed vector's bytes, so a graph holds every vector it ever held. Each graph
+ * remembers the database's erasure counter it was built or loaded under; a graph from before the latest
+ * erasure (in any process) is dropped, never saved, and built again from the database.
  */
 export class NeighbourGraphs {
   private readonly graphs = new Map<string, Graph>();
   /** A graph built by the worker, waiting to be brought to the codes' change. */
-  private arrived: { namespace: string; graph: Graph; seq: number } | null = null;
+  private arrived: { namespace: string; graph: Graph; seq: number; erasures: number } | null = null;
+  /** The erasure counter each live graph was built or loaded under. */
+  private readonly erasuresOf = new Map<string, number>();
   private readonly builder = new BackgroundBuilder(new URL('./sqlite-neighbour-graph-worker.js', import.meta.url), 'graph builder');
   private reason: string | null = null;
   private searches = 0;
@@ -109,13 +117,25 @@ export class NeighbourGraphs {
     const target = `${this.dbPath}.graph-${process.pid}-${randomBytes(4).toString('hex')}`;
     const request: GraphBuildRequest = { dbPath: this.dbPath, namespace, dimensions, target };
     const generation = this.generation;
+    // Read before the worker's snapshot: an erasure after this, before or after the snapshot, drops the build.
+    const erasures = ctx.erasures();
     this.builder.start<Extract<BuildReply, { ok: true }>>(
       request,
       (reply) => {
         if (this.closed || generation !== this.generation) return;
+        if (ctx.erasures() !== erasures) {
+          this.reason = 'an erasure came during the graph build: it is built again';
+          return;
+        }
         let path = target;
         try {
-          publishGraphFile(this.dbPath, target, { storeId: identity.storeId, embedder: identity.embedder, params: GRAPH_PARAMS, namespace, seq: reply.seq, vectors: reply.vectors });
+          publishGraphFile(this.dbPath, target, { storeId: identity.storeId, embedder: identity.embedder, params: GRAPH_PARAMS, namespace, seq: reply.seq, erasures, vectors: reply.vectors });
+          if (ctx.erasures() !== erasures) {
+            // An erasure committed while the file was published: what was just published goes, and so does the graph.
+            removeGraphFiles(this.dbPath, namespace);
+            this.reason = 'an erasure came during the graph build: it is built again';
+            return;
+          }
           const saved = readGraphHeader(this.dbPath, namespace);
           if ('path' in saved) {
             path = saved.path;
@@ -132,7 +152,7 @@ export class NeighbourGraphs {
           throw new Error(`the built graph could not be loaded (${(err as Error).message})`);
         }
         if (graph.size() !== reply.vectors) throw new Error(`the built graph holds ${graph.size()} vectors, not ${reply.vectors}`);
-        this.arrived = { namespace, graph, seq: reply.seq };
+        this.arrived = { namespace, graph, seq: reply.seq, erasures };
         this.lastSource = 'build';
       },
       () => rmSync(target, { force: true }),
@@ -147,7 +167,7 @@ export class NeighbourGraphs {
       if (loaded.problem !== 'no graph file') this.reason = `the saved graph of ${JSON.stringify(namespace)} was not used: ${loaded.problem}`;
       return false;
     }
-    this.arrived = { namespace, graph: loaded.graph, seq: loaded.seq };
+    this.arrived = { namespace, graph: loaded.graph, seq: loaded.seq, erasures: loaded.erasures };
     this.saved.set(namespace, loaded.seq);
     this.lastSource = 'file';
     this.lastLoadMs = Math.round(performance.now() - started);
@@ -160,13 +180,21 @@ export class NeighbourGraphs {
    * effort: a graph that cannot be saved is built again by the next process.
    */
   persist(ctx: GraphContext, atLeast: number): void {
+    this.dropErased(ctx.erasures());
     for (const [namespace, graph] of this.graphs) {
       const saved = this.saved.get(namespace);
       if (saved !== undefined && ctx.identity.seq - saved < Math.max(1, atLeast)) continue;
       const tmp = `${this.dbPath}.graph-${process.pid}-${randomBytes(4).toString('hex')}`;
+      const erasures = this.erasuresOf.get(namespace) as number;
       try {
         graph.save(tmp);
-        publishGraphFile(this.dbPath, tmp, { storeId: ctx.identity.storeId, embedder: ctx.identity.embedder, params: GRAPH_PARAMS, namespace, seq: ctx.identity.seq, vectors: graph.size() });
+        publishGraphFile(this.dbPath, tmp, { storeId: ctx.identity.storeId, embedder: ctx.identity.embedder, params: GRAPH_PARAMS, namespace, seq: ctx.identity.seq, erasures, vectors: graph.size() });
+        if (ctx.erasures() !== erasures) {
+          // An erasure committed while it was published: the file goes (a reader would refuse it anyway).
+          removeGraphFiles(this.dbPath, namespace);
+          this.saved.delete(namespace);
+          continue;
+        }
         this.saved.set(namespace, ctx.identity.seq);
       } catch (err) {
         rmSync(tmp, { force: true });
@@ -207,17 +235,39 @@ export class NeighbourGraphs {
         removed.push({ namespace, problem });
         removeGraphFiles(this.dbPath, namespace);
         this.saved.delete(namespace);
-        if (live) this.graphs.delete(namespace);
+        if (live) {
+          this.graphs.delete(namespace);
+          this.erasuresOf.delete(namespace);
+        }
       }
     }
     return { consistent, removed };
   }
 
-  /** Every saved graph goes (after an erasure: they may hold erased vectors), with the live ones. */
+  /**
+   * Every saved graph and graph temporary goes (after an erasure: they may hold erased vectors), with the live
+   * graphs; a running build is stopped (it reads a snapshot from before the erasure).
+   */
   discardFiles(reason: string): void {
     this.clear(reason);
+    this.builder.cancel();
     this.saved.clear();
     removeGraphFiles(this.dbPath);
+  }
+
+  /**
+   * Drops every graph built or loaded before the latest erasure (`erasures`, the database's counter): its bytes
+   * may hold an erased vector. Its namespace's graph is then built again from the database.
+   */
+  dropErased(erasures: number): void {
+    if (this.arrived && this.arrived.erasures !== erasures) this.arrived = null;
+    for (const [namespace, at] of this.erasuresOf) {
+      if (at === erasures) continue;
+      this.graphs.delete(namespace);
+      this.erasuresOf.delete(namespace);
+      this.saved.delete(namespace);
+      this.reason = 'the graphs were dropped after an erasure and are built again';
+    }
   }
 
   /**
@@ -241,6 +291,7 @@ export class NeighbourGraphs {
     }
     for (const rowid of changed) replace(arrived.graph, rowid, codesOf(arrived.namespace, rowid));
     this.graphs.set(arrived.namespace, arrived.graph);
+    this.erasuresOf.set(arrived.namespace, arrived.erasures);
     this.reason = null;
   }
 
@@ -256,6 +307,7 @@ export class NeighbourGraphs {
   clear(reason: string): void {
     this.generation++;
     this.graphs.clear();
+    this.erasuresOf.clear();
     this.arrived = null;
     this.reason = reason;
   }
@@ -267,6 +319,7 @@ export class NeighbourGraphs {
   close(): void {
     this.closed = true;
     this.graphs.clear();
+    this.erasuresOf.clear();
     this.arrived = null;
     this.builder.terminate();
   }
@@ -293,7 +346,7 @@ export class NeighbourGraphs {
  * The namespace's saved graph when its header matches the database and the loaded graph holds the vectors it
  * names; it reflects change `seq`, which the change log must still reach back to.
  */
-function openSavedGraph(dbPath: string, ctx: GraphContext, namespace: string): { graph: Graph; seq: number } | { problem: string } {
+function openSavedGraph(dbPath: string, ctx: GraphContext, namespace: string): { graph: Graph; seq: number; erasures: number } | { problem: string } {
   const file = readGraphHeader(dbPath, namespace);
   if ('problem' in file) return file;
   const { header } = file;
@@ -305,7 +358,14 @@ function openSavedGraph(dbPath: string, ctx: GraphContext, namespace: string): {
   if (JSON.stringify(header.params) !== JSON.stringify(GRAPH_PARAMS)) return { problem: 'the graph was built with other parameters' };
   if (!(header.seq <= want.seq)) return { problem: `the graph reflects change ${header.seq}, the codes only ${want.seq}` };
   if (ctx.changedSince(header.seq, want.seq) === null) return { problem: 'the graph file is older than the change log the database keeps' };
-  if (!graphFileIntact(file)) return { problem: 'the graph file is damaged (checksum)' };
+  const erasures = ctx.erasures();
+  if (header.erasures !== erasures) {
+    // Saved before an erasure (or by a process that missed it): it may hold erased vectors, so it goes.
+    removeGraphFiles(dbPath, namespace);
+    return { problem: `the graph file was saved before the latest erasure (${String(header.erasures)} of ${erasures})` };
+  }
+  const damaged = graphFileProblem(file);
+  if (damaged !== null) return { problem: damaged };
   const graph = newGraph(ctx.usearch, want.embedder.dimensions);
   try {
     graph.load(file.path);
@@ -313,7 +373,7 @@ function openSavedGraph(dbPath: string, ctx: GraphContext, namespace: string): {
     return { problem: `the graph file cannot be loaded (${(err as Error).message.split('\n')[0]})` };
   }
   if (graph.size() !== header.vectors) return { problem: `the graph file holds ${graph.size()} vectors, its header says ${header.vectors}` };
-  return { graph, seq: header.seq };
+  return { graph, seq: header.seq, erasures };
 }
 
 /** The first difference between a graph and its namespace's codes: the same rows, each sampled one found by its codes. */

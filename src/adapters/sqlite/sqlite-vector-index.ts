@@ -138,6 +138,8 @@ export class SqliteVectorIndex {
       // An advisory search: the namespace's graph proposes 4k candidates (a few hundred vectors visited, not the
       // namespace), rescored exactly. Until the graph is built, and when too few pass the filter, the scan answers.
       // A saved graph is loaded here and installed at once; otherwise a build starts and a later search installs it.
+      // A graph from before an erasure (made by any process) may hold the erased vector's bytes: it goes.
+      this.graphs.dropErased(this.erasures());
       if (!this.graphs.has(filter.namespace)) this.graphs.build(this.graphContext(), filter.namespace, vector.length);
       this.graphs.install(
         (this.identity as IndexIdentity).seq,
@@ -164,7 +166,18 @@ export class SqliteVectorIndex {
 
   /** What the neighbour graphs need of the index (call with the codes loaded). */
   private graphContext(): GraphContext {
-    return { usearch: this.usearch as Usearch, identity: this.identity as IndexIdentity, changedSince: (from, to) => this.changedRows(from, to) };
+    return {
+      usearch: this.usearch as Usearch,
+      identity: this.identity as IndexIdentity,
+      changedSince: (from, to) => this.changedRows(from, to),
+      erasures: () => this.erasures(),
+    };
+  }
+
+  /** The database's erasure counter: meta `erasures`, bumped in the compaction of every erasure that removed vectors. */
+  private erasures(): number {
+    const row = this.prepare(`SELECT value FROM meta WHERE key = 'erasures'`).get() as { value: string } | undefined;
+    return row ? Number(row.value) : 0;
   }
 
   /** Rows whose vector changed after change `from` up to `to`; null when the kept change log starts later. */
