@@ -48,6 +48,16 @@ describe('the vocabulary', () => {
     assert.ok(defaultVocabulary().related('db', ['db']).length > 0);
   });
 
+  it('tells a member on its own from a word of a phrase member', () => {
+    const v = createVocabulary('latency, response time, p95');
+    assert.equal(v.isWholeMember('latenc'), true);
+    assert.equal(v.isWholeMember('p95'), true);
+    // "time" is searched loose for BM25, but only a whole member covers a query word (term-coverage.ts).
+    assert.ok(v.related('latency', queryTerms('latency')).includes('time'));
+    assert.equal(v.isWholeMember('time'), false);
+    assert.equal(defaultVocabulary().isWholeMember('vat'), true);
+  });
+
   it('searches only related terms the namespace holds and does not hold commonly, the rarest first', () => {
     const df = new Map([['a', 1], ['b', 40], ['c', 3], ['d', 2], ['e', 5], ['f', 4], ['g', 2], ['h', 1]]);
     // 50 memories: at most 5 may hold a term; "b" is common and "x" absent.
@@ -111,6 +121,22 @@ for (const factory of storeFactories()) {
         const rankOf = (results: SearchResult[]) => results.findIndex((r) => r.memory.id === answerId);
         assert.ok(rankOf(off) === -1 || rankOf(on) < rankOf(off), `${explain(off)}\n--\n${explain(on)}`);
       }
+    });
+
+    it('a related term covers the query word it stands for', async () => {
+      // "tax" is not in the decision, "VAT" is: without the vocabulary the note covers "round" alone.
+      const query = 'how do we round tax';
+      const vat = (results: SearchResult[]) => results.find((r) => r.memory.text.startsWith('Decision: VAT is rounded'));
+      const off = vat(await engine({ relatedTerms: null }).search(query));
+      const on = vat(await engine().search(query));
+      assert.ok(off && on, 'the decision is recalled either way');
+      const offCoverage = off.scoreDetails.signals.lexical.coverage ?? 0;
+      assert.ok(offCoverage > 0 && offCoverage < 1, `coverage without the vocabulary ${offCoverage}`);
+      assert.equal(on.scoreDetails.signals.lexical.coverage, 1);
+      assert.ok(on.score > off.score, `${on.score} > ${off.score}`);
+      // The readable score still adds up.
+      const d = on.scoreDetails;
+      assert.ok(Math.abs(d.signals.vector.contribution + d.signals.lexical.contribution + d.signals.recency.contribution - (d.relevance ?? 0)) < 1e-9);
     });
 
     it('an identifier query matches exactly as without the vocabulary', async () => {

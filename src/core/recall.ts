@@ -5,11 +5,12 @@ import type { FusionMethod, Memory, SearchOptions, SearchResult, SignalWeights }
 import type { CandidateFilter } from '../interfaces/store.js';
 import { clearsFloor, defaultWeightsFor, fts5Idf, fuse, fuseScores, resolveWeights, RRF_K, unknownTermShare } from './fusion.js';
 import { BACKGROUND_TEXTS } from './background.js';
-import { queryTerms } from './lexical.js';
+import { plainTerms, queryTerms } from './lexical.js';
+import { indexText } from './events.js';
 import { dot, inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights, termsOf } from './topics.js';
 import { applyTermCoverage, COVERAGE_MIN_WINDOW } from './term-coverage.js';
 import { addLikelyReplacing } from './likely-replaces.js';
-import { relatedPool, relatedTermsFor, withRelated } from './related-terms.js';
+import { defaultVocabulary, relatedPool, relatedTermsFor, withRelated } from './related-terms.js';
 import { demoteDoubted, netDoubt } from './feedback.js';
 import { addSessionContext } from './session-context.js';
 import { validateKind, validateLimit, validateFusion, validateTags, MAX_LIMIT } from './validate.js';
@@ -119,7 +120,7 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   if (coverage && termWeights) {
     const window = Math.max(limit * 3, COVERAGE_MIN_WINDOW);
     results = await readWhole(ctx.store, results, window);
-    results = applyTermCoverage(results, { terms, idf: termWeights.idf, termsOf: (r) => termsOf(r, termCache), weights, calibration: ctx.calibration, coverage, window });
+    results = applyTermCoverage(results, { terms, idf: termWeights.idf, termsOf: (r) => termsOf(r, termCache), weights, calibration: ctx.calibration, coverage, window, related: related && coverageStandIns(related.byTerm), plainTermsOf: (r) => new Set(plainTerms(indexText(r.memory))) });
   }
   if (method === 'score' && ctx.relevanceFloor && !clearsFloor(results, ctx.relevanceFloor, bestCosine, await backgroundCosine(ctx, queryVector), unknownShare)) results = [];
   if (method === 'score' && ctx.sessionContext) results = addSessionContext(results, ctx.sessionContext);
@@ -172,6 +173,16 @@ async function termIdf(ctx: EngineContext, terms: readonly string[], namespace: 
 function termWeightsOf(terms: readonly string[], { documents, frequencies }: { documents: number; frequencies: Map<string, number> }): TermWeights {
   const idf = new Map(terms.map((t) => [t, fts5Idf(documents, frequencies.get(t) ?? 0)]));
   return { idf, frequencies, documents, unknownShare: unknownTermShare(idf, frequencies, documents) };
+}
+
+/**
+ * The related terms that stand in for a query word in coverage (term-coverage.ts): whole members only. A word
+ * of a phrase member ("time" of "response time", "code" of "code signing") is searched loose for BM25, where it
+ * counts at the related weight, but alone it says too little to cover a word.
+ */
+function coverageStandIns(byTerm: ReadonlyMap<string, string[]>): Map<string, string[]> {
+  const vocabulary = defaultVocabulary();
+  return new Map([...byTerm].map(([t, list]) => [t, list.filter((x) => vocabulary.isWholeMember(x))] as const).filter(([, list]) => list.length > 0));
 }
 
 interface TermWeights {

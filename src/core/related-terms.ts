@@ -31,6 +31,8 @@ export interface Vocabulary {
   relatedByTerm(query: string, queryTerms: readonly string[]): Map<string, string[]>;
   /** Every term of relatedByTerm once, in order. */
   related(query: string, queryTerms: readonly string[]): string[];
+  /** Whether a term is a member on its own (`vat`), not only a word of a phrase member (`time` of "response time"). */
+  isWholeMember(term: string): boolean;
 }
 
 /**
@@ -77,8 +79,10 @@ export function createVocabulary(text: string): Vocabulary {
     }
     return out;
   };
+  const whole = new Set(groups.flatMap((members) => members.filter((m) => m.length === 1).map((m) => m[0] as string)));
   return {
     relatedByTerm,
+    isWholeMember: (term) => whole.has(term),
     related: (query, queryTerms) => [...new Set([...relatedByTerm(query, queryTerms).values()].flat())],
   };
 }

@@ -26,6 +26,16 @@ describe('term coverage', () => {
     assert.equal(termCoverage([], idf, new Set(['tax'])), 0);
   });
 
+  it('counts a word the note lacks as covered when the note holds a term related to it', () => {
+    const related = new Map([['tax', ['vat', 'gst']]]);
+    assert.equal(termCoverage(['tax', 'rate', 'come'], idf, new Set(['vat', 'rate']), related), 0.75);
+    assert.equal(termCoverage(['tax', 'rate', 'come'], idf, new Set(['vat', 'rate'])), 0.25);
+    // A related term of another word covers nothing; a held word is not counted twice.
+    assert.equal(termCoverage(['tax', 'rate', 'come'], idf, new Set(['gst', 'tax']), new Map([['rate', ['vat']], ['tax', ['gst']]])), 0.5);
+    // A related term found only inside an identifier or path covers nothing (scripts/test-db.sh for "database").
+    assert.equal(termCoverage(['tax', 'rate', 'come'], idf, new Set(['vat', 'rate', 'scripts/vat.sh']), related, new Set(['rate'])), 0.25);
+  });
+
   it('lifts the note holding every query word over a short note that saturates BM25, and the parts still add up', () => {
     const route = memory('route', 'Tax code: rate lookup, rounding and exemptions.', 5);
     const fact = memory('fact', 'Tax rates come from the Avalara provider through TaxProviderClient.', 20);

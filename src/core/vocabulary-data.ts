@@ -209,7 +209,7 @@ animation, animations, animate, transition, reanimated
 splash screen, launch screen
 hydration, ssr, server-side rendering, server side rendering, next.js, nextjs
 javascript, js, node, nodejs, node.js, ecmascript
-typescript, ts, type, types
+typescript, ts
 python, py
 golang, go
 ruby, rails, ruby on rails
@@ -239,8 +239,8 @@ documentation, docs, doc, readme, wiki, runbook, playbook, guide
 runbook, playbook, procedure, how-to, sop
 adr, architecture decision, decision record, design doc, rfc, proposal
 convention, conventions, style guide, guideline, guidelines, standard, rule
-owner, owners, ownership, codeowners, maintainer, team, responsible
-team, squad, group
+owner, owners, ownership, codeowners, maintainer, team
+team, squad
 onboarding, new hire, getting started, setup, install, installation
 dev setup, local setup, bootstrap, makefile, make
 script, scripts, cli, command line, command
@@ -309,7 +309,7 @@ crash free, crash rate, stability
 app size, bundle size, binary size
 hermes, javascript engine, jsc
 over-the-air, ota, codepush, eas update
-code signing, signing, provisioning profile, keystore, certificate
+code signing, app signing, provisioning profile, keystore, signing certificate
 build number, version code, version name
 web, website, web page, webpage
 seo, search engine optimisation, search engine optimization, sitemap, meta tags
