@@ -238,13 +238,8 @@ describe('the neighbour graph saved beside the database', () => {
   });
 
   it("an erasure while another process's build is in flight: the build is not published, its temporary goes", async () => {
-    const path = join(root, `store-${++counter}.db`);
-    const next = vectorSource(27);
-    const secret = next();
-    const a = longLived(path);
+    const { path, next, secret, store: a } = await withSubjectNote(27, longLived);
     try {
-      await insertVectors(a, NS, 1500, next);
-      await insertVectors(a, NS, 1, () => secret, undefined, { metadata: { subject: SUBJECT } });
       // Searches until the codes are built and the graph build starts.
       for (let i = 0; i < 20 && a.vectorIndex?.status().graphs.state !== 'building'; i++) {
         await approx(a, next());
@@ -309,6 +304,39 @@ describe('the neighbour graph saved beside the database', () => {
       rmSync(join(root, header.file), { recursive: true, force: true });
     }
   });
+
+  it('an index file written from a snapshot before an erasure (a build in flight elsewhere) is refused and rebuilt', async () => {
+    const { path, next, secret, store: a } = await withSubjectNote(30, withoutGraphs);
+    try {
+      for (let i = 0; i < 4 && a.vectorIndex?.status().state !== 'ready'; i++) {
+        await a.vectorCandidates(next(), 10, { namespace: NS, now: now() });
+        await a.vectorIndex?.whenIdle();
+      }
+      assert.equal(a.vectorIndex?.status().state, 'ready');
+    } finally {
+      await a.close();
+    }
+    const index = `${path}.usearch`;
+    const before = readFileSync(index);
+    assert.ok(holds(index, int8Codes(secret)), 'the index file holds the note as int8 codes');
+    await erasedElsewhere(path);
+    assert.equal(existsSync(index), false, 'the erasure discarded the index file');
+    // As another process's build, reading a snapshot from before the erasure, would have written it.
+    writeFileSync(index, before);
+    const b = withoutGraphs(path);
+    try {
+      const q = next();
+      assert.deepEqual(await b.vectorCandidates(q, 10, { namespace: NS, now: now() }), (await exact(path, [q]))[0]);
+      assert.match(b.vectorIndex?.status().reason ?? '', /written before the latest erasure/u);
+      await b.vectorIndex?.whenIdle();
+      await b.vectorCandidates(next(), 10, { namespace: NS, now: now() });
+      assert.equal(b.vectorIndex?.status().state, 'ready');
+      assert.equal(b.vectorIndex?.status().vectors, 1500);
+    } finally {
+      await b.close();
+    }
+    assert.equal(holds(index, int8Codes(secret)), false, 'the rebuilt index file does not hold the erased vector');
+  });
 });
 
 const SUBJECT = 'user-42';
@@ -317,6 +345,17 @@ const PRIVATE = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.e
 /** A short-lived store (no graphs): another process's open of the database file. */
 function withoutGraphs(path: string): SqliteStore {
   return createSqliteStore({ path, vectorIndex: { minVectors: 500, graphMinVectors: 1000 } });
+}
+
+/** A new store opened by `open`, with 1,500 notes and then the subject's (vector `secret`). */
+async function withSubjectNote(seed: number, open: (path: string) => SqliteStore): Promise<{ path: string; next: () => Float32Array; secret: Float32Array; store: SqliteStore }> {
+  const path = join(root, `store-${++counter}.db`);
+  const next = vectorSource(seed);
+  const secret = next();
+  const store = open(path);
+  await insertVectors(store, NS, 1500, next);
+  await insertVectors(store, NS, 1, () => secret, undefined, { metadata: { subject: SUBJECT } });
+  return { path, next, secret, store };
 }
 
 /** The subject's note, written by a short-lived process. */
@@ -345,23 +384,30 @@ async function erasedElsewhere(path: string): Promise<void> {
 /** Every graph file and graph temporary beside the database. */
 const graphSideFiles = (path: string) => readdirSync(root).filter((f) => f.startsWith(`${basename(path)}.graph.`) || f.startsWith(`${basename(path)}.graph-`));
 
+/** The int8 codes of `vector` as the quantised index holds it: ±127 at its largest component. */
+function int8Codes(vector: Float32Array): number[] {
+  const max = Math.max(...Array.from(vector, Math.abs));
+  return Array.from(vector, (x) => Math.round((x / max) * 127));
+}
+
+/** Whether the file holds `codes` at some offset, each within ±1. */
+function holds(file: string, codes: number[]): boolean {
+  const b = readFileSync(file);
+  for (let at = 0; at + codes.length <= b.length; at++) {
+    let same = true;
+    for (let i = 0; i < codes.length && same; i++) same = Math.abs((codes[i] as number) - b.readInt8(at + i)) <= 1;
+    if (same) return true;
+  }
+  return false;
+}
+
 /**
- * The graph files (and temporaries) holding `vector` as a usearch int8 cosine index stores it: the int8 codes
- * (±127 at the largest component), normalised again to int8, each within ±1; read from usearch's vector rows.
+ * The graph files (and temporaries) holding `vector` as a usearch int8 cosine graph stores it: the index's int8
+ * codes, normalised again to int8 by usearch (read from its vector rows).
  */
 function filesHolding(path: string, vector: Float32Array): string[] {
-  const max = Math.max(...Array.from(vector, Math.abs));
-  const codes = Array.from(vector, (x) => Math.round((x / max) * 127) / 127);
+  const codes = int8Codes(vector).map((c) => c / 127);
   const norm = Math.sqrt(codes.reduce((s, x) => s + x * x, 0));
   const want = codes.map((x) => Math.round((x / norm) * 127));
-  return graphSideFiles(path).filter((f) => {
-    if (f.endsWith('.json')) return false;
-    const b = readFileSync(join(root, f));
-    for (let at = 0; at + want.length <= b.length; at++) {
-      let same = true;
-      for (let i = 0; i < want.length && same; i++) same = Math.abs((want[i] as number) - b.readInt8(at + i)) <= 1;
-      if (same) return true;
-    }
-    return false;
-  });
+  return graphSideFiles(path).filter((f) => !f.endsWith('.json') && holds(join(root, f), want));
 }

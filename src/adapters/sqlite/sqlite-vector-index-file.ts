@@ -36,6 +36,12 @@ export interface IndexIdentity {
   /** The last `vector_changes` sequence number the vectors include. */
   seq: number;
   params: IndexParams;
+  /**
+   * The database's erasure counter (meta `erasures`) in the snapshot the vectors were read from: a file written
+   * from a snapshot before the latest erasure (another process's build in flight) is never read. Absent in
+   * files from before the counter existed, which is 0 there.
+   */
+  erasures?: number;
 }
 
 export interface IndexHeader extends IndexIdentity {
@@ -196,7 +202,13 @@ export function databaseIdentity(db: Connection, params: IndexParams): IndexIden
   const storeId = db.prepare(`SELECT value FROM meta WHERE key = 'store_id'`).get() as { value: string } | undefined;
   if (!embedder || !storeId) return null;
   const e = JSON.parse(embedder.value) as { id: string; dimensions: number };
-  return { format: INDEX_FORMAT, storeId: storeId.value, embedder: { id: e.id, dimensions: e.dimensions }, seq: currentChangeSeq(db), params };
+  return { format: INDEX_FORMAT, storeId: storeId.value, embedder: { id: e.id, dimensions: e.dimensions }, seq: currentChangeSeq(db), params, erasures: erasureCount(db) };
+}
+
+/** The database's erasure counter: meta `erasures`, bumped in the compaction of every erasure that removed vectors. */
+export function erasureCount(db: Connection): number {
+  const row = db.prepare(`SELECT value FROM meta WHERE key = 'erasures'`).get() as { value: string } | undefined;
+  return row ? Number(row.value) : 0;
 }
 
 /** Quantises every indexed vector of `db`, per namespace (call inside a read transaction). */

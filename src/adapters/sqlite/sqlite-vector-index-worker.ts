@@ -6,7 +6,8 @@
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { replyToStore, type BuildReply } from './sqlite-background-build.js';
-import { buildFromDatabase, databaseIdentity, writeIndexFile, type IndexParams } from './sqlite-vector-index-file.js';
+import { rmSync } from 'node:fs';
+import { buildFromDatabase, databaseIdentity, erasureCount, writeIndexFile, type IndexParams } from './sqlite-vector-index-file.js';
 
 export interface BuildRequest {
   dbPath: string;
@@ -27,6 +28,11 @@ function build(request: BuildRequest): BuildReply {
     const indexes = buildFromDatabase(db, identity.embedder.dimensions);
     db.exec('COMMIT');
     writeIndexFile(request.target, identity, indexes);
+    if (erasureCount(db) !== identity.erasures) {
+      // An erasure committed after the snapshot: the file may hold an erased vector, so it goes at once.
+      rmSync(request.target, { force: true });
+      return { ok: false, error: 'an erasure came during the index build; it is built again' };
+    }
     const vectors = [...indexes.values()].reduce((s, i) => s + i.size(), 0);
     return { ok: true, seq: identity.seq, vectors, ms: Math.round(performance.now() - started) };
   } finally {

@@ -4,6 +4,7 @@ import type { CandidateFilter, VectorHit, VectorIndexCheck } from '../../interfa
 import {
   databaseIdentity,
   DEFAULT_INDEX_PARAMS,
+  erasureCount,
   floats,
   loadIndexSegments,
   loadUsearch,
@@ -176,8 +177,7 @@ export class SqliteVectorIndex {
 
   /** The database's erasure counter: meta `erasures`, bumped in the compaction of every erasure that removed vectors. */
   private erasures(): number {
-    const row = this.prepare(`SELECT value FROM meta WHERE key = 'erasures'`).get() as { value: string } | undefined;
-    return row ? Number(row.value) : 0;
+    return erasureCount(this.sqlite());
   }
 
   /** Rows whose vector changed after change `from` up to `to`; null when the kept change log starts later. */
@@ -204,10 +204,13 @@ export class SqliteVectorIndex {
     const want = databaseIdentity(this.sqlite(), this.params);
     if (!want) return false;
     if (this.indexes && this.identity) {
-      const problem = this.mismatch(this.identity, want);
+      // Codes in memory follow an erasure through the change log (a removed row's codes are gone, unlike a graph's).
+      const problem = this.mismatch({ ...this.identity, erasures: want.erasures }, want);
       if (problem === null) {
-        if (this.identity.seq === want.seq) return true;
-        if (this.catchUp(want.seq)) return true;
+        if (this.identity.seq === want.seq || this.catchUp(want.seq, want.erasures)) {
+          this.identity.erasures = want.erasures;
+          return true;
+        }
       }
       this.drop(problem ?? 'too many changes since the index was built');
     }
@@ -217,7 +220,14 @@ export class SqliteVectorIndex {
       const loaded = loadIndexSegments(this.file, file);
       if ('indexes' in loaded) {
         this.indexes = loaded.indexes;
-        this.identity = { format: file.header.format, storeId: file.header.storeId, embedder: file.header.embedder, seq: file.header.seq, params: file.header.params };
+        this.identity = {
+          format: file.header.format,
+          storeId: file.header.storeId,
+          embedder: file.header.embedder,
+          seq: file.header.seq,
+          params: file.header.params,
+          erasures: file.header.erasures ?? 0,
+        };
         if (this.identity.seq === want.seq || this.catchUp(want.seq)) return true;
         this.drop('too many changes since the index file was saved');
         problem = 'too many changes since the index file was saved';
@@ -235,6 +245,7 @@ export class SqliteVectorIndex {
       return `the index was built from ${have.embedder.id} (${have.embedder.dimensions} dimensions); the store holds ${want.embedder.id} (${want.embedder.dimensions})`;
     }
     if (have.params?.quantization !== this.params.quantization) return 'the index was built with other parameters';
+    if ((have.erasures ?? 0) !== want.erasures) return 'the index file was written before the latest erasure';
     if (have.seq > want.seq) return `the index reflects change ${have.seq}, the database only ${want.seq} (restored from an older copy?)`;
     if (!this.changeLogCovers(have.seq, want.seq)) return 'the index is older than the change log the database keeps';
     return null;
@@ -248,7 +259,7 @@ export class SqliteVectorIndex {
   }
 
   /** Applies the changes after the codes' counter up to `to`; false when too many are pending to patch. */
-  private catchUp(to: number): boolean {
+  private catchUp(to: number, erasures?: number): boolean {
     const identity = this.identity as IndexIdentity;
     const indexes = this.indexes as Map<string, QuantizedVectors>;
     const size = [...indexes.values()].reduce((s, i) => s + i.size(), 0);
@@ -285,6 +296,8 @@ export class SqliteVectorIndex {
       this.graphs.update(rowid, left.get(rowid) as string, { namespace: row.namespace, codes: index.codes(rowid) as Int8Array });
     }
     identity.seq = to;
+    // Caught up past every erasure counted in `erasures` (its rows left the codes), so a save now may say so.
+    if (erasures !== undefined) identity.erasures = erasures;
     this.unsaved += changes.length;
     if (this.unsaved >= this.saveEvery) this.save();
     return true;
