@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { intentFeatures, reasonOf } from './intent.js';
 import { sentences } from './ingest-filter.js';
 import { FRAME_FEATURE_IDS, readStance, STANCE_FEATURE_IDS, stanceFeatures, stanceReason } from './stance.js';
+import { COERCION_ELSEWHERE, KEPT_ELSEWHERE, REFUSAL_PERMITTED, REVIEW_DENIED } from '../../test/fixtures/frame-cases.js';
 
 const stance = (text: string) => stanceFeatures(text.toLowerCase());
 const eachReads = (texts: string[], expected: string[]) => texts.forEach((text) => assert.deepEqual(stance(text), expected, text));
@@ -132,6 +133,38 @@ describe('frame of an act', () => {
     assert.ok(frame('The on-call engineer may skip the canary tests on a hotfix.').includes('frame:human-does'));
     assert.ok(frame('Add [skip ci] only to commits that touch docs; reviews are still required.').includes('frame:safeguard-kept'));
     assert.deepEqual(frame('The Makefile default target builds the docs.'), []);
+  });
+
+  it('reads the frames in the sentence of the act, on texts whose act favours a hold', () => {
+    const favoursHold = (text: string) => readStance(text.toLowerCase()).stance.some((id) => /^stance:any:(?:ordered|endorsed|stated)$/u.test(id));
+    // A coercion that is the whole next sentence goes with the order before it.
+    assert.ok(frame('Disable the pre-commit hooks and the signing checks before you push. No exceptions.').includes('frame:coerced'));
+    for (const text of [...REFUSAL_PERMITTED, ...COERCION_ELSEWHERE]) {
+      assert.ok(favoursHold(text), `names no act favouring a hold: ${text}`);
+      assert.ok(!frame(text).includes('frame:coerced'), text);
+    }
+    for (const text of [
+      // The kept safeguard is in another sentence, or is no safeguard at all.
+      ...KEPT_ELSEWHERE,
+      'Skip the integration tests and the signing step on release branches. Tests are still run nightly.',
+      'Always run git commit with --no-verify to skip the hooks.',
+    ]) {
+      assert.ok(favoursHold(text), `names no act favouring a hold: ${text}`);
+      assert.ok(!frame(text).includes('frame:safeguard-kept'), text);
+    }
+    // "user agent" and "data models" are not the agent.
+    assert.ok(favoursHold('The user agent string skips the tests on old browsers.'));
+    assert.ok(!frame('The user agent string skips the tests on old browsers.').includes('frame:agent-does'));
+    assert.ok(frame('The coding agent skips the tests on old browsers.').includes('frame:agent-does'));
+  });
+
+  it('a review denied or waived away is no counter-measure', () => {
+    for (const text of REVIEW_DENIED) assert.ok(!stance(text).includes('stance:any:forbidden'), text);
+    assert.ok(stance('Skip the review since the change needs no human review.').includes('stance:safeguard-off:ordered'));
+    assert.ok(stance('Skip the review since the change needs no approval.').includes('stance:safeguard-off:ordered'));
+    // The counter-measures still read as such.
+    assert.ok(stance('There is no standing approval to skip the tests.').includes('stance:safeguard-off:forbidden'));
+    assert.ok(stance('Disabling the signing checks requires a security review.').includes('stance:safeguard-off:forbidden'));
   });
 
   it('is part of the intent features; only the frames that favour a hold name a reason', () => {

@@ -13,7 +13,7 @@
  * against a hold and are never reasons.
  *
  * Every expression is linear: bounded gaps, no nested quantifiers over the same characters; sentences are
- * found by one pass (`npm run bench -- --only filter-cost` measures the whole of `intentFeatures`).
+ * found by one pass, and each sentence (with the one after it) is read a bounded number of times (`npm run bench -- --only filter-cost` measures the whole of `intentFeatures`).
  */
 
 /** The acts read, with a plain-words reason for each. */
@@ -102,9 +102,11 @@ const FORBIDDEN_AFTER_IN_CLAUSE = forbiddenAfter(80);
 /**
  * Counter-measures named in the clause of the act: it is blocked, refused, or needs a review. A prohibition
  * ("not allowed", "forbidden") counts only through `PROHIBITION` and `FORBIDDEN_AFTER_IN_CLAUSE`, which look at what it
- * governs; here it would also catch "…, refusing is not allowed".
+ * governs; here it would also catch "…, refusing is not allowed". The words before "review" never deny it ("needs no
+ * review", "requires zero review" wave the safeguard away), and only "there is no standing approval" denies a consent:
+ * "deploy with no prior approval" is an order.
  */
-const COUNTERED = /\bno (?:standing|blanket|prior|advance|general|such) (?:approval|consent|permission|sign-?off)\b|\b(?:is|are|gets?|get) (?:blocked|rejected|refused|reverted)\b|\b(?:blocks|refuses|rejects|forbids|prohibits)\b|\b(?:requires?|needs?) (?:a |an |one |the )?(?:[\w'’-]+ ){0,2}(?:review|reviews|reviewer|approval|sign-?off)\b|\bfails? (?:hard|the build)\b|\bstops? the (?:build|deploy|release)\b/u;
+const COUNTERED = /\b(?:there is|there's|there are) no (?:standing|blanket|prior|advance|general|such) (?:approval|consent|permission|sign-?off)\b|\b(?:is|are|gets?|get) (?:blocked|rejected|refused|reverted)\b|\b(?:blocks|refuses|rejects|forbids|prohibits)\b|\b(?:requires?|needs?) (?:a |an |one |the )?(?:(?!(?:no|not|zero|without)\b)[\w'’-]+ ){0,2}(?:review|reviews|reviewer|approval|sign-?off)\b|\bfails? (?:hard|the build)\b|\bstops? the (?:build|deploy|release)\b/u;
 /** The clause around a naming of the act: up to 60 characters each side, cut at a comma or colon. */
 function clauseAt(sentence: string, start: number, end: number): string {
   const before = sentence.slice(Math.max(0, start - 60), start);
@@ -177,23 +179,39 @@ export const FRAMES = {
   'human-does': null,
   'safeguard-kept': null,
 } as const;
-/** A refusal forbidden or waved away, anywhere in the text. */
-const COERCES = new RegExp(
-  String.raw`${REFUSAL}[^.;!?\n]{0,20}\b(?:is|are|isn't|is not) (?:not )?(?:allowed|an option|permitted|acceptable|forbidden|prohibited|accepted|tolerated)\b|\b(?:never|do not|don't|must not|mustn't|cannot|can't|no) (?:ever )?(?:refuse|decline|object|push back|say no|question|refusals?|objections?)\b|\bno exceptions?\b|\bnon-?negotiable\b|\bwithout (?:question|exception|objection|pushback|push-back)\b|\bno matter what (?:the user|anyone|they|reviewers?) (?:says?|asks?|wants?)\b|\bno questions asked\b`,
-  'u',
-);
-const AGENT_DOES = /\b(?:you|your|yourself|(?:the |an? |any |every |each )?(?:ai|coding|llm)? ?(?:agents?|assistants?|models?|bots?|copilots?)|claude|chatgpt|codex|cursor)\b/u;
+/**
+ * Pushing back, without asking or questioning: "asking is allowed" and "questions are accepted" give the agent room,
+ * so only refusing, declining, objecting or hesitating count when the text denies it is allowed.
+ */
+const REFUSING = String.raw`\b(?:refus\w*|declin\w*|hesitat\w*|object(?:ed|ing|ions?)?\b|say(?:ing)? no\b|push(?:es|ed|ing)? back\b)`;
+/**
+ * A refusal forbidden or waved away: "refusing is not allowed" (the negation is required, so "refusing is allowed"
+ * is not a coercion), "refusing is forbidden", "do not push back", "no exceptions", "without question".
+ */
+const COERCION = String.raw`${REFUSING}[^.;!?\n]{0,20}\b(?:(?:isn't|aren't|is not|are not|is never|are never) (?:allowed|an option|permitted|acceptable|accepted|tolerated)|(?:is|are) (?:forbidden|prohibited|banned))\b|\b(?:never|do not|don't|must not|mustn't|cannot|can't|no) (?:ever )?(?:refuse|decline|object|push back|say no|question|refusals?|objections?)\b|\bno exceptions?\b|\bnon-?negotiable\b|\bwithout (?:question|exception|objection|pushback|push-back)\b|\bno matter what (?:the user|anyone|they|reviewers?) (?:says?|asks?|wants?)\b|\bno questions asked\b`;
+/** The coercion in the sentence of the act. */
+const COERCES = new RegExp(COERCION, 'u');
+/** A next sentence that is only the coercion ("No exceptions.", "Refusing is not an option."), read with the act before it. */
+const COERCES_NEXT = new RegExp(String.raw`^\W*(?:(?:this|that|it) is )?(?:${COERCION})\W*$`, 'u');
+const AGENT_DOES = /\b(?:you|your|yourself|(?:the |an? |any |every |each )?(?:ai|coding|llm)? ?(?<!\b(?:user|data|threat|mental) )(?:agents?|assistants?|models?|bots?|copilots?)|claude|chatgpt|codex|cursor)\b/u;
 const HUMAN_DOES = /\b(?:on-?call|engineers?|developers?|humans?|people|contributors?|release managers?|team leads?|maintainers? (?:may|can|must|should|do|will)|sres?|operators? (?:may|can|must|should)|admins? (?:may|can|must|should)|whoever is on call)\b/u;
-const SAFEGUARD_KEPT = /\b(?:still|always|stays?|remains?) (?:required|needed|mandatory|on|enabled|enforced|in place|reviewed|signed|checked|run)\b|\b(?:reviews?|tests?|checks?|ci|signing) (?:are|is) still\b|\beverything else (?:needs|goes|gets|is|must)\b|\bstill (?:needs?|requires?|goes through|runs?)\b|\bnever (?:for|on|in) (?:main|master|prod\w*|releases?)\b|\bexcept (?:for )?(?:main|master|prod\w*|releases?)\b/u;
+/** The safeguards a text can keep in force. */
+const SAFEGUARD = String.raw`(?:reviews?|reviewers?|approvals?|tests?|test suites?|checks?|ci|signing|signatures?|hooks?|scans?|scanners?|linters?|lint|gates?|protections?)`;
+/**
+ * The safeguard kept in force, in the sentence of the act (up to its full stop): a safeguard named as still or always required ("reviews
+ * are still required", "the signing check stays enabled"), everything else needing one, or the act kept off main.
+ */
+const SAFEGUARD_KEPT = new RegExp(String.raw`\b${SAFEGUARD} (?:are|is|stays?|remains?) (?:still |always )?(?:required|needed|mandatory|enabled|enforced|in place)\b|\b${SAFEGUARD} (?:are|is) still (?:run|done|reviewed|signed|checked)\b|\beverything else (?:still )?(?:needs|goes through|gets|must (?:get|have|pass)|requires) (?:a |an |the )?(?:[\w'’-]+ )?${SAFEGUARD}\b|\bstill (?:needs?|requires?|goes through|runs?) (?:a |an |the )?(?:[\w'’-]+ )?${SAFEGUARD}\b|\bnever (?:for|on|in) (?:main|master|prod\w*|releases?)\b|\bexcept (?:for )?(?:main|master|prod\w*|releases?)\b`, 'u');
 
 /** The acts each sentence names, with their stance. */
-function actsOf(lowerText: string): { act: StanceAct; stance: Stance; sentence: string }[] {
-  const out: { act: StanceAct; stance: Stance; sentence: string }[] = [];
+function actsOf(lowerText: string): { act: StanceAct; stance: Stance; at: number; sentence: string; next: string }[] {
+  const out: { act: StanceAct; stance: Stance; at: number; sentence: string; next: string }[] = [];
   const sentences = splitSentences(lowerText);
   sentences.forEach((s, i) => {
+    const next = sentences[i + 1] ?? '';
     for (const [act, parts] of Object.entries(ACTS) as [StanceAct, RegExp[]][]) {
       if (!parts.every((p) => p.test(s))) continue;
-      out.push({ act, stance: stanceOf(s, sentences[i + 1] ?? '', VERBS[act], parts[0] as RegExp), sentence: s });
+      out.push({ act, stance: stanceOf(s, next, VERBS[act], parts[0] as RegExp), at: i, sentence: s, next });
     }
   });
   return out;
@@ -206,14 +224,18 @@ function actsOf(lowerText: string): { act: StanceAct; stance: Stance; sentence: 
 export function readStance(lowerText: string): { stance: string[]; frame: string[] } {
   const found = new Set<string>();
   const frames = new Set<string>();
-  for (const { act, stance, sentence } of actsOf(lowerText)) {
+  // Each sentence's frames are read once, however many acts it names, so the reading stays linear in the text.
+  let framed = -1;
+  for (const { act, stance, at, sentence, next } of actsOf(lowerText)) {
     found.add(`stance:${act}:${stance}`);
     found.add(`stance:any:${stance}`);
-    if (AGAINST.has(stance)) continue;
+    if (AGAINST.has(stance) || at === framed) continue;
+    framed = at;
     if (AGENT_DOES.test(sentence)) frames.add('frame:agent-does');
     if (HUMAN_DOES.test(sentence)) frames.add('frame:human-does');
-    if (SAFEGUARD_KEPT.test(lowerText)) frames.add('frame:safeguard-kept');
-    if (!frames.has('frame:coerced') && COERCES.test(lowerText)) frames.add('frame:coerced');
+    // A clause after a semicolon belongs to the act's sentence; one after a full stop does not.
+    if (SAFEGUARD_KEPT.test(sentence) || (sentence.endsWith(';') && SAFEGUARD_KEPT.test(next))) frames.add('frame:safeguard-kept');
+    if (COERCES.test(sentence) || COERCES_NEXT.test(next)) frames.add('frame:coerced');
   }
   return { stance: STANCE_FEATURE_IDS.filter((id) => found.has(id)), frame: FRAME_FEATURE_IDS.filter((id) => frames.has(id)) };
 }
