@@ -386,7 +386,8 @@ export interface OpenedEngine {
 export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, environment?: Environment): OpenedEngine {
   const config = resolveConfig(flags, environment);
   const logger = options.logger ?? createLogger({ level: config.logLevel });
-  const pgStore = config.postgres ? createPostgresStore(config.postgres, logger) : null;
+  // Only a long-lived process builds a missing HNSW index in the background; a short one would wait for it.
+  const pgStore = config.postgres ? createPostgresStore({ ...config.postgres, buildVectorIndexInBackground: options.longLived === true }, logger) : null;
   const store: Store = pgStore ?? createSqliteStore({ path: config.dbPath, vectorIndex: { neighbourGraphs: options.longLived === true } });
   const reranker: Reranker | null = config.reranker === 'overlap' ? createOverlapReranker() : null;
   // Code awareness (anchors, staleness, branch scope) for the repository the process runs in; detected

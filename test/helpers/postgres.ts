@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { after, before } from 'node:test';
 import pg from 'pg';
 import { parsePostgresUrl, type PostgresStoreConfig } from '../../src/adapters/postgres/postgres-config.js';
-import { MIGRATIONS, SCHEMA_VERSION } from '../../src/adapters/postgres/postgres-schema.js';
+import { hnswIndexName, MIGRATIONS, SCHEMA_VERSION } from '../../src/adapters/postgres/postgres-schema.js';
 import { createPostgresStore, type PostgresStore } from '../../src/adapters/postgres/postgres-store.js';
 
 /**
@@ -191,4 +191,30 @@ export function useTestDatabase(): { readonly db: TestDatabase; readonly sql: pg
     await state.db?.drop();
   });
   return state;
+}
+
+/**
+ * A migrated store at `url` with an embedder of `dims` dimensions and `rows` memories with random vectors,
+ * whose HNSW index is then dropped (as a restore or a hand might leave it).
+ */
+export async function seedVectorsWithoutIndex(url: string, sql: pg.Client, dims: number, rows: number): Promise<void> {
+  const first = createPostgresStore(testStoreConfig(url));
+  await first.prepareVectors({ id: 'test-embedder', dimensions: dims });
+  await first.close();
+  await sql.query(`INSERT INTO meta (key, value) VALUES ('embedder', $1)`, [JSON.stringify({ id: 'test-embedder', dimensions: dims })]);
+  await sql.query(`DROP INDEX ${hnswIndexName(dims)}`);
+  await sql.query(
+    `INSERT INTO memories (id, namespace, text, kind, importance, tags, metadata, created_at, updated_at, dedupe_key, doc_length)
+     SELECT 'm' || g, 'acme/shop', 'note ' || g, 'note', 1, '[]', '{}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 'm' || g, 2 FROM generate_series(1, ${rows}) g`,
+  );
+  await sql.query(
+    `INSERT INTO memory_vectors (memory_pk, namespace, active, kind, embedding)
+     SELECT m.pk, m.namespace, true, 'note', ARRAY(SELECT random() FROM generate_series(1, ${dims}) WHERE m.pk > 0)::real[]::vector FROM memories m`,
+  );
+}
+
+/** The HNSW index of `dims` as the catalog has it: valid, invalid (being built, or cut short) or missing. */
+export async function hnswIndexState(sql: pg.Client, dims: number): Promise<'valid' | 'invalid' | 'missing'> {
+  const { rows } = await sql.query<{ valid: boolean }>(`SELECT indisvalid AND indisready AS valid FROM pg_index WHERE indexrelid = to_regclass($1)`, [hnswIndexName(dims)]);
+  return rows[0] === undefined ? 'missing' : rows[0].valid ? 'valid' : 'invalid';
 }

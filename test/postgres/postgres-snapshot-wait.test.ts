@@ -11,7 +11,7 @@ import pg from 'pg';
 import { isCairnError } from '../../src/interfaces/errors.js';
 import { SCHEMA_VERSION } from '../../src/adapters/postgres/postgres-schema.js';
 import { createPostgresStore } from '../../src/adapters/postgres/postgres-store.js';
-import { migrateTestDatabaseTo, pgSkip, testStoreConfig, useTestDatabase } from '../helpers/postgres.js';
+import { hnswIndexState, migrateTestDatabaseTo, pgSkip, seedVectorsWithoutIndex, testStoreConfig, useTestDatabase } from '../helpers/postgres.js';
 
 /** A REPEATABLE READ transaction on `url` that has read `table` and stays idle; returns its backend pid. */
 async function snapshotHolder(url: string, table: string): Promise<{ client: pg.Client; pid: number }> {
@@ -67,5 +67,56 @@ describe('PostgreSQL concurrent index builds beside a transaction holding an old
       await again.close();
     }
     assert.equal((await sql.query<{ v: number }>('SELECT max(version) AS v FROM schema_version')).rows[0]?.v, SCHEMA_VERSION);
+  });
+
+  it('a background HNSW build is cancelled by close, short commands never start one, verify gives up naming the reader', async () => {
+    const { db, sql } = t;
+    await sql.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
+    await seedVectorsWithoutIndex(db.url, sql, 8, 100);
+    const reader = await snapshotHolder(db.url, 'meta');
+    try {
+      // A long-lived process: open returns, the build waits for the reader, close cancels it within a bound.
+      const served = createPostgresStore({ ...testStoreConfig(db.url), buildVectorIndexInBackground: true });
+      let started = Date.now();
+      await served.open();
+      assert.ok(Date.now() - started < 10_000, `open took ${Date.now() - started} ms`);
+      let waiting = false;
+      for (let i = 0; i < 200 && !waiting; i++) {
+        const { rows } = await sql.query(`SELECT 1 FROM pg_stat_activity WHERE query LIKE 'CREATE INDEX CONCURRENTLY%' AND wait_event = 'virtualxid'`);
+        waiting = rows.length > 0;
+        if (!waiting) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(waiting, 'the background build waits for the reader');
+      started = Date.now();
+      await served.close();
+      assert.ok(Date.now() - started < 10_000, `close took ${Date.now() - started} ms`);
+      assert.equal(await hnswIndexState(sql, 8), 'invalid', 'the cancelled build leaves an invalid index');
+
+      // A short command neither builds nor waits.
+      const short = createPostgresStore(testStoreConfig(db.url));
+      started = Date.now();
+      await short.open();
+      assert.match(String((await short.diagnostics()).facts['vectorIndex']), /being built \(or a build was cut short\)/u);
+      // verify builds it, but gives up within its bound, naming the reader.
+      const check = await short.checkVectorIndex();
+      await short.close();
+      assert.ok(Date.now() - started < 30_000, `the short command took ${Date.now() - started} ms`);
+      assert.equal(check.status, 'exhaustive', JSON.stringify(check));
+      assert.match(check.detail, new RegExp(`pid ${reader.pid} \\(idle in transaction`, 'u'));
+    } finally {
+      await reader.client.query('COMMIT').catch(() => {});
+      await reader.client.end();
+    }
+    // The next long-lived opener drops the leftover and builds the index.
+    assert.notEqual(await hnswIndexState(sql, 8), 'valid');
+    const next = createPostgresStore({ ...testStoreConfig(db.url), buildVectorIndexInBackground: true });
+    try {
+      await next.open();
+      const deadline = Date.now() + 60_000;
+      while ((await hnswIndexState(sql, 8)) !== 'valid' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(await hnswIndexState(sql, 8), 'valid');
+    } finally {
+      await next.close();
+    }
   });
 });

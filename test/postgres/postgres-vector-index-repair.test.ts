@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import pg from 'pg';
 import { hnswIndexName, VECTOR_INDEX_LOCK } from '../../src/adapters/postgres/postgres-schema.js';
 import { createPostgresStore } from '../../src/adapters/postgres/postgres-store.js';
-import { pgSkip, testStoreConfig, useTestDatabase } from '../helpers/postgres.js';
+import { hnswIndexState, pgSkip, seedVectorsWithoutIndex, testStoreConfig, useTestDatabase } from '../helpers/postgres.js';
 
 const DIMS = 64;
 const ROWS = 20_000;
@@ -18,25 +18,12 @@ const ROWS = 20_000;
 describe('PostgreSQL store whose HNSW index is missing', { skip: pgSkip }, () => {
   const t = useTestDatabase();
 
-  const indexValid = async () =>
-    (await t.sql.query<{ ok: boolean }>(`SELECT coalesce((SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)), false) AS ok`, [hnswIndexName(DIMS)])).rows[0]?.ok;
+  const indexValid = async () => (await indexState()) === 'valid';
+  const indexState = () => hnswIndexState(t.sql, DIMS);
 
   it('opens at once under a short statement timeout, scans exactly meanwhile, and builds the index outside it', async () => {
     const { db, sql } = t;
-    // A migrated store with an embedder of DIMS dimensions and ROWS vectors, then its index dropped.
-    const first = createPostgresStore(testStoreConfig(db.url));
-    await first.prepareVectors({ id: 'test-embedder', dimensions: DIMS });
-    await first.close();
-    await sql.query(`INSERT INTO meta (key, value) VALUES ('embedder', $1)`, [JSON.stringify({ id: 'test-embedder', dimensions: DIMS })]);
-    await sql.query(`DROP INDEX ${hnswIndexName(DIMS)}`);
-    await sql.query(
-      `INSERT INTO memories (id, namespace, text, kind, importance, tags, metadata, created_at, updated_at, dedupe_key, doc_length)
-       SELECT 'm' || g, 'acme/shop', 'note ' || g, 'note', 1, '[]', '{}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 'm' || g, 2 FROM generate_series(1, ${ROWS}) g`,
-    );
-    await sql.query(
-      `INSERT INTO memory_vectors (memory_pk, namespace, active, kind, embedding)
-       SELECT m.pk, m.namespace, true, 'note', ARRAY(SELECT random() FROM generate_series(1, ${DIMS}) WHERE m.pk > 0)::real[]::vector FROM memories m`,
-    );
+    await seedVectorsWithoutIndex(db.url, sql, DIMS, ROWS);
     const config = testStoreConfig(db.url, { statementTimeoutMs: 300 });
 
     // Another session is building it (its lock is held): the store opens, doctor says the index is missing.
@@ -64,11 +51,23 @@ describe('PostgreSQL store whose HNSW index is missing', { skip: pgSkip }, () =>
       await store.close();
     }
 
-    // Nobody else building: opening starts the build in the background; closing waits for it.
+    // A short command (the default) does not start the build: it would have to wait for it on close.
     await sql.query(`DROP INDEX ${hnswIndexName(DIMS)}`);
-    const again = createPostgresStore(config);
-    await again.open();
-    await again.close();
-    assert.equal(await indexValid(), true, 'built in the background, beyond the statement timeout');
+    const short = createPostgresStore(config);
+    await short.open();
+    await short.close();
+    assert.equal(await indexState(), 'missing', 'a short command only reports the index missing');
+
+    // A long-lived process builds it in the background: open returns before the index is valid.
+    const served = createPostgresStore({ ...config, buildVectorIndexInBackground: true });
+    try {
+      await served.open();
+      assert.notEqual(await indexState(), 'valid', 'the build is not synchronous at open');
+      const deadline = Date.now() + 120_000;
+      while ((await indexState()) !== 'valid' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      assert.equal(await indexState(), 'valid', 'built in the background, beyond the statement timeout');
+    } finally {
+      await served.close();
+    }
   });
 });

@@ -27,6 +27,11 @@ export interface PostgresStoreConfig {
   /** The URL with its password hidden, for messages and `cairn doctor`. */
   location: string;
   /**
+   * Whether opening starts building a missing HNSW index in the background (default false): a long-lived
+   * process (serve, mcp) sets it; a short command only reports the index missing.
+   */
+  buildVectorIndexInBackground?: boolean | undefined;
+  /**
    * A schema of its own on the same database (the scratch store `cairn verify` replays into): its tables live
    * there, first on `searchPath`, and its advisory locks are its own, so it never waits on the live store's
    * writers nor makes them wait. Absent: the role's default schema.

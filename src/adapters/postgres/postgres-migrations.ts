@@ -1,5 +1,6 @@
 import { CairnError } from '../../interfaces/errors.js';
 import { sleep, type PoolClient } from './postgres-driver.js';
+import { snapshotHolders } from './postgres-vector-index.js';
 import { CONCURRENT_BUILDS, MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION, type ConcurrentBuild, type VectorStorage } from './postgres-schema.js';
 
 /** What opening found out about the server, for the capability flags and `cairn doctor`. */
@@ -161,7 +162,7 @@ async function buildConcurrently(client: PoolClient, builds: readonly Concurrent
         await client.query(build.sql);
       } catch (err) {
         if ((err as { code?: string }).code !== '55P03') throw err;
-        const blockers = await longTransactions(client);
+        const blockers = await snapshotHolders(client);
         await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${build.index}`).catch(() => {});
         throw new CairnError(
           'STORE_UNAVAILABLE',
@@ -173,16 +174,6 @@ async function buildConcurrently(client: PoolClient, builds: readonly Concurrent
   } finally {
     await client.query('RESET lock_timeout').catch(() => {});
   }
-}
-
-/** Other sessions of this database with a transaction that holds a snapshot or an xid, oldest first, for messages. */
-async function longTransactions(client: PoolClient): Promise<string> {
-  const { rows } = await client.query<{ pid: number; state: string | null; since: string | null }>(
-    `SELECT pid, state, to_char(xact_start, 'YYYY-MM-DD"T"HH24:MI:SS') AS since FROM pg_stat_activity
-      WHERE datname = current_database() AND pid <> pg_backend_pid() AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL)
-      ORDER BY xact_start LIMIT 3`,
-  );
-  return rows.map((r) => `pid ${r.pid} (${r.state ?? 'unknown state'}, in a transaction since ${r.since ?? '?'})`).join(', ');
 }
 
 /** Runs one migration transaction, again after a lock timeout (55P03), up to LOCK_ATTEMPTS times. */

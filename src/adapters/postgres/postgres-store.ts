@@ -35,7 +35,7 @@ import { migrate, type ServerFacts } from './postgres-migrations.js';
 import { MEMORY_SELECT, rowToEvent, rowToMemory, rowToSnapshot, rowToToken, type Row } from '../sql/sql-rows.js';
 import { Params, parseVector, vectorFromSend, vectorLiteral } from './postgres-rows.js';
 import { hnswIndexName, hnswIndexSql } from './postgres-schema.js';
-import { buildVectorIndex, describeVectorIndex, vectorIndexState } from './postgres-vector-index.js';
+import { buildVectorIndex, describeVectorIndex, startVectorIndexBuild, vectorIndexState } from './postgres-vector-index.js';
 import { activeSql, CURRENT_SQL, filterSql, fusedRecallSql, LIVE_BY_DEDUPE_SQL, lexicalCtes, listWhere, vectorCtes, type VectorSpace } from './postgres-search.js';
 import { createPostgresTx, decodeAnchorCache, rowToPendingErasure, type TxContext } from './postgres-tx.js';
 
@@ -52,6 +52,9 @@ const BACKOFF_MS = 200;
  * which connects, migrates and detects pgvector; a failure there fails that call with STORE_UNAVAILABLE
  * naming the cause (server down, wrong password, missing database).
  */
+/** How long `cairn verify`'s index build waits for each older transaction before it gives up. */
+const VERIFY_LOCK_TIMEOUT_MS = 5_000;
+
 export class PostgresStore implements Store {
   readonly location: string;
   private readonly config: PostgresStoreConfig;
@@ -64,8 +67,8 @@ export class PostgresStore implements Store {
   private idleErrorLogged = false;
   /** Whether this role may read the server's files (the erasure proof); learnt on open. */
   private canReadFiles: boolean | null = null;
-  /** A background build of a missing HNSW index (repairVectorIndex), until it ends. */
-  private indexBuild: Promise<void> | undefined;
+  /** A background build of a missing HNSW index (repairVectorIndex), until it ends; close() cancels it. */
+  private indexBuild: { done: Promise<void>; cancel(): Promise<void> } | undefined;
   /** Sessions and request budgets of every `cairn serve` on this database (postgres-sessions.ts). */
   readonly sessions: SessionStore = createPostgresSessions((what, sql, values) => this.rows(what, sql, values));
 
@@ -180,17 +183,25 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * A store holding vectors whose HNSW index is missing or invalid: the index is built in the background
-   * (postgres-vector-index.ts), so opening does not wait for it nor run under the statement timeout; vector
-   * search scans exactly until it is valid. `close()` waits for the build, so a short command finishes it.
+   * A store holding vectors whose HNSW index is missing or invalid. In a long-lived process
+   * (`buildVectorIndexInBackground`: serve, mcp) the index is built in the background
+   * (postgres-vector-index.ts), so opening does not wait for it nor run under the statement timeout; a
+   * short command only reports it missing (doctor), since it would have to wait for the build or cut it
+   * short. Vector search scans exactly until it is valid. `close()` cancels a build still running (a
+   * concurrent build can wait for another session's old snapshot for as long as that lives).
    */
   private async repairVectorIndex(pool: Pool, dims: number): Promise<void> {
+    if (this.config.buildVectorIndexInBackground !== true) return;
     if (this.facts?.vectorStorage !== 'pgvector' || (await vectorIndexState(pool, dims)) === 'valid') return;
     this.logger?.warn(`the HNSW index of ${dims} dimensions is missing: building it in the background (vector search scans exactly until it is ready)`);
-    this.indexBuild = buildVectorIndex(pool, dims).then(
-      () => undefined,
-      (err: unknown) => this.logger?.warn(`building the HNSW index failed (${(err as Error).message}); cairn verify builds it again`),
-    );
+    const build = startVectorIndexBuild(pool, dims);
+    this.indexBuild = {
+      done: build.done.then(
+        () => undefined,
+        (err: unknown) => this.logger?.warn(`building the HNSW index stopped (${(err as Error).message}); the next long-lived cairn or cairn verify builds it again`),
+      ),
+      cancel: () => build.cancel(),
+    };
   }
 
   /**
@@ -199,25 +210,27 @@ export class PostgresStore implements Store {
    */
   async prepareVectors(info: EmbedderInfo): Promise<void> {
     await this.read('preparing the vector index', async (pool) => {
-      await this.indexBuild;
+      await this.indexBuild?.done;
       await this.createVectorIndex(pool, info.dimensions);
     });
   }
 
   /**
    * For `cairn verify`: waits for a background build, then builds the HNSW index when it is still missing
-   * or invalid (without the statement timeout; `rebuilt`). Without pgvector: exhaustive.
+   * or invalid (without the statement timeout; `rebuilt`). A build waiting more than VERIFY_LOCK_TIMEOUT_MS
+   * for another session's transaction gives up: exhaustive, naming it. Without pgvector: exhaustive.
    */
   async checkVectorIndex(): Promise<VectorIndexCheck> {
     return this.read('checking the vector index', async (pool) => {
       if (this.facts?.vectorStorage !== 'pgvector') return { status: 'exhaustive', detail: 'no pgvector: vectors are scanned exactly' };
-      await this.indexBuild;
+      await this.indexBuild?.done;
       const dims = this.dims ?? (await this.space())?.dimensions ?? null;
       if (dims === null) return { status: 'consistent', detail: 'no vectors stored yet' };
       const state = await vectorIndexState(pool, dims);
       if (state === 'valid') return { status: 'consistent', detail: describeVectorIndex(state, dims) };
-      const built = await buildVectorIndex(pool, dims);
-      if (built === 'busy') return { status: 'exhaustive', detail: `${describeVectorIndex(state, dims)}; another session is building it now` };
+      const built = await buildVectorIndex(pool, dims, { lockTimeoutMs: VERIFY_LOCK_TIMEOUT_MS });
+      if (built.outcome === 'blocked') return { status: 'exhaustive', detail: `${describeVectorIndex(state, dims)}; ${built.detail}` };
+      if (built.outcome === 'busy') return { status: 'exhaustive', detail: `${describeVectorIndex(state, dims)}; another session is building it now` };
       return { status: 'rebuilt', detail: `the HNSW index of ${dims} dimensions was ${state}; built again (CONCURRENTLY)` };
     });
   }
@@ -237,7 +250,7 @@ export class PostgresStore implements Store {
     });
     const searchPath = [schema, ...path.split(',').map((p) => p.trim()).filter(Boolean)].join(',');
     // Never creates the extension: one made there would be dropped with the schema.
-    const scratch = new PostgresStore({ ...this.config, poolSize: 2, schema, searchPath, createExtension: false }, this.logger);
+    const scratch = new PostgresStore({ ...this.config, poolSize: 2, schema, searchPath, createExtension: false, buildVectorIndexInBackground: false }, this.logger);
     const close = scratch.close.bind(scratch);
     scratch.close = async () => {
       await close();
@@ -699,7 +712,7 @@ export class PostgresStore implements Store {
     this.opening = null;
     const pool = this.pool ?? (await opening?.catch(() => null)) ?? null;
     this.pool = null;
-    await this.indexBuild; // a repair in the background finishes rather than being cut short
+    await this.indexBuild?.cancel(); // bounded: a build held up by another session's snapshot must not hold the exit
     await pool?.end();
   }
 }

@@ -1,4 +1,4 @@
-import type { Pool } from './postgres-driver.js';
+import type { Pool, PoolClient } from './postgres-driver.js';
 import { hnswIndexName, hnswIndexSql, VECTOR_INDEX_LOCK } from './postgres-schema.js';
 
 /**
@@ -21,30 +21,89 @@ export async function vectorIndexState(pool: Pool, dims: number): Promise<Vector
   return row === undefined ? 'missing' : row.valid ? 'valid' : 'invalid';
 }
 
+/** What a build came to: `busy` when another session holds the build lock, `blocked` when it waited too long. */
+export type VectorIndexBuild = { outcome: 'built' | 'valid' | 'busy' } | { outcome: 'blocked'; detail: string };
+
 /**
  * Builds the index of `dims` unless it is valid. One process at a time (an advisory lock per dimension,
  * taken without waiting): `busy` when another session is building it; an invalid leftover is dropped first.
- * On a connection of its own, closed afterwards so its lifted timeout reaches no other caller.
+ * On a connection of its own, closed afterwards so its lifted timeout reaches no other caller. A concurrent
+ * build waits for every transaction of the database holding an older snapshot: with `lockTimeoutMs` each
+ * such wait is bounded, and a build that waited too long drops its leftover (or leaves it to the next
+ * build) and comes back `blocked`, naming the sessions in the way. `onSession` learns the build's backend
+ * pid (to cancel it).
  */
-export async function buildVectorIndex(pool: Pool, dims: number): Promise<'built' | 'valid' | 'busy'> {
+export async function buildVectorIndex(
+  pool: Pool,
+  dims: number,
+  options: { lockTimeoutMs?: number; onSession?: (pid: number) => void } = {},
+): Promise<VectorIndexBuild> {
   const client = await pool.connect();
   try {
-    const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [VECTOR_INDEX_LOCK, dims]);
-    if (!rows[0]?.ok) return 'busy';
-    await client.query('SET statement_timeout = 0');
+    const { rows } = await client.query<{ ok: boolean; pid: number }>('SELECT pg_try_advisory_lock($1, $2) AS ok, pg_backend_pid() AS pid', [VECTOR_INDEX_LOCK, dims]);
+    if (!rows[0]?.ok) return { outcome: 'busy' };
+    options.onSession?.(rows[0].pid);
+    await client.query(`SET statement_timeout = 0; SET lock_timeout = ${options.lockTimeoutMs ?? 0}`);
     const state = await vectorIndexState(pool, dims);
-    if (state === 'valid') return 'valid';
-    if (state === 'invalid') await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${hnswIndexName(dims)}`);
-    await client.query(hnswIndexSql(dims, { concurrently: true }));
-    return 'built';
+    if (state === 'valid') return { outcome: 'valid' };
+    try {
+      if (state === 'invalid') await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${hnswIndexName(dims)}`);
+      await client.query(hnswIndexSql(dims, { concurrently: true }));
+    } catch (err) {
+      if ((err as { code?: string }).code !== '55P03') throw err;
+      const blockers = await snapshotHolders(client);
+      await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${hnswIndexName(dims)}`).catch(() => {});
+      return { outcome: 'blocked', detail: `building it CONCURRENTLY waited ${(options.lockTimeoutMs ?? 0) / 1000} s for ${blockers || 'a long transaction of another session'}` };
+    }
+    return { outcome: 'built' };
   } finally {
-    client.release(true); // ends the session: its advisory lock and setting go with it
+    client.release(true); // ends the session: its advisory lock and settings go with it
   }
+}
+
+/**
+ * A build in the background (a long-lived process), until `cancel()`: that cancels its statement on the
+ * server (pg_cancel_backend, repeated until the build has ended, at most `boundMs`, then pg_terminate_backend),
+ * so closing never waits
+ * for a build held up by another session. A cancelled concurrent build leaves an invalid index, which the
+ * next build drops and builds again.
+ */
+export function startVectorIndexBuild(pool: Pool, dims: number): { done: Promise<VectorIndexBuild>; cancel(boundMs?: number): Promise<void> } {
+  let pid: number | null = null;
+  let settled = false;
+  const done = buildVectorIndex(pool, dims, { onSession: (p) => (pid = p) });
+  const finished = done.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  return {
+    done,
+    async cancel(boundMs = 5_000) {
+      const deadline = Date.now() + boundMs;
+      while (!settled && Date.now() < deadline) {
+        if (pid !== null) await pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => {});
+        await Promise.race([finished, new Promise((r) => setTimeout(r, 100))]);
+      }
+      // Not cancelled within the bound (a statement between two queries, a stuck server): end the session.
+      if (!settled && pid !== null) await pool.query('SELECT pg_terminate_backend($1)', [pid]).catch(() => {});
+      await Promise.race([finished, new Promise((r) => setTimeout(r, 1_000))]);
+    },
+  };
+}
+
+/** Other sessions of this database with a transaction that holds a snapshot or an xid, oldest first, for messages. */
+export async function snapshotHolders(client: PoolClient): Promise<string> {
+  const { rows } = await client.query<{ pid: number; state: string | null; since: string | null }>(
+    `SELECT pid, state, to_char(xact_start, 'YYYY-MM-DD"T"HH24:MI:SS') AS since FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL)
+      ORDER BY xact_start LIMIT 3`,
+  );
+  return rows.map((r) => `pid ${r.pid} (${r.state ?? 'unknown state'}, in a transaction since ${r.since ?? '?'})`).join(', ');
 }
 
 /** For `cairn doctor`: the index's state in a sentence. */
 export function describeVectorIndex(state: VectorIndexState, dims: number): string {
   if (state === 'valid') return `hnsw (vector_cosine_ops, ${dims} dimensions, iterative scan)`;
   if (state === 'invalid') return `hnsw (${dims} dimensions) being built (or a build was cut short): vector search scans exactly until it is valid; cairn verify builds it again`;
-  return `hnsw (${dims} dimensions) missing: vector search scans exactly; it is built in the background when the store opens, or by cairn verify`;
+  return `hnsw (${dims} dimensions) missing: vector search scans exactly; cairn verify builds it, and so does a long-lived cairn (serve, mcp) when it opens`;
 }
