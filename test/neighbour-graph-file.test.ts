@@ -337,6 +337,55 @@ describe('the neighbour graph saved beside the database', () => {
     }
     assert.equal(holds(index, int8Codes(secret)), false, 'the rebuilt index file does not hold the erased vector');
   });
+
+  it('a database restored from an older copy that took other writes since: the newer graph and index files are refused', async () => {
+    const path = join(root, `store-${++counter}.db`);
+    const next = vectorSource(31);
+    const short = withoutGraphs(path);
+    await insertVectors(short, NS, 1500, next);
+    await short.close();
+    const backup = readFileSync(path);
+    assert.equal(existsSync(`${path}-wal`) && statSync(`${path}-wal`).size > 0, false, 'the copy is the whole database');
+    const first = longLived(path);
+    try {
+      await insertVectors(first, NS, 300, next);
+      await graphReady(first, next());
+    } finally {
+      await first.close();
+    }
+    assert.equal(graphFiles(path).length, 1);
+    // The operator puts the older copy back and leaves the files beside it; short-lived writes pass their change.
+    for (const f of ['-wal', '-shm']) rmSync(`${path}${f}`, { force: true });
+    writeFileSync(path, backup);
+    const fresh: Float32Array[] = [];
+    const writer = withoutGraphs(path);
+    const notes = await insertVectors(writer, NS, 301, () => {
+      const v = next();
+      fresh.push(v);
+      return v;
+    });
+    await writer.close();
+    const store = longLived(path);
+    try {
+      const reasons = new Set<string>();
+      for (let i = 0; i < 6 && store.vectorIndex?.status().graphs.namespaces[NS] === undefined; i++) {
+        await approx(store, next());
+        reasons.add(store.vectorIndex?.status().reason ?? '');
+        reasons.add(store.vectorIndex?.status().graphs.reason ?? '');
+        await store.vectorIndex?.whenIdle();
+      }
+      const said = [...reasons].join(' | ');
+      assert.match(said, /the index file is from another history of this database: its change 1800 is not the database's/u);
+      assert.match(said, /the graph file is from another history of this database/u);
+      assert.equal(store.vectorIndex?.status().graphs.lastSource, 'build');
+      let missed = 0;
+      for (let i = 0; i < 300; i += 10) if ((await approx(store, fresh[i] as Float32Array))[0]?.id !== notes[i]?.id) missed++;
+      assert.equal(missed, 0, 'every note written after the restore is found by its own vector');
+      assert.equal((await store.checkVectorIndex()).status, 'consistent');
+    } finally {
+      await store.close();
+    }
+  });
 });
 
 const SUBJECT = 'user-42';

@@ -84,6 +84,8 @@ export interface GraphFileHeader {
    * a removed vector's bytes in the file, so a graph from before an erasure is never taken or saved again.
    */
   erasures: number;
+  /** What identifies change `seq` in the database's history (changeFingerprint in sqlite-vector-index-file.ts). */
+  at: string | null;
   vectors: number;
   /** The graph file's name (in the database's folder), its size and SHA-256. */
   file: string;

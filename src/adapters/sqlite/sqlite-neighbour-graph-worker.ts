@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { replyToStore, type BuildReply } from './sqlite-background-build.js';
 import { QuantizedVectors } from './sqlite-quantized-vectors.js';
-import { currentChangeSeq, floats, type Usearch } from './sqlite-vector-index-file.js';
+import { changeFingerprint, currentChangeSeq, floats, type Usearch } from './sqlite-vector-index-file.js';
 import { addCodes, namespaceVectorsSql, newGraph } from './sqlite-neighbour-graph-file.js';
 
 export interface GraphBuildRequest {
@@ -27,6 +27,7 @@ function build(request: GraphBuildRequest): BuildReply {
   const dims = request.dimensions;
   const codes = new QuantizedVectors(dims);
   let seq: number;
+  let at: string | null;
   const db = new Database(request.dbPath, { readonly: true, fileMustExist: true });
   try {
     db.pragma('busy_timeout = 5000');
@@ -34,6 +35,7 @@ function build(request: GraphBuildRequest): BuildReply {
     // The read transaction ends before the graph is built, so it holds back no checkpoint meanwhile.
     db.exec('BEGIN');
     seq = currentChangeSeq(db);
+    at = changeFingerprint(db, seq);
     for (const raw of db.prepare(namespaceVectorsSql(dims)).iterate(request.namespace)) {
       const row = raw as { rowid: number; data: Buffer | null };
       if (row.data && row.data.length === dims * 4) codes.set(row.rowid, floats(row.data, dims));
@@ -47,7 +49,7 @@ function build(request: GraphBuildRequest): BuildReply {
   // One core is left to the process that serves requests.
   addCodes(graph, keys, data, dims, Math.max(1, availableParallelism() - 1));
   graph.save(request.target);
-  return { ok: true, seq, vectors: keys.length, ms: Math.round(performance.now() - started) };
+  return { ok: true, seq, at, vectors: keys.length, ms: Math.round(performance.now() - started) };
 }
 
 replyToStore(build);

@@ -24,6 +24,8 @@ export interface GraphContext {
   changedSince: (from: number, to: number) => number[] | null;
   /** The database's erasure counter (meta `erasures`, bumped in an erasure's compaction), read now. */
   erasures: () => number;
+  /** Why a file at change `seq` with fingerprint `at` is not of the database's history, or null (see historyProblem). */
+  historyProblem: (seq: number, at: string | null | undefined) => string | null;
 }
 
 /** A live graph is saved again once this many changes are past its file (the kept change log holds 200,000). */
@@ -129,7 +131,7 @@ export class NeighbourGraphs {
         }
         let path = target;
         try {
-          publishGraphFile(this.dbPath, target, { storeId: identity.storeId, embedder: identity.embedder, params: GRAPH_PARAMS, namespace, seq: reply.seq, erasures, vectors: reply.vectors });
+          publishGraphFile(this.dbPath, target, { storeId: identity.storeId, embedder: identity.embedder, params: GRAPH_PARAMS, namespace, seq: reply.seq, erasures, at: reply.at ?? null, vectors: reply.vectors });
           if (ctx.erasures() !== erasures) {
             // An erasure committed while the file was published: what was just published goes, and so does the graph.
             removeGraphFiles(this.dbPath, namespace);
@@ -188,7 +190,7 @@ export class NeighbourGraphs {
       const erasures = this.erasuresOf.get(namespace) as number;
       try {
         graph.save(tmp);
-        publishGraphFile(this.dbPath, tmp, { storeId: ctx.identity.storeId, embedder: ctx.identity.embedder, params: GRAPH_PARAMS, namespace, seq: ctx.identity.seq, erasures, vectors: graph.size() });
+        publishGraphFile(this.dbPath, tmp, { storeId: ctx.identity.storeId, embedder: ctx.identity.embedder, params: GRAPH_PARAMS, namespace, seq: ctx.identity.seq, erasures, at: ctx.identity.at ?? null, vectors: graph.size() });
         if (ctx.erasures() !== erasures) {
           // An erasure committed while it was published: the file goes (a reader would refuse it anyway).
           removeGraphFiles(this.dbPath, namespace);
@@ -358,6 +360,8 @@ function openSavedGraph(dbPath: string, ctx: GraphContext, namespace: string): {
   if (JSON.stringify(header.params) !== JSON.stringify(GRAPH_PARAMS)) return { problem: 'the graph was built with other parameters' };
   if (!(header.seq <= want.seq)) return { problem: `the graph reflects change ${header.seq}, the codes only ${want.seq}` };
   if (ctx.changedSince(header.seq, want.seq) === null) return { problem: 'the graph file is older than the change log the database keeps' };
+  const history = ctx.historyProblem(header.seq, typeof header.at === 'string' ? header.at : null);
+  if (history !== null) return { problem: `the graph file is from another history of this database: ${history}` };
   const erasures = ctx.erasures();
   if (header.erasures !== erasures) {
     // Saved before an erasure (or by a process that missed it): it may hold erased vectors, so it goes.

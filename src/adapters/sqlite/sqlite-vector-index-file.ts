@@ -42,6 +42,8 @@ export interface IndexIdentity {
    * files from before the counter existed, which is 0 there.
    */
   erasures?: number;
+  /** What identifies change `seq` in the database's history (changeFingerprint); absent in older files. */
+  at?: string | null;
 }
 
 export interface IndexHeader extends IndexIdentity {
@@ -202,7 +204,32 @@ export function databaseIdentity(db: Connection, params: IndexParams): IndexIden
   const storeId = db.prepare(`SELECT value FROM meta WHERE key = 'store_id'`).get() as { value: string } | undefined;
   if (!embedder || !storeId) return null;
   const e = JSON.parse(embedder.value) as { id: string; dimensions: number };
-  return { format: INDEX_FORMAT, storeId: storeId.value, embedder: { id: e.id, dimensions: e.dimensions }, seq: currentChangeSeq(db), params, erasures: erasureCount(db) };
+  const seq = currentChangeSeq(db);
+  return { format: INDEX_FORMAT, storeId: storeId.value, embedder: { id: e.id, dimensions: e.dimensions }, seq, params, erasures: erasureCount(db), at: changeFingerprint(db, seq) };
+}
+
+/**
+ * What identifies the database's change `seq`: the changed row, its namespace and the id of the memory now at
+ * that row ('' at change 0); null when the kept change log no longer holds it. A database restored from an
+ * older copy that then took other writes reaches the same change numbers, and SQLite gives its new memories the
+ * same rowids, but not the same ids: a file saved beside the newer history is told apart by this.
+ */
+export function changeFingerprint(db: Connection, seq: number): string | null {
+  if (seq === 0) return '';
+  const row = db
+    .prepare('SELECT c.memory_rowid AS rowid, c.namespace AS namespace, m.id AS id FROM vector_changes c LEFT JOIN memories m ON m.rowid = c.memory_rowid WHERE c.seq = ?')
+    .get(seq) as { rowid: number; namespace: string; id: string | null } | undefined;
+  return row ? `${row.rowid}:${row.namespace}:${row.id ?? ''}` : null;
+}
+
+/**
+ * The one rule for a file saved beside the database (the index file, a graph file): why it does not belong to
+ * the database's history at its change `seq` (fingerprint `at`), or null. A file without a fingerprint (older
+ * index files) is not checked.
+ */
+export function historyProblem(db: Connection, seq: number, at: string | null | undefined): string | null {
+  if (at === undefined || at === changeFingerprint(db, seq)) return null;
+  return `its change ${seq} is not the database's (restored from an older copy?)`;
 }
 
 /** The database's erasure counter: meta `erasures`, bumped in the compaction of every erasure that removed vectors. */

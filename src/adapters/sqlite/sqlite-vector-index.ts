@@ -3,8 +3,10 @@ import type Database from 'better-sqlite3';
 import type { CandidateFilter, VectorHit, VectorIndexCheck } from '../../interfaces/store.js';
 import {
   databaseIdentity,
+  changeFingerprint,
   DEFAULT_INDEX_PARAMS,
   erasureCount,
+  historyProblem,
   floats,
   loadIndexSegments,
   loadUsearch,
@@ -172,6 +174,7 @@ export class SqliteVectorIndex {
       identity: this.identity as IndexIdentity,
       changedSince: (from, to) => this.changedRows(from, to),
       erasures: () => this.erasures(),
+      historyProblem: (seq, at) => historyProblem(this.sqlite(), seq, at),
     };
   }
 
@@ -227,6 +230,7 @@ export class SqliteVectorIndex {
           seq: file.header.seq,
           params: file.header.params,
           erasures: file.header.erasures ?? 0,
+          at: file.header.at,
         };
         if (this.identity.seq === want.seq || this.catchUp(want.seq)) return true;
         this.drop('too many changes since the index file was saved');
@@ -248,6 +252,8 @@ export class SqliteVectorIndex {
     if ((have.erasures ?? 0) !== want.erasures) return 'the index file was written before the latest erasure';
     if (have.seq > want.seq) return `the index reflects change ${have.seq}, the database only ${want.seq} (restored from an older copy?)`;
     if (!this.changeLogCovers(have.seq, want.seq)) return 'the index is older than the change log the database keeps';
+    const history = historyProblem(this.sqlite(), have.seq, have.at);
+    if (history !== null) return `the index file is from another history of this database: ${history}`;
     return null;
   }
 
@@ -298,6 +304,7 @@ export class SqliteVectorIndex {
     identity.seq = to;
     // Caught up past every erasure counted in `erasures` (its rows left the codes), so a save now may say so.
     if (erasures !== undefined) identity.erasures = erasures;
+    identity.at = changeFingerprint(this.sqlite(), to);
     this.unsaved += changes.length;
     if (this.unsaved >= this.saveEvery) this.save();
     return true;
