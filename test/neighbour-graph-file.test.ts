@@ -115,6 +115,20 @@ describe('the neighbour graph saved beside the database', () => {
     assert.equal(graphFiles(path).length, 1);
   });
 
+  it('a graph saved under another search expansion is still loaded (only the build parameters must match)', async () => {
+    const { path, next } = await withSavedGraph(32);
+    const header = JSON.parse(readFileSync(graphHeaderPath(path, NS), 'utf8')) as { params: Record<string, number> };
+    writeFileSync(graphHeaderPath(path, NS), JSON.stringify({ ...header, params: { ...header.params, expansionSearch: 64 } }));
+    const store = longLived(path);
+    try {
+      await graphReady(store, next());
+      assert.equal(store.vectorIndex?.status().graphs.lastSource, 'file');
+      assert.equal(store.vectorIndex?.status().graphs.builds, 0);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('a deleted, damaged or foreign graph file, or one from another embedder, is detected and rebuilt', async () => {
     const { path, next } = await withSavedGraph(22);
     const header = JSON.parse(readFileSync(graphHeaderPath(path, NS), 'utf8')) as Record<string, unknown> & { file: string; embedder: { id: string } };

@@ -9,7 +9,7 @@ import { vectorTableName } from './sqlite-vector-table.js';
 /**
  * usearch HNSW parameters of a neighbour graph (int8 vectors, cosine). Connectivity 16 and expansion 64 at
  * insertion: at 50,000 noisy copies of 512 real-like vectors on this machine one insertion took 0.09 ms.
- * Expansion 128 at search, which the store asks for 4k candidates: on the first 300,000 codes of the latency
+ * Expansion 128 at search, which the store asks for 4 × k candidates: on the first 300,000 codes of the latency
  * bench's 1M namespace (noisy copies of pool notes) the exact int8 ten of a fresh noisy copy were among them
  * 0.967 of the time (0.917 at expansion 64 with 2k candidates, the earlier setting), 0.48 ms a search.
  */
@@ -138,6 +138,8 @@ export function publishGraphFile(dbPath: string, source: string, header: Omit<Gr
   const name = `${basename(dbPath)}.graph.${key}.${randomBytes(6).toString('hex')}.usearch`;
   const path = join(dirname(dbPath), name);
   renameSync(source, path);
+  // The graph's rename is durable before the header that names it is written.
+  fsyncPath(dirname(dbPath));
   const tmp = `${dbPath}.graph-${process.pid}-${randomBytes(4).toString('hex')}.json`;
   try {
     fsyncPath(path);

@@ -357,7 +357,10 @@ function openSavedGraph(dbPath: string, ctx: GraphContext, namespace: string): {
   if (header.embedder?.id !== want.embedder.id || header.embedder?.dimensions !== want.embedder.dimensions) {
     return { problem: `the graph was built from ${String(header.embedder?.id)}; the store holds ${want.embedder.id} (${want.embedder.dimensions} dimensions)` };
   }
-  if (JSON.stringify(header.params) !== JSON.stringify(GRAPH_PARAMS)) return { problem: 'the graph was built with other parameters' };
+  // Only the build's parameters: the search's expansion is this process's setting, not the file's.
+  if (header.params?.connectivity !== GRAPH_PARAMS.connectivity || header.params?.expansionAdd !== GRAPH_PARAMS.expansionAdd) {
+    return { problem: 'the graph was built with other parameters' };
+  }
   if (!(header.seq <= want.seq)) return { problem: `the graph reflects change ${header.seq}, the codes only ${want.seq}` };
   if (ctx.changedSince(header.seq, want.seq) === null) return { problem: 'the graph file is older than the change log the database keeps' };
   const history = ctx.historyProblem(header.seq, typeof header.at === 'string' ? header.at : null);

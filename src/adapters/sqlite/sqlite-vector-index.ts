@@ -138,7 +138,7 @@ export class SqliteVectorIndex {
       (rescore.all({ ...params, annKeys: `[${found.join(',')}]` }) as { id: string; distance: number; ok: number }[]).filter((r) => r.ok === 1).slice(0, k);
     const answer = (hits: { id: string; distance: number }[]) => hits.map((r) => ({ id: r.id, similarity: 1 - r.distance }));
     if (filter.approximate && this.useGraphs && index.size() >= this.graphs.minVectors) {
-      // An advisory search: the namespace's graph proposes 4k candidates (a few hundred vectors visited, not the
+      // An advisory search: the namespace's graph proposes 4 × k candidates (a few hundred vectors visited, not the
       // namespace), rescored exactly. Until the graph is built, and when too few pass the filter, the scan answers.
       // A saved graph is loaded here and installed at once; otherwise a build starts and a later search installs it.
       // A graph from before an erasure (made by any process) may hold the erased vector's bytes: it goes.
@@ -158,7 +158,7 @@ export class SqliteVectorIndex {
     }
     // int8 ranks close to the float order (at 100k the best 64 held all of the exact ten), so k + max(64, k/2)
     // candidates are rescored: rescoring is most of the cost (a CPU profile of the engine's k = 300 search at
-    // 10k put 23 % of it in rescoring 964 candidates). An advisory search rescores 2k here (the exact int8 order), 4k from the graph.
+    // 10k put 23 % of it in rescoring 964 candidates). An advisory search rescores 2 × k here (the exact int8 order), 4 × k from the graph.
     for (const fetch of widening(filter.approximate ? 2 * k : firstFetch(k), 4096)) {
       const found = index.nearest(this.usearch as Usearch, vector, fetch);
       const hits = rescored(found);
