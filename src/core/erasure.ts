@@ -290,10 +290,11 @@ async function checkErasure(
   const shared = texts.length - erasedOnly.length;
   const read = report.scanned.filter((s) => s.files > 0);
   const readLine = read.map((s) => `${s.what} ${s.files > 1 ? `×${s.files} ` : ''}${s.bytes} bytes`).join(', ');
+  const unproven = report.unproven ?? [];
   checks.push({
     name: 'file-bytes',
-    passed: found === 0,
-    detail: `${found} of ${needles.length} erased strings${report.termsSearched ? ` and ${report.termsSearched} erased terms` : ''} found in the database files (${report.backend}: ${readLine})${shared ? ` (${shared} erased texts also held by memories that remain were not looked for)` : ''}`,
+    passed: found === 0 && unproven.length === 0,
+    detail: `${found} of ${needles.length} erased strings${report.termsSearched ? ` and ${report.termsSearched} erased terms` : ''} found in the database files (${report.backend}: ${readLine})${shared ? ` (${shared} erased texts also held by memories that remain were not looked for)` : ''}${unproven.length ? `; not proven: ${unproven.join('; ')}` : ''}`,
   });
   return { checks, report };
 }

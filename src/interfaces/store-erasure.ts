@@ -21,6 +21,11 @@ export interface ErasureProofReport {
   termsSearched?: number;
   /** What the proof does not reach, said plainly (on PostgreSQL: the write-ahead log, archives, replicas). */
   notCovered: string[];
+  /**
+   * Why this scan is no evidence that the erased bytes are gone, when compaction could not finish its job
+   * (on PostgreSQL: pg_statistic rewritten while an older transaction was open). Any fails `file-bytes`.
+   */
+  unproven?: string[];
 }
 
 /** A backend's proof that erased bytes left its storage; `Store.erasureProof`. */

@@ -29,7 +29,7 @@ import type {
 import { vectorFromBytes } from '../../core/checksum.js';
 import type { PostgresStoreConfig } from './postgres-config.js';
 import { createPool, isTransient, sleep, translatePgError, type Pool, type PoolClient } from './postgres-driver.js';
-import { CATALOG_NOT_VACUUMED, canReadServerFiles, canVacuumCatalog, compactAfterErasure, NOT_COVERED, rawFilesContain, statisticsContain } from './postgres-erasure.js';
+import { CATALOG_NOT_VACUUMED, canReadServerFiles, canVacuumCatalog, compactAfterErasure, NOT_COVERED, rawFilesContain, STATISTICS_UNSETTLED, statisticsContain } from './postgres-erasure.js';
 import { fusedResult } from './postgres-fusion.js';
 import { migrate, type ServerFacts } from './postgres-migrations.js';
 import { MEMORY_SELECT, rowToEvent, rowToMemory, rowToSnapshot, rowToToken, type Row } from '../sql/sql-rows.js';
@@ -118,7 +118,8 @@ export class PostgresStore implements Store {
       const found = new Set([...scan.foundNeedles, ...stats.found]).size;
       const scanned = [...scan.scanned, { what: `planner statistics (pg_stats: ${stats.values} sampled values of ${stats.columns} columns)`, files: stats.columns, bytes: stats.bytes }];
       const notCovered = catalog ? [...NOT_COVERED] : [...NOT_COVERED, `the replaced tuples in pg_statistic's file (pg_stats was searched; ${CATALOG_NOT_VACUUMED})`];
-      return { backend: 'postgres', compaction, scanned, found, termsSearched: terms.length, notCovered };
+      const unproven = compaction.includes(STATISTICS_UNSETTLED) ? [STATISTICS_UNSETTLED] : [];
+      return { backend: 'postgres', compaction, scanned, found, termsSearched: terms.length, notCovered, unproven };
     },
   };
 
