@@ -228,11 +228,23 @@ export const MIGRATIONS: readonly ((storage: VectorStorage) => string)[] = [
   // On a store that has data, both indexes are built beforehand beside the tables (CONCURRENT_BUILDS), so
   // this step only swaps the key in (a brief exclusive lock, no rebuild); a new store builds them here.
   () => `
-  CREATE UNIQUE INDEX IF NOT EXISTS memory_terms_key ON memory_terms (namespace, term, memory_pk) INCLUDE (tf);
+  ${step6Index('memory_terms_key', false)};
   ALTER TABLE memory_terms DROP CONSTRAINT memory_terms_pkey, ADD CONSTRAINT memory_terms_pkey PRIMARY KEY USING INDEX memory_terms_key;
-  CREATE INDEX IF NOT EXISTS memories_lexical ON memories (pk) INCLUDE (doc_length, forgotten_at, superseded_by, expires_at);
+  ${step6Index('memories_lexical', false)};
   `,
 ];
+
+/** Step 6's two indexes: the postings' key carrying tf, and the covering index of the lexical filter. */
+const STEP6_INDEXES = {
+  memory_terms_key: { unique: true, on: 'memory_terms (namespace, term, memory_pk) INCLUDE (tf)' },
+  memories_lexical: { unique: false, on: 'memories (pk) INCLUDE (doc_length, forgotten_at, superseded_by, expires_at)' },
+} as const;
+
+/** The statement building one of step 6's indexes, inside the step or CONCURRENTLY beforehand (CONCURRENT_BUILDS). */
+function step6Index(index: keyof typeof STEP6_INDEXES, concurrently: boolean): string {
+  const { unique, on } = STEP6_INDEXES[index];
+  return `CREATE ${unique ? 'UNIQUE ' : ''}INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF NOT EXISTS ${index} ON ${on}`;
+}
 
 /** An index a step needs, built before the step's transaction without blocking writers (CONCURRENTLY). */
 export interface ConcurrentBuild {
@@ -247,10 +259,7 @@ export interface ConcurrentBuild {
  * postings. The step itself then finds them (IF NOT EXISTS) and only swaps them in.
  */
 export const CONCURRENT_BUILDS: Readonly<Record<number, readonly ConcurrentBuild[]>> = {
-  5: [
-    { index: 'memory_terms_key', sql: 'CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS memory_terms_key ON memory_terms (namespace, term, memory_pk) INCLUDE (tf)' },
-    { index: 'memories_lexical', sql: 'CREATE INDEX CONCURRENTLY IF NOT EXISTS memories_lexical ON memories (pk) INCLUDE (doc_length, forgotten_at, superseded_by, expires_at)' },
-  ],
+  5: (['memory_terms_key', 'memories_lexical'] as const).map((index) => ({ index, sql: step6Index(index, true) })),
 };
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
