@@ -47,6 +47,17 @@ async function graphReady(store: SqliteStore, probe: Float32Array): Promise<void
   assert.ok(store.vectorIndex?.status().graphs.namespaces[NS] !== undefined, JSON.stringify(store.vectorIndex?.status()));
 }
 
+/** Approximate searches until the namespace's graph answers; the reasons the index and the graphs gave on the way. */
+async function reasonsUntilGraph(store: SqliteStore, next: () => Float32Array): Promise<string[]> {
+  const reasons: string[] = [];
+  for (let i = 0; i < 6 && store.vectorIndex?.status().graphs.namespaces[NS] === undefined; i++) {
+    await approx(store, next());
+    reasons.push(store.vectorIndex?.status().reason ?? '', store.vectorIndex?.status().graphs.reason ?? '');
+    await store.vectorIndex?.whenIdle();
+  }
+  return reasons;
+}
+
 /** recall@10 of the graph's answers against the exhaustive ten, every returned similarity exact. */
 async function recall(store: SqliteStore, path: string, queries: Float32Array[]): Promise<number> {
   const want = await exact(path, queries);
@@ -124,6 +135,22 @@ describe('the neighbour graph saved beside the database', () => {
       await graphReady(store, next());
       assert.equal(store.vectorIndex?.status().graphs.lastSource, 'file');
       assert.equal(store.vectorIndex?.status().graphs.builds, 0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a saved graph too far behind the database is built again in the worker, not caught up in a save', async () => {
+    const { path, next } = await withSavedGraph(33);
+    const writer = withoutGraphs(path);
+    await insertVectors(writer, NS, 20_001, next);
+    await writer.close();
+    const store = longLived(path);
+    try {
+      const reasons = await reasonsUntilGraph(store, next);
+      assert.ok(reasons.some((r) => /the graph file is 20001 changes behind/u.test(r)), JSON.stringify(reasons));
+      assert.equal(store.vectorIndex?.status().graphs.lastSource, 'build');
+      assert.equal(store.vectorIndex?.status().graphs.namespaces[NS], 21_501);
     } finally {
       await store.close();
     }
@@ -285,12 +312,7 @@ describe('the neighbour graph saved beside the database', () => {
     writeFileSync(graphHeaderPath(path, NS), header);
     const store = longLived(path);
     try {
-      const reasons: string[] = [];
-      for (let i = 0; i < 4 && store.vectorIndex?.status().graphs.namespaces[NS] === undefined; i++) {
-        await approx(store, next());
-        reasons.push(store.vectorIndex?.status().graphs.reason ?? '');
-        await store.vectorIndex?.whenIdle();
-      }
+      const reasons = await reasonsUntilGraph(store, next);
       assert.ok(reasons.some((r) => /saved before the latest erasure \(0 of 1\)/u.test(r)), JSON.stringify(reasons));
       assert.equal(existsSync(join(root, file as string)), false, 'the stale file is deleted');
       assert.equal(store.vectorIndex?.status().graphs.lastSource, 'build', 'built again from the database');
@@ -381,14 +403,7 @@ describe('the neighbour graph saved beside the database', () => {
     await writer.close();
     const store = longLived(path);
     try {
-      const reasons = new Set<string>();
-      for (let i = 0; i < 6 && store.vectorIndex?.status().graphs.namespaces[NS] === undefined; i++) {
-        await approx(store, next());
-        reasons.add(store.vectorIndex?.status().reason ?? '');
-        reasons.add(store.vectorIndex?.status().graphs.reason ?? '');
-        await store.vectorIndex?.whenIdle();
-      }
-      const said = [...reasons].join(' | ');
+      const said = (await reasonsUntilGraph(store, next)).join(' | ');
       assert.match(said, /the index file is from another history of this database: its change 1800 is not the database's/u);
       assert.match(said, /the graph file is from another history of this database/u);
       assert.equal(store.vectorIndex?.status().graphs.lastSource, 'build');

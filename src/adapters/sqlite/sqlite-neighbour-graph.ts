@@ -14,7 +14,7 @@ import {
 } from './sqlite-neighbour-graph-file.js';
 import type { GraphBuildRequest } from './sqlite-neighbour-graph-worker.js';
 import type { QuantizedVectors } from './sqlite-quantized-vectors.js';
-import { removeStaleTemporaries, type IndexIdentity, type Usearch } from './sqlite-vector-index-file.js';
+import { removeStaleTemporaries, tooFarBehind, type IndexIdentity, type Usearch } from './sqlite-vector-index-file.js';
 
 /** What the graphs need of the vector index: the database's identity, and the change log. */
 export interface GraphContext {
@@ -363,6 +363,8 @@ function openSavedGraph(dbPath: string, ctx: GraphContext, namespace: string): {
   }
   if (!(header.seq <= want.seq)) return { problem: `the graph reflects change ${header.seq}, the codes only ${want.seq}` };
   if (ctx.changedSince(header.seq, want.seq) === null) return { problem: 'the graph file is older than the change log the database keeps' };
+  // Caught up on the main thread at install: beyond this a build in the worker costs the searches less.
+  if (tooFarBehind(want.seq - header.seq, header.vectors)) return { problem: `the graph file is ${want.seq - header.seq} changes behind: it is built again instead` };
   const history = ctx.historyProblem(header.seq, typeof header.at === 'string' ? header.at : null);
   if (history !== null) return { problem: `the graph file is from another history of this database: ${history}` };
   const erasures = ctx.erasures();

@@ -209,6 +209,14 @@ export function databaseIdentity(db: Connection, params: IndexParams): IndexIden
 }
 
 /**
+ * Whether `changes` pending on `size` vectors are too many to patch on the main thread (a save's search would
+ * wait for them): the codes and a loaded graph are then built in a worker instead.
+ */
+export function tooFarBehind(changes: number, size: number): boolean {
+  return changes > Math.max(20_000, size / 5);
+}
+
+/**
  * What identifies the database's change `seq`: the changed row, its namespace and the id of the memory now at
  * that row ('' at change 0); null when the kept change log no longer holds it. A database restored from an
  * older copy that then took other writes reaches the same change numbers, and SQLite gives its new memories the

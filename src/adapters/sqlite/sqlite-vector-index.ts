@@ -7,6 +7,7 @@ import {
   DEFAULT_INDEX_PARAMS,
   erasureCount,
   historyProblem,
+  tooFarBehind,
   floats,
   loadIndexSegments,
   loadUsearch,
@@ -269,7 +270,7 @@ export class SqliteVectorIndex {
     const identity = this.identity as IndexIdentity;
     const indexes = this.indexes as Map<string, QuantizedVectors>;
     const size = [...indexes.values()].reduce((s, i) => s + i.size(), 0);
-    if (to - identity.seq > Math.max(20_000, size / 5)) return false;
+    if (tooFarBehind(to - identity.seq, size)) return false;
     const changes = this.prepare('SELECT DISTINCT memory_rowid AS rowid, namespace FROM vector_changes WHERE seq > ? AND seq <= ?').all(identity.seq, to) as {
       rowid: number;
       namespace: string;
