@@ -213,6 +213,21 @@ export async function seedVectorsWithoutIndex(url: string, sql: pg.Client, dims:
   );
 }
 
+/**
+ * Inserts a memory of namespace acme/shop and its postings straight into the tables, as an older cairn's writer
+ * left them (no trigger-kept counts before schema 3): `postings` maps each term to its frequency.
+ */
+export async function insertRawMemory(client: pg.Client, id: string, text: string, docLength: number, postings: Record<string, number>): Promise<void> {
+  const { rows } = await client.query<{ pk: string }>(
+    `INSERT INTO memories (id, namespace, text, kind, importance, tags, metadata, created_at, updated_at, dedupe_key, doc_length)
+     VALUES ($1, 'acme/shop', $2, 'note', 1, '[]', '{}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', $1, $3) RETURNING pk`,
+    [id, text, docLength],
+  );
+  for (const [term, tf] of Object.entries(postings)) {
+    await client.query(`INSERT INTO memory_terms (namespace, term, memory_pk, tf) VALUES ('acme/shop', $1, $2, $3)`, [term, rows[0]?.pk, tf]);
+  }
+}
+
 /** The HNSW index of `dims` as the catalog has it: valid, invalid (being built, or cut short) or missing. */
 export async function hnswIndexState(sql: pg.Client, dims: number): Promise<'valid' | 'invalid' | 'missing'> {
   const { rows } = await sql.query<{ valid: boolean }>(`SELECT indisvalid AND indisready AS valid FROM pg_index WHERE indexrelid = to_regclass($1)`, [hnswIndexName(dims)]);

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { SCHEMA_VERSION } from '../../src/adapters/postgres/postgres-schema.js';
 import { createPostgresStore } from '../../src/adapters/postgres/postgres-store.js';
-import { adminQuery, createTestDatabase, migrateTestDatabaseTo, pgSkip, testStoreConfig, type TestDatabase } from '../helpers/postgres.js';
+import { adminQuery, createTestDatabase, insertRawMemory, migrateTestDatabaseTo, pgSkip, testStoreConfig, type TestDatabase } from '../helpers/postgres.js';
 
 describe('PostgreSQL postings key migration beside a long reader', { skip: pgSkip }, () => {
   let db: TestDatabase;
@@ -38,14 +38,7 @@ describe('PostgreSQL postings key migration beside a long reader', { skip: pgSki
   it('builds the key concurrently, never holds the postings for long, and finishes after the reader', async () => {
     // A database at schema 5, as the previous cairn left it, with a few memories and their postings.
     await migrateTestDatabaseTo(sql, 5);
-    for (let i = 0; i < 20; i++) {
-      const { rows } = await sql.query<{ pk: string }>(
-        `INSERT INTO memories (id, namespace, text, kind, importance, tags, metadata, created_at, updated_at, dedupe_key, doc_length)
-         VALUES ($1, 'acme/shop', 'alpha beta', 'note', 1, '[]', '{}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', $1, 3) RETURNING pk`,
-        [`m${i}`],
-      );
-      await sql.query(`INSERT INTO memory_terms (namespace, term, memory_pk, tf) VALUES ('acme/shop', 'alpha', $1, 1), ('acme/shop', 'beta', $1, 2)`, [rows[0]?.pk]);
-    }
+    for (let i = 0; i < 20; i++) await insertRawMemory(sql, `m${i}`, 'alpha beta', 3, { alpha: 1, beta: 2 });
 
     // The long reader: read committed, idle in its transaction (no snapshot held, its lock held).
     await reader.query('BEGIN');

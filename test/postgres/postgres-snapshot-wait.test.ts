@@ -11,7 +11,7 @@ import pg from 'pg';
 import { isCairnError } from '../../src/interfaces/errors.js';
 import { SCHEMA_VERSION } from '../../src/adapters/postgres/postgres-schema.js';
 import { createPostgresStore } from '../../src/adapters/postgres/postgres-store.js';
-import { hnswIndexState, migrateTestDatabaseTo, pgSkip, seedVectorsWithoutIndex, testStoreConfig, useTestDatabase } from '../helpers/postgres.js';
+import { hnswIndexState, insertRawMemory, migrateTestDatabaseTo, pgSkip, seedVectorsWithoutIndex, testStoreConfig, useTestDatabase } from '../helpers/postgres.js';
 
 /** A REPEATABLE READ transaction on `url` that has read `table` and stays idle; returns its backend pid. */
 async function snapshotHolder(url: string, table: string): Promise<{ client: pg.Client; pid: number }> {
@@ -29,14 +29,7 @@ describe('PostgreSQL concurrent index builds beside a transaction holding an old
   it('migration 6 fails within its lock timeout naming the reader, drops its leftover, and resumes after', async () => {
     const { db, sql } = t;
     await migrateTestDatabaseTo(sql, 5);
-    for (let i = 0; i < 5; i++) {
-      const { rows } = await sql.query<{ pk: string }>(
-        `INSERT INTO memories (id, namespace, text, kind, importance, tags, metadata, created_at, updated_at, dedupe_key, doc_length)
-         VALUES ($1, 'acme/shop', 'alpha beta', 'note', 1, '[]', '{}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', $1, 3) RETURNING pk`,
-        [`m${i}`],
-      );
-      await sql.query(`INSERT INTO memory_terms (namespace, term, memory_pk, tf) VALUES ('acme/shop', 'alpha', $1, 1)`, [rows[0]?.pk]);
-    }
+    for (let i = 0; i < 5; i++) await insertRawMemory(sql, `m${i}`, 'alpha beta', 3, { alpha: 1 });
     const reader = await snapshotHolder(db.url, 'meta');
     const store = createPostgresStore(testStoreConfig(db.url, { poolSize: 2 }));
     try {

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { SCHEMA_VERSION } from '../../src/adapters/postgres/postgres-schema.js';
 import { createPostgresStore } from '../../src/adapters/postgres/postgres-store.js';
-import { createTestDatabase, migrateTestDatabaseTo, pgSkip, testStoreConfig, type TestDatabase } from '../helpers/postgres.js';
+import { createTestDatabase, insertRawMemory, migrateTestDatabaseTo, pgSkip, testStoreConfig, type TestDatabase } from '../helpers/postgres.js';
 
 describe('PostgreSQL statistics migration against a running writer', { skip: pgSkip }, () => {
   let db: TestDatabase;
@@ -31,13 +31,8 @@ describe('PostgreSQL statistics migration against a running writer', { skip: pgS
   });
 
   /** Inserts a memory and one posting per word, as the schema-2 writer did (no trigger-kept counts yet). */
-  async function insert(client: pg.Client, id: string, words: string[]): Promise<void> {
-    const { rows } = await client.query<{ pk: string }>(
-      `INSERT INTO memories (id, namespace, text, kind, importance, tags, metadata, created_at, updated_at, dedupe_key, doc_length)
-       VALUES ($1, 'acme/shop', $2, 'note', 1, '[]', '{}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', $1, $3) RETURNING pk`,
-      [id, words.join(' '), words.length + 1],
-    );
-    for (const t of words) await client.query(`INSERT INTO memory_terms (namespace, term, memory_pk, tf) VALUES ('acme/shop', $1, $2, 1)`, [t, rows[0]?.pk]);
+  function insert(client: pg.Client, id: string, words: string[]): Promise<void> {
+    return insertRawMemory(client, id, words.join(' '), words.length + 1, Object.fromEntries(words.map((t) => [t, 1])));
   }
 
   it('waits for the writer, then fills counts that include its rows and stay exact', async () => {
