@@ -1,4 +1,4 @@
-import { CairnError } from '../interfaces/errors.js';
+import { CairnError, isCairnError } from '../interfaces/errors.js';
 import type { Memory } from '../interfaces/memory.js';
 import type { QuarantineEntry } from '../interfaces/quarantine.js';
 import type { ErasureProof, ErasureProofReport, PendingErasure, Store, StoredEvent } from '../interfaces/store.js';
@@ -85,7 +85,9 @@ export async function erase(store: Store, options: EraseOptions): Promise<Erasur
   const plan = (lock.plan as ErasurePlan | null) ?? (await eraseScope(store, lock, now));
 
   // 2. Free pages, merged full-text segments, rebuilt vector chunks: no byte of the erased data stays behind.
-  const compaction = await proof.compact({ vectorsRemoved: plan.vectorsRemoved });
+  const compaction = await proof.compact({ vectorsRemoved: plan.vectorsRemoved }).catch((err: unknown) => {
+    throw compactionUnfinished(err);
+  });
 
   // 3. Check, sign, and only then let writers back in.
   const { checks, report } = await checkErasure(store, proof, compaction, own, plan);
@@ -104,6 +106,20 @@ export async function erase(store: Store, options: EraseOptions): Promise<Erasur
   const certificate = signCertificate(body, options.privateKeyPem);
   await store.finishErasure(lock.id);
   return certificate;
+}
+
+/**
+ * A compaction that could not finish (on PostgreSQL: a table lock another session kept past the bounds)
+ * comes after the erasing transaction committed: what it deleted stays deleted and the scope stays closed
+ * to writers, but nothing was checked, so no certificate is issued; the same erasure run again resumes from
+ * its record.
+ */
+function compactionUnfinished(err: unknown): unknown {
+  if (!isCairnError(err)) return err;
+  return new CairnError(err.code, `${err.message}; the erasure's deletions are committed and its scope stays closed to writers, but the compaction did not finish, so no certificate was issued`, {
+    cause: err,
+    hint: `${err.hint ? `${err.hint}; then ` : ''}run the same erasure again: it resumes from its record`,
+  });
 }
 
 /**

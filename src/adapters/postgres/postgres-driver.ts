@@ -113,6 +113,12 @@ export function translatePgError(err: unknown, what: string, where: string): Cai
   return new CairnError('INTERNAL', `${what}: ${message}`, { cause: err });
 }
 
+/**
+ * How long cairn's maintenance statements (a migration step, the compaction after an erasure) wait for a
+ * table lock before they give up and let the queries queued behind them through.
+ */
+export const LOCK_TIMEOUT_MS = 5_000;
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }

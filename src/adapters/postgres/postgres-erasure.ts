@@ -1,5 +1,7 @@
-import type { Pool, PoolClient } from './postgres-driver.js';
+import { CairnError } from '../../interfaces/errors.js';
+import { LOCK_TIMEOUT_MS, sleep, type Pool, type PoolClient } from './postgres-driver.js';
 import { TABLES } from './postgres-schema.js';
+import { sessionLine } from './postgres-vector-index.js';
 
 /**
  * What PostgreSQL needs after an erasure so the erased bytes leave the files, and the check that they did.
@@ -17,27 +19,37 @@ import { TABLES } from './postgres-schema.js';
  * and then, when the role may (superuser or the database's owner), `pg_statistic` itself is rewritten so its
  * replaced tuples leave its file too; otherwise the proof says so in what it does not cover.
  *
+ * No wait is unbounded: a rewrite waits at most LOCK_TIMEOUT_MS for its lock and is tried again, so a
+ * session idle in a transaction that read a cairn table holds the erasure up for a few attempts, never for
+ * as long as it lives (and the queries queued behind the lock request get through between attempts); a
+ * concurrent index build on those tables is waited for first (boundedByLocks, waitForIndexBuilds). Past the
+ * bounds the compaction fails with STORE_UNAVAILABLE naming the session; the erasing transaction stays
+ * committed, and running the erasure again resumes it.
+ *
  * Not covered: the write-ahead log (pg_wal) holds the erased rows until its segments are recycled (after
  * the checkpoints that follow, longer with wal_keep_size, replication slots or archiving), and WAL archives,
  * base backups and replicas keep what their retention keeps. README (PostgreSQL, erasure) says so.
  */
-export async function compactAfterErasure(pool: Pool, tables: readonly string[] = TABLES, options: { snapshotWaitMs?: number } = {}): Promise<string[]> {
-  const waited = (await waitForOlderSnapshots(pool, options.snapshotWaitMs)).step;
+export async function compactAfterErasure(pool: Pool, tables: readonly string[] = TABLES, options: CompactionBounds = {}): Promise<string[]> {
+  const bounds = { lockTimeoutMs: options.lockTimeoutMs ?? LOCK_TIMEOUT_MS, attempts: options.attempts ?? COMPACTION_ATTEMPTS };
+  const steps: string[] = [];
+  const builds = await waitForIndexBuilds(pool, tables, options.buildWaitMs ?? BUILD_WAIT_MS);
+  if (builds) steps.push(builds);
+  steps.push((await waitForOlderSnapshots(pool, options.snapshotWaitMs)).step);
   // Rewriting a large table can outlast the statement timeout meant for queries: this connection has none,
-  // and is closed afterwards so the setting never reaches another caller.
+  // and is closed afterwards so its settings never reach another caller.
   const client = await pool.connect();
-  const steps = [waited];
   try {
-    await client.query('SET statement_timeout = 0');
-    for (const table of tables) await client.query(`VACUUM FULL ${table}`);
+    await client.query(`SET statement_timeout = 0; SET lock_timeout = ${bounds.lockTimeoutMs}`);
+    for (const table of tables) await boundedByLocks(client, `VACUUM FULL ${table}`, [table], bounds);
     steps.push(`VACUUM FULL of ${tables.length} tables (${tables.join(', ')}): each rewritten with its TOAST table, every index rebuilt (HNSW and GIN too)`);
-    await client.query(`ANALYZE ${tables.join(', ')}`);
+    await boundedByLocks(client, `ANALYZE ${tables.join(', ')}`, tables, bounds);
     steps.push(`ANALYZE of the same ${tables.length} tables: the planner statistics (pg_statistic) sampled again from what is left`);
     if (await canVacuumCatalog(client)) {
       // The tuples ANALYZE replaced are dead only to transactions that began after it: wait again.
       const second = await waitForOlderSnapshots(pool, options.snapshotWaitMs);
       steps.push(second.step);
-      await client.query('VACUUM FULL pg_statistic');
+      await boundedByLocks(client, 'VACUUM FULL pg_statistic', ['pg_catalog.pg_statistic'], bounds);
       steps.push('VACUUM FULL pg_statistic: the replaced statistics tuples rewritten out of its file');
       if (!second.complete) steps.push(STATISTICS_UNSETTLED);
     } else {
@@ -47,6 +59,120 @@ export async function compactAfterErasure(pool: Pool, tables: readonly string[] 
     client.release(true);
   }
   return steps;
+}
+
+/** The bounds of a compaction's waits; the defaults serve every caller but tests. */
+export interface CompactionBounds {
+  /** Each wait for older snapshots (default 30 s). */
+  snapshotWaitMs?: number;
+  /** Each wait for a table lock (default LOCK_TIMEOUT_MS, as a migration step). */
+  lockTimeoutMs?: number;
+  /** Tries of a statement whose lock was not granted (default COMPACTION_ATTEMPTS), then STORE_UNAVAILABLE. */
+  attempts?: number;
+  /** The wait for index builds running on the compacted tables (default BUILD_WAIT_MS). */
+  buildWaitMs?: number;
+}
+
+const COMPACTION_ATTEMPTS = 3;
+const BUILD_WAIT_MS = 60_000;
+
+/**
+ * Runs a statement that takes table locks (VACUUM FULL takes ACCESS EXCLUSIVE, ANALYZE SHARE UPDATE
+ * EXCLUSIVE) under the connection's lock timeout. A lock still held by another session when the timeout
+ * runs out (a reader idle in its transaction), a deadlock with another session, or a catalog row another
+ * session updated meanwhile ("tuple concurrently updated": a concurrent index build) rolls the statement
+ * back, which lets the queries queued behind its lock request through; it is tried again after 0.5 s, 1 s,
+ * …, and after the last attempt fails with STORE_UNAVAILABLE naming the sessions holding `relations`' locks
+ * and the index builds running. Every step of the compaction is idempotent, so a later run completes it.
+ */
+async function boundedByLocks(client: PoolClient, sql: string, relations: readonly string[], bounds: { lockTimeoutMs: number; attempts: number }): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.query(sql);
+      return;
+    } catch (err) {
+      const why = lockFailure(err, bounds.lockTimeoutMs);
+      if (why === null) throw err;
+      if (attempt >= bounds.attempts) {
+        const blockers = await lockBlockers(client, relations);
+        throw new CairnError('STORE_UNAVAILABLE', `${sql} did not get its lock in ${bounds.attempts} attempts (${why}), held by ${blockers || 'another session, now gone'}`, {
+          cause: err,
+          hint: 'end that session\'s transaction (pg_terminate_backend(pid), or commit it where it runs), or wait for its index build to finish',
+        });
+      }
+      await sleep(500 * 2 ** (attempt - 1));
+    }
+  }
+}
+
+/** Why a statement lost a lock contest, in a few words; null for any other failure. */
+function lockFailure(err: unknown, lockTimeoutMs: number): string | null {
+  const { code, message } = err as { code?: string; message?: string };
+  if (code === '55P03') return `each wait ended by its ${lockTimeoutMs / 1000} s lock timeout`;
+  if (code === '40P01') return 'a deadlock with another session';
+  if (code === 'XX000' && /tuple concurrently updated/u.test(message ?? '')) return 'a catalog row updated by another session meanwhile';
+  return null;
+}
+
+/** The other sessions holding a lock of one of `relations` in this database, and the index builds running, for messages. */
+async function lockBlockers(client: PoolClient, relations: readonly string[]): Promise<string> {
+  const { rows } = await client.query<{ pid: number; state: string | null; since: string | null }>(
+    `SELECT DISTINCT a.pid, a.state, to_char(a.xact_start, 'YYYY-MM-DD"T"HH24:MI:SS') AS since
+       FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.granted AND l.locktype = 'relation' AND l.pid <> pg_backend_pid()
+        AND l.database IN (0, (SELECT oid FROM pg_database WHERE datname = current_database()))
+        AND l.relation IN (SELECT to_regclass(r) FROM unnest($1::text[]) r)
+      ORDER BY since LIMIT 3`,
+    [[...relations]],
+  );
+  return [...rows.map(sessionLine), ...(await indexBuilds(client, TABLES)).map(buildLine)].join(', ');
+}
+
+interface IndexBuild {
+  pid: number;
+  index: string | null;
+  phase: string;
+}
+
+function buildLine(b: IndexBuild): string {
+  return `pid ${b.pid} (building index ${b.index ?? '?'}, ${b.phase})`;
+}
+
+/** Index builds (CREATE INDEX, REINDEX, CLUSTER's) other sessions run on `tables` of this database. */
+async function indexBuilds(client: Pool | PoolClient, tables: readonly string[]): Promise<IndexBuild[]> {
+  const { rows } = await client.query<IndexBuild>(
+    `SELECT p.pid, c.relname AS index, p.phase FROM pg_stat_progress_create_index p LEFT JOIN pg_class c ON c.oid = p.index_relid
+      WHERE p.datname = current_database() AND p.pid <> pg_backend_pid()
+        AND p.relid IN (SELECT to_regclass(format('%I.%I', current_schema(), t)) FROM unnest($1::text[]) t)
+      ORDER BY p.pid`,
+    [[...tables]],
+  );
+  return rows;
+}
+
+/**
+ * A concurrent index build (the background HNSW build of a long-lived cairn, a migration's) on a table
+ * about to be rewritten: VACUUM FULL would queue behind its lock, and while it waits the build waits for the
+ * compaction's transaction, so the deadlock detector ends one of them (often the build, hours of work on a
+ * large store); and ANALYZE beside it can fail on a catalog row both update. So the compaction waits for the
+ * builds first, polling, at most `boundMs`; one still running then fails it with STORE_UNAVAILABLE naming the
+ * build. Returns the step to record when it waited, null when none was running.
+ */
+async function waitForIndexBuilds(pool: Pool, tables: readonly string[], boundMs: number): Promise<string | null> {
+  const started = Date.now();
+  let running = await indexBuilds(pool, tables);
+  if (running.length === 0) return null;
+  const count = running.length;
+  while (running.length > 0) {
+    if (Date.now() - started > boundMs) {
+      throw new CairnError('STORE_UNAVAILABLE', `an index build on the tables to compact was still running after ${boundMs / 1000} s: ${running.map(buildLine).join(', ')}`, {
+        hint: 'let the build finish (pg_stat_progress_create_index shows how far it is), or cancel it (pg_cancel_backend(pid): a long-lived cairn builds it again later)',
+      });
+    }
+    await sleep(100);
+    running = await indexBuilds(pool, tables);
+  }
+  return `waited ${Date.now() - started} ms for ${count} index build${count === 1 ? '' : 's'} on the compacted tables to finish`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { CairnError } from '../../interfaces/errors.js';
-import { sleep, type PoolClient } from './postgres-driver.js';
+import { LOCK_TIMEOUT_MS, sleep, type PoolClient } from './postgres-driver.js';
 import { snapshotHolders } from './postgres-vector-index.js';
 import { CONCURRENT_BUILDS, MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION, type ConcurrentBuild, type VectorStorage } from './postgres-schema.js';
 
@@ -57,8 +57,6 @@ async function ensurePgvector(client: PoolClient, create: boolean): Promise<stri
   }
 }
 
-/** How long a migration step waits for a table lock before it rolls back and tries again. */
-const LOCK_TIMEOUT_MS = 5_000;
 /** Attempts of a migration transaction that timed out on a lock (then STORE_UNAVAILABLE). */
 const LOCK_ATTEMPTS = 6;
 /** How long an opener waits for another process's migration before it gives up. */

@@ -98,7 +98,12 @@ export async function snapshotHolders(client: PoolClient): Promise<string> {
       WHERE datname = current_database() AND pid <> pg_backend_pid() AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL)
       ORDER BY xact_start LIMIT 3`,
   );
-  return rows.map((r) => `pid ${r.pid} (${r.state ?? 'unknown state'}, in a transaction since ${r.since ?? '?'})`).join(', ');
+  return rows.map(sessionLine).join(', ');
+}
+
+/** A session in a message: `pid N (idle in transaction, in a transaction since …)`. */
+export function sessionLine(r: { pid: number; state: string | null; since: string | null }): string {
+  return `pid ${r.pid} (${r.state ?? 'unknown state'}, in a transaction since ${r.since ?? '?'})`;
 }
 
 /** For `cairn doctor`: the index's state in a sentence. */
