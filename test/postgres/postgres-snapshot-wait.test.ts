@@ -112,4 +112,37 @@ describe('PostgreSQL concurrent index builds beside a transaction holding an old
       await next.close();
     }
   });
+
+  it('preparing vectors in a long-lived process does not wait for a background build held up by the reader', async () => {
+    const { db, sql } = t;
+    await sql.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
+    await seedVectorsWithoutIndex(db.url, sql, 8, 100);
+    const reader = await snapshotHolder(db.url, 'meta');
+    const served = createPostgresStore({ ...testStoreConfig(db.url), buildVectorIndexInBackground: true });
+    try {
+      await served.open();
+      let waiting = false;
+      for (let i = 0; i < 200 && !waiting; i++) {
+        const { rows } = await sql.query(`SELECT 1 FROM pg_stat_activity WHERE query LIKE 'CREATE INDEX CONCURRENTLY%' AND wait_event = 'virtualxid'`);
+        waiting = rows.length > 0;
+        if (!waiting) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(waiting, 'the background build waits for the reader');
+      // A reindex to another embedder of the same size prepares its vectors while the build still waits.
+      const started = Date.now();
+      const prepared = await Promise.race([
+        served.prepareVectors({ id: 'other-embedder', dimensions: 8 }).then(() => 'prepared'),
+        new Promise((r) => setTimeout(() => r('still waiting'), 20_000)),
+      ]);
+      assert.equal(prepared, 'prepared', `prepareVectors returned within 20 s (after ${Date.now() - started} ms)`);
+      assert.equal(await hnswIndexState(sql, 8), 'invalid', 'the build is still running');
+      // Vector search answers meanwhile, by the exact scan.
+      const probe = new Float32Array(8).fill(0.5);
+      assert.equal((await served.vectorCandidates(probe, 5, { namespace: 'acme/shop', now: '2026-06-01T00:00:00.000Z' })).length, 5);
+    } finally {
+      await reader.client.query('COMMIT').catch(() => {});
+      await reader.client.end();
+      await served.close();
+    }
+  });
 });

@@ -54,6 +54,12 @@ const BACKOFF_MS = 200;
  */
 /** How long `cairn verify`'s index build waits for each older transaction before it gives up. */
 const VERIFY_LOCK_TIMEOUT_MS = 5_000;
+/**
+ * How long preparing vectors or verify waits for this process's background index build before going on
+ * without it: a concurrent build waits for every older snapshot of the database, so it may not end while
+ * another session's transaction lives.
+ */
+const BUILD_SETTLE_MS = 5_000;
 
 export class PostgresStore implements Store {
   readonly location: string;
@@ -205,13 +211,24 @@ export class PostgresStore implements Store {
     };
   }
 
+  /** Waits for this process's background index build to end, at most BUILD_SETTLE_MS. */
+  private async settleIndexBuild(): Promise<void> {
+    if (!this.indexBuild) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.indexBuild.done, new Promise<void>((r) => (timer = setTimeout(r, BUILD_SETTLE_MS)))]);
+    clearTimeout(timer);
+  }
+
   /**
    * The HNSW index of `info.dimensions`, built before the transaction that records the embedder, so that
    * transaction's setEmbedder only checks it exists. Without pgvector there is nothing to prepare.
    */
   async prepareVectors(info: EmbedderInfo): Promise<void> {
     await this.read('preparing the vector index', async (pool) => {
-      await this.indexBuild?.done;
+      // A build still running after the bound has created its index (invalid, so search scans exactly until
+      // it is valid), which is all the embedder's transaction checks; one of another dimension holds the
+      // table's lock, so creating this one waits at most the statement timeout.
+      await this.settleIndexBuild();
       await this.createVectorIndex(pool, info.dimensions);
     });
   }
@@ -224,7 +241,7 @@ export class PostgresStore implements Store {
   async checkVectorIndex(): Promise<VectorIndexCheck> {
     return this.read('checking the vector index', async (pool) => {
       if (this.facts?.vectorStorage !== 'pgvector') return { status: 'exhaustive', detail: 'no pgvector: vectors are scanned exactly' };
-      await this.indexBuild?.done;
+      await this.settleIndexBuild(); // one still running holds the build lock: `busy` below, exhaustive
       const dims = this.dims ?? (await this.space())?.dimensions ?? null;
       if (dims === null) return { status: 'consistent', detail: 'no vectors stored yet' };
       const state = await vectorIndexState(pool, dims);
