@@ -35,6 +35,7 @@ const BENCHMARKS: Benchmark[] = [
   // CPU cost of the filter's text rules (de-obfuscation, intent patterns) on adversarial 32 KB inputs.
   { name: 'filter-cost', script: 'dist/bench/filter-cost.js', args: [] },
   { name: 'http', script: 'dist/bench/http.js', args: [] },
+  { name: 'embed-call', script: 'dist/bench/embed-call.js', args: [] },
   { name: 'staleness', script: 'dist/bench/staleness.js', args: [] },
   { name: 'sync', script: 'dist/bench/sync.js', args: [] },
   { name: 'backends', script: 'dist/bench/backends.js', args: [] },

