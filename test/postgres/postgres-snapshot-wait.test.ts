@@ -23,6 +23,16 @@ async function snapshotHolder(url: string, table: string): Promise<{ client: pg.
   return { client, pid };
 }
 
+/** Whether a CREATE INDEX CONCURRENTLY is seen waiting for an older transaction (virtualxid) within 10 s. */
+async function buildWaitsForSnapshot(sql: pg.Client): Promise<boolean> {
+  for (let i = 0; i < 200; i++) {
+    const { rows } = await sql.query(`SELECT 1 FROM pg_stat_activity WHERE query LIKE 'CREATE INDEX CONCURRENTLY%' AND wait_event = 'virtualxid'`);
+    if (rows.length > 0) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
 describe('PostgreSQL concurrent index builds beside a transaction holding an old snapshot', { skip: pgSkip }, () => {
   const t = useTestDatabase();
 
@@ -73,13 +83,7 @@ describe('PostgreSQL concurrent index builds beside a transaction holding an old
       let started = Date.now();
       await served.open();
       assert.ok(Date.now() - started < 10_000, `open took ${Date.now() - started} ms`);
-      let waiting = false;
-      for (let i = 0; i < 200 && !waiting; i++) {
-        const { rows } = await sql.query(`SELECT 1 FROM pg_stat_activity WHERE query LIKE 'CREATE INDEX CONCURRENTLY%' AND wait_event = 'virtualxid'`);
-        waiting = rows.length > 0;
-        if (!waiting) await new Promise((r) => setTimeout(r, 50));
-      }
-      assert.ok(waiting, 'the background build waits for the reader');
+      assert.ok(await buildWaitsForSnapshot(sql), 'the background build waits for the reader');
       started = Date.now();
       await served.close();
       assert.ok(Date.now() - started < 10_000, `close took ${Date.now() - started} ms`);
@@ -121,13 +125,7 @@ describe('PostgreSQL concurrent index builds beside a transaction holding an old
     const served = createPostgresStore({ ...testStoreConfig(db.url), buildVectorIndexInBackground: true });
     try {
       await served.open();
-      let waiting = false;
-      for (let i = 0; i < 200 && !waiting; i++) {
-        const { rows } = await sql.query(`SELECT 1 FROM pg_stat_activity WHERE query LIKE 'CREATE INDEX CONCURRENTLY%' AND wait_event = 'virtualxid'`);
-        waiting = rows.length > 0;
-        if (!waiting) await new Promise((r) => setTimeout(r, 50));
-      }
-      assert.ok(waiting, 'the background build waits for the reader');
+      assert.ok(await buildWaitsForSnapshot(sql), 'the background build waits for the reader');
       // A reindex to another embedder of the same size prepares its vectors while the build still waits.
       const started = Date.now();
       const prepared = await Promise.race([
