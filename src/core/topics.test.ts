@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Memory, SearchResult } from '../interfaces/memory.js';
 import { analyse } from './lexical.js';
-import { inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights } from './topics.js';
+import { DEFAULT_RECORDED_UPDATE, inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights } from './topics.js';
 
 function result(id: string, text: string, createdAt: string, kind: Memory['kind'] = 'note'): SearchResult {
   const memory = { id, text, kind, createdAt, route: null } as unknown as Memory;
@@ -94,5 +94,40 @@ describe('preferNewerOnSameTopic', () => {
     ]);
     const out = preferNewerOnSameTopic([older, newer], vectors, 10, inverseDocumentFrequency(3, df));
     assert.deepEqual(out.map((r) => r.memory.id), ['B', 'A']);
+  });
+});
+
+describe('preferNewerOnSameTopic: one subject per update', () => {
+  // Scores and write-time relations as recall sees them (score fusion): the update names two older notes.
+  const scored = (r: SearchResult, score: number, likelyReplaces?: string[]): SearchResult => {
+    r.score = score;
+    if (likelyReplaces) r.memory.likelyReplaces = likelyReplaces;
+    return r;
+  };
+  const schedule = () => scored(result('S', 'Failed renewals retry on days 1, 3, 5 and 7 before the subscription is paused.', '2026-08-01T00:00:00Z'), 0.45);
+  const grace14 = () => scored(result('G1', 'Unpaid subscriptions are cancelled after a 14 day grace period.', '2026-06-01T00:00:00Z'), 0.24);
+  const grace30 = () => scored(result('G2', 'The grace period for unpaid subscriptions is 30 days now (was 14).', '2026-10-01T00:00:00Z'), 0.29, ['G1', 'S']);
+
+  it('an update that names two older notes is lifted over the one it shares its wording with, not over the other', () => {
+    const vectors = new Map([['S', at(-40)], ['G1', at(30)], ['G2', at(0)]]); // S and G1: cos 70° = 0.34, two subjects
+    const out = preferNewerOnSameTopic([schedule(), grace14(), grace30()], vectors, 10, () => 1, new Map(), null, DEFAULT_RECORDED_UPDATE);
+    assert.deepEqual(out.map((r) => r.memory.id), ['S', 'G2', 'G1']);
+    assert.equal(out[1]?.scoreDetails.newerThan, 'G1');
+  });
+
+  it('without the note it replaces among the results, the update is lifted over the other note it names', () => {
+    const vectors = new Map([['S', at(-40)], ['G2', at(0)]]);
+    const out = preferNewerOnSameTopic([schedule(), grace30()], vectors, 10, () => 1, new Map(), null, DEFAULT_RECORDED_UPDATE);
+    assert.deepEqual(out.map((r) => r.memory.id), ['G2', 'S']);
+  });
+
+  it('two older versions of one chain do not hold the newest back: it goes above both', () => {
+    const v1 = scored(result('V1', 'The service runs on Python 3.10.', '2026-01-01T00:00:00Z'), 0.83);
+    const v2 = scored(result('V2', 'We upgraded the service to Python 3.11 for the speedups.', '2026-03-01T00:00:00Z'), 0.46, ['V1']);
+    // The newest shares more of its wording with v1 than with v2, and names both.
+    const v3 = scored(result('V3', 'The service runtime is Python 3.12 since the base image bump.', '2026-05-01T00:00:00Z'), 0.45, ['V2', 'V1']);
+    const vectors = new Map([['V1', at(0)], ['V2', at(25)], ['V3', at(20)]]);
+    const out = preferNewerOnSameTopic([v1, v2, v3], vectors, 10, () => 1, new Map(), null, DEFAULT_RECORDED_UPDATE);
+    assert.deepEqual(out.map((r) => r.memory.id), ['V3', 'V2', 'V1']);
   });
 });

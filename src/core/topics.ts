@@ -164,14 +164,16 @@ export function preferNewerOnSameTopic(
   mayLead: (m: Memory) => boolean = () => true,
 ): SearchResult[] {
   const head = results.slice(0, window);
-  const sameTopic = (a: SearchResult, b: SearchResult): boolean => {
+  // Which rule takes `b` (newer) to be about the same topic as `a`, the stated-update rule last: it is the loose one.
+  const sameTopicBy = (a: SearchResult, b: SearchResult): 'recorded' | 'close' | 'stated' | null => {
+    if (!mayLead(b.memory)) return null;
     // Recorded at write time: the newer note probably updates this one (Memory.likelyReplaces).
-    if (!mayLead(b.memory)) return false;
-    if (recorded && b.score >= recorded.minScoreRatio * a.score && b.memory.likelyReplaces?.includes(a.memory.id)) return true;
+    if (recorded && b.score >= recorded.minScoreRatio * a.score && b.memory.likelyReplaces?.includes(a.memory.id)) return 'recorded';
     const va = vectors.get(a.memory.id);
     const vb = vectors.get(b.memory.id);
-    if (!va || !vb) return false;
+    if (!va || !vb) return null;
     const cosine = dot(va, vb);
+    if (a.memory.kind === b.memory.kind && cosine >= SAME_TOPIC_MIN_COSINE && weightedOverlap(termsOf(a, cache), termsOf(b, cache), weight) >= SAME_TOPIC_MIN_OVERLAP) return 'close';
     if (
       statedUpdate &&
       a.memory.kind !== 'route' &&
@@ -181,10 +183,32 @@ export function preferNewerOnSameTopic(
       UPDATE_CUE.test(b.memory.text) &&
       weightedOverlap(termsOf(a, cache), termsOf(b, cache), () => 1) >= statedUpdate.minOverlap
     ) {
-      return true;
+      return 'stated';
     }
-    if (a.memory.kind !== b.memory.kind || cosine < SAME_TOPIC_MIN_COSINE) return false;
-    return weightedOverlap(termsOf(a, cache), termsOf(b, cache), weight) >= SAME_TOPIC_MIN_OVERLAP;
+    return null;
+  };
+  const cosineOf = (a: SearchResult, b: SearchResult): number => {
+    const va = vectors.get(a.memory.id);
+    const vb = vectors.get(b.memory.id);
+    return va && vb ? dot(va, vb) : -1;
+  };
+  const sharedWording = (a: SearchResult, b: SearchResult): number => weightedOverlap(termsOf(a, cache), termsOf(b, cache), weight);
+  // Two older notes of one chain: one names the other as likely replaced, or they are close neighbours.
+  const oneSubject = (a: SearchResult, b: SearchResult): boolean =>
+    Boolean(a.memory.likelyReplaces?.includes(b.memory.id) || b.memory.likelyReplaces?.includes(a.memory.id)) || cosineOf(a, b) >= SAME_TOPIC_MIN_COSINE;
+  // A change stated in other words updates one subject: by the stated-update rule alone, a newer note is lifted
+  // over an older one only when no other older result of the window that it counts as the same topic is closer
+  // to it. "The grace period is 30 days now (was 14)" read as an update of both "Unpaid subscriptions are
+  // cancelled after a 14 day grace period" and the dunning schedule of failed renewals (cosine above 0.5, shared
+  // words), and went above the schedule on a question about retrying declined cards; the note it replaces is
+  // the closer one.
+  const lifts = (older: SearchResult, newer: SearchResult): boolean => {
+    const by = sameTopicBy(older, newer);
+    if (by === null || by === 'close') return by !== null;
+    const shared = sharedWording(older, newer);
+    return !head.some(
+      (c) => c !== older && c !== newer && c.memory.createdAt < newer.memory.createdAt && sharedWording(c, newer) > shared && sameTopicBy(c, newer) !== null && !oneSubject(c, older),
+    );
   };
   // Passes until nothing moves (at most SAME_TOPIC_PASSES): in a chain v1, v3, v2 where v3 reads like v2 but
   // not like v1, the first pass lifts v2 over v1 and only the second lifts v3 over v2.
@@ -194,7 +218,7 @@ export function preferNewerOnSameTopic(
       for (let j = i + 1; j < head.length; j++) {
         const older = head[i] as SearchResult;
         const newer = head[j] as SearchResult;
-        if (newer.memory.createdAt > older.memory.createdAt && sameTopic(older, newer)) {
+        if (newer.memory.createdAt > older.memory.createdAt && lifts(older, newer)) {
           head.splice(j, 1);
           head.splice(i, 0, newer);
           newer.scoreDetails.newerThan = older.memory.id;
