@@ -4,7 +4,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSy
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { graphHeaderPath } from '../src/adapters/sqlite/sqlite-neighbour-graph-file.js';
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { graphFileProblem, graphHeaderPath, readGraphHeader } from '../src/adapters/sqlite/sqlite-neighbour-graph-file.js';
 import { createSqliteStore, type SqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { erase } from '../src/core/erasure.js';
 import type { Memory } from '../src/interfaces/memory.js';
@@ -489,3 +491,42 @@ function filesHolding(path: string, vector: Float32Array): string[] {
   const want = codes.map((x) => Math.round((x / norm) * 127));
   return graphSideFiles(path).filter((f) => !f.endsWith('.json') && holds(join(root, f), want));
 }
+
+describe('graph files published by several processes', () => {
+  it('two processes publishing one namespace\'s graph never delete the file the header names', async () => {
+    const path = join(root, `publishers-${++counter}.db`);
+    const script = join(fileURLToPath(new URL('.', import.meta.url)), 'fixtures', 'graph-publisher.js');
+    const start = (): Promise<ChildProcess> =>
+      new Promise((resolve, reject) => {
+        const child = fork(script, [path, NS], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+        child.once('message', () => resolve(child));
+        child.once('error', reject);
+      });
+    const publishers = [await start(), await start()];
+    const broken: string[] = [];
+    const publish = (child: ChildProcess, round: number) =>
+      new Promise<void>((resolve, reject) => {
+        const died = (code: number | null) => reject(new Error(`a publisher died in round ${round} (exit ${code}): ${broken.join('; ')}`));
+        child.once('exit', died);
+        child.once('message', () => {
+          child.off('exit', died);
+          resolve();
+        });
+        child.send({ round });
+      });
+    try {
+      for (let round = 1; round <= 60; round++) {
+        await Promise.all(publishers.map((p) => publish(p, round)));
+        // Both publishes are done: the header names a graph file that is there, whole.
+        const saved = readGraphHeader(path, NS);
+        const problem = 'problem' in saved ? saved.problem : graphFileProblem(saved);
+        if (problem !== null) broken.push(`round ${round}: ${problem}`);
+      }
+    } finally {
+      for (const p of publishers) if (p.connected) p.send('exit');
+    }
+    assert.deepEqual(broken, [], 'no publish deleted the other process\'s graph while the header named it');
+    const files = readdirSync(root).filter((f) => f.startsWith(`${basename(path)}.graph.`) && f.endsWith('.usearch'));
+    assert.ok(files.length <= 2, `at most one graph file per live publisher is kept: ${files.join(', ')}`);
+  });
+});

@@ -3,7 +3,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import type { Usearch } from './sqlite-vector-index-file.js';
+import { isAlive, type Usearch } from './sqlite-vector-index-file.js';
 import { vectorTableName } from './sqlite-vector-table.js';
 
 /**
@@ -64,7 +64,7 @@ export function namespaceVectorsSql(dimensions: number): string {
 
 /**
  * A namespace's graph saved beside the database, so a process that opens the store loads it instead of building
- * it again: `<db>.graph.<namespace key>.<token>.usearch` (usearch's own format) named by a header
+ * it again: `<db>.graph.<namespace key>.<pid>-<token>.usearch` (usearch's own format) named by a header
  * `<db>.graph.<namespace key>.json` that says what it was built from. Like the index file it is a cache, never a
  * source: a reader takes it only when the header matches the database (store id, embedder, parameters), its
  * change is one the database can still catch up from, and the loaded graph holds the vectors the header says.
@@ -132,10 +132,17 @@ function fsyncPath(path: string): void {
  * renamed to a name of its own, flushed, then named by a new header written atomically over the old one; the
  * namespace's older graph files go last. A process killed at any point leaves the old header with its file, or
  * the new ones.
+ *
+ * Several processes may publish one namespace's graph at once (two long-lived cairns on one database). A graph
+ * file's name carries the pid of its writer (`<db>.graph.<key>.<pid>-<token>.usearch`), and a publisher removes
+ * only the files it wrote itself and those of processes no longer alive (or of no known writer), never the one
+ * the header names when it looks: another live process's file may be about to be named by that process's header,
+ * and removing it would leave that header naming nothing (and that publish failing). Each live publisher keeps
+ * at most its latest file beside the one named.
  */
 export function publishGraphFile(dbPath: string, source: string, header: Omit<GraphFileHeader, 'file' | 'bytes' | 'sha256' | 'format'>): void {
   const key = namespaceKey(header.namespace);
-  const name = `${basename(dbPath)}.graph.${key}.${randomBytes(6).toString('hex')}.usearch`;
+  const name = `${basename(dbPath)}.graph.${key}.${process.pid}-${randomBytes(6).toString('hex')}.usearch`;
   const path = join(dirname(dbPath), name);
   renameSync(source, path);
   // The graph's rename is durable before the header that names it is written.
@@ -155,8 +162,12 @@ export function publishGraphFile(dbPath: string, source: string, header: Omit<Gr
   }
   fsyncPath(dirname(dbPath));
   const prefix = `${basename(dbPath)}.graph.${key}.`;
+  const named = readGraphHeader(dbPath, header.namespace);
+  const keep = 'header' in named ? named.header.file : name;
   for (const other of readdirSync(dirname(dbPath))) {
-    if (!other.startsWith(prefix) || !other.endsWith('.usearch') || other === name) continue;
+    if (!other.startsWith(prefix) || !other.endsWith('.usearch') || other === name || other === keep) continue;
+    const writer = Number(other.slice(prefix.length).split('-')[0]);
+    if (Number.isInteger(writer) && writer > 0 && writer !== process.pid && isAlive(writer)) continue;
     try {
       rmSync(join(dirname(dbPath), other), { force: true });
     } catch {

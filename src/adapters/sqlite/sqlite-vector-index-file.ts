@@ -67,7 +67,8 @@ export function loadUsearch(): { usearch: Usearch } | { error: string } {
   return loaded instanceof Error ? { error: `usearch could not load: ${loaded.message.split('\n')[0]}` } : { usearch: loaded };
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process of this pid runs on this machine (one of another user's counts). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
