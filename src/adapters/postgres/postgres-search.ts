@@ -100,25 +100,36 @@ const B = 0.75;
  * terms (OR), computed from the postings with the namespace's own document count, average length and
  * document frequencies (the trigger-kept `term_stats`, equal to a count of the term's postings); idf as
  * FTS5 computes it (log((N − n + 0.5) / (n + 0.5)), 1e-6 when not positive).
- * The terms are summed in term order, so equal documents get bit-equal scores (and share a rank) in every
- * execution, whatever order the aggregate meets their postings in.
+ * The terms are summed in term order (bytewise, the postings' collation), so equal documents get bit-equal
+ * scores (and share a rank) in every execution, whatever order the aggregate meets their postings in: one
+ * filtered sum per term (each over the memory's one posting of it, so exactly its weight; 0 when it has none,
+ * and adding 0 changes no bits), added in that order. This is the sum `sum(… ORDER BY term)` gives, without
+ * its sort per memory (at 100k, a third of the statement's lexical time).
  */
 export function lexicalCtes(p: Params, terms: string[], k: number, filter: CandidateFilter, names: LexicalNames = LEX): string {
   const ns = p.add(filter.namespace);
   const tp = `${p.add(terms)}::text[]`;
   const stats = names.stats === LEX.stats ? `${LEX.stats} AS (${namespaceStatsSql(ns)}),\n    ` : '';
-  return `${stats}${names.df} AS (
+  // Both MATERIALIZED: a CTE read once is otherwise inlined, and the planner then computed the idf (four
+  // lookups of term_stats) once per posting instead of once per term (at 100k, 55k index scans a term list).
+  return `${stats}${names.df} AS MATERIALIZED (
       SELECT t.term, t.ord, coalesce((SELECT s.documents FROM term_stats s WHERE s.term = t.term AND s.namespace = ${ns}), 0)::float8 AS df
       FROM unnest(${tp}) WITH ORDINALITY AS t(term, ord)),
-    ${names.idf} AS (
-      SELECT term, ord, CASE WHEN ln((n - df + 0.5) / (df + 0.5)) > 0 THEN ln((n - df + 0.5) / (df + 0.5)) ELSE 1e-6 END AS idf
+    ${names.idf} AS MATERIALIZED (
+      SELECT term, ord, CASE WHEN ln((n - df + 0.5) / (df + 0.5)) > 0 THEN ln((n - df + 0.5) / (df + 0.5)) ELSE 1e-6 END AS idf,
+        row_number() OVER (ORDER BY term COLLATE "C") AS pos
       FROM ${names.df}, ${LEX.stats}),
     ${names.out} AS (
-      SELECT d.memory_pk AS pk,
-        sum(i.idf * (d.tf * ${K1 + 1}) / (d.tf + ${K1} * (1 - ${B} + ${B} * m.doc_length / s.avgdl)) ORDER BY d.term) AS score
+      SELECT d.memory_pk AS pk, ${inTermOrder(terms.length, `i.idf * (d.tf * ${K1 + 1}) / (d.tf + ${K1} * (1 - ${B} + ${B} * m.doc_length / s.avgdl))`)} AS score
       FROM memory_terms d JOIN ${names.idf} i ON i.term = d.term JOIN memories m ON m.pk = d.memory_pk CROSS JOIN ${LEX.stats} s
       WHERE d.namespace = ${ns} AND d.term = ANY(${tp}) AND ${filterSql(filter, p)}
       GROUP BY d.memory_pk ORDER BY score DESC, d.memory_pk LIMIT ${p.add(k)})`;
+}
+
+/** The sum of `weight` over a memory's postings of `count` terms, added in the terms' order (`i.pos`). */
+function inTermOrder(count: number, weight: string): string {
+  const parts = Array.from({ length: count }, (_, j) => `coalesce(sum(${weight}) FILTER (WHERE i.pos = ${j + 1}), 0::float8)`);
+  return parts.length ? `(${parts.join(' + ')})` : '0::float8';
 }
 
 /** The CTE names of one lexical signal; only the first set (LEX) defines `lex_stats`, the others read it. */
