@@ -1095,6 +1095,9 @@ export function describeStoreContract(name: string, makeStore: MakeStore, option
         const after = await store.recallStats('acme/shop', NOW, 10);
         assert.deepEqual(after.top.map((t) => t.id), [b.id]);
         assert.equal((await store.recallStats('acme/blog', NOW, 10)).top[0]?.count, 1);
+        // One call counts each listed memory that still exists, the deleted one not again.
+        await store.recordRecalls('acme/shop', [c.id, a.id, b.id], NOW);
+        assert.deepEqual((await store.recallStats('acme/shop', NOW, 10)).top.map((t) => [t.id, t.count]), [[b.id, 2], [c.id, 1]]);
       });
 
       test('term document frequencies count indexed memories per term, across namespaces', async (store, t) => {

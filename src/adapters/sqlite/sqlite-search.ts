@@ -24,13 +24,15 @@ export class SqliteSearch {
       // The log's copy of the vector (one B-tree lookup by its hash; a vec0 lookup by rowid costs several times
       // more), or the vector table's when the blob is missing. A memory has a vector row exactly when it has a
       // vector hash (writeVector sets both, every removal clears both).
+      // All of them in one statement (a search asks for its first twenty).
       const vec = this.c.stmt(
-        `SELECT COALESCE(b.data, (SELECT embedding FROM ${this.c.vectorTable} WHERE rowid = m.rowid)) AS embedding FROM memories m
-           LEFT JOIN vector_blobs b ON b.hash = m.vector_hash WHERE m.id = ? AND m.vector_hash IS NOT NULL`,
+        `SELECT m.id AS id, COALESCE(b.data, (SELECT embedding FROM ${this.c.vectorTable} WHERE rowid = m.rowid)) AS embedding FROM memories m
+           LEFT JOIN vector_blobs b ON b.hash = m.vector_hash WHERE m.id IN (SELECT value FROM json_each(?)) AND m.vector_hash IS NOT NULL`,
       );
+      const found = new Map((vec.all(JSON.stringify(ids)) as { id: string; embedding: Buffer | null }[]).map((v) => [v.id, v.embedding]));
       for (const id of ids) {
-        const v = vec.get(id) as { embedding: Buffer | null } | undefined;
-        if (v?.embedding) out.set(id, vectorFromBytes(v.embedding));
+        const embedding = found.get(id);
+        if (embedding) out.set(id, vectorFromBytes(embedding));
       }
       return out;
     });

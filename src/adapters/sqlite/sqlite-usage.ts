@@ -10,15 +10,15 @@ export class SqliteUsage {
     // Statistics only: a search of a read-only database still answers, uncounted.
     if (ids.length === 0 || this.c.readOnly) return;
     await this.c.smallWrite('counting recalls', () => {
+      // One statement for the search's results, in their order (an id listed twice counts twice). Only for a
+      // memory that still exists: a search answered just before an erasure deleted it must not leave a count
+      // behind for an id that is gone.
       const upsert = this.c.stmt(
-        // Only for a memory that still exists: a search answered just before an erasure deleted it must not
-        // leave a count behind for an id that is gone.
-        `INSERT INTO recall_counts (memory_id, namespace, count, last_at) SELECT ?, ?, 1, ? WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)
+        `INSERT INTO recall_counts (memory_id, namespace, count, last_at)
+           SELECT r.value, @namespace, 1, @at FROM json_each(@ids) r WHERE EXISTS (SELECT 1 FROM memories WHERE id = r.value)
          ON CONFLICT(memory_id) DO UPDATE SET count = count + 1, last_at = excluded.last_at`,
       );
-      this.c.db.transaction(() => {
-        for (const id of ids) upsert.run(id, namespace, at, id);
-      }).immediate();
+      this.c.db.transaction(() => upsert.run({ namespace, at, ids: JSON.stringify(ids) })).immediate();
     });
   }
 

@@ -234,10 +234,11 @@ export function changeFingerprint(db: Connection, seq: number): string | null {
 /**
  * The one rule for a file saved beside the database (the index file, a graph file): why it does not belong to
  * the database's history at its change `seq` (fingerprint `at`), or null. A file without a fingerprint (older
- * index files) is not checked.
+ * index files) is not checked. `fingerprint`: the database's own fingerprint of change `seq` when the caller has
+ * just read it (databaseIdentity's `at`), so it is not read again.
  */
-export function historyProblem(db: Connection, seq: number, at: string | null | undefined): string | null {
-  if (at === undefined || at === changeFingerprint(db, seq)) return null;
+export function historyProblem(db: Connection, seq: number, at: string | null | undefined, fingerprint?: string | null): string | null {
+  if (at === undefined || at === (fingerprint === undefined ? changeFingerprint(db, seq) : fingerprint)) return null;
   return `its change ${seq} is not the database's (restored from an older copy?)`;
 }
 

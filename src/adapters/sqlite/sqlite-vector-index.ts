@@ -253,7 +253,7 @@ export class SqliteVectorIndex {
     if ((have.erasures ?? 0) !== want.erasures) return 'the index file was written before the latest erasure';
     if (have.seq > want.seq) return `the index reflects change ${have.seq}, the database only ${want.seq} (restored from an older copy?)`;
     if (!this.changeLogCovers(have.seq, want.seq)) return 'the index is older than the change log the database keeps';
-    const history = historyProblem(this.sqlite(), have.seq, have.at);
+    const history = historyProblem(this.sqlite(), have.seq, have.at, have.seq === want.seq ? want.at : undefined);
     if (history !== null) return `the index file is from another history of this database: ${history}`;
     return null;
   }
