@@ -365,7 +365,7 @@ describe('the neighbour graph saved beside the database', () => {
     try {
       const q = next();
       assert.deepEqual(await b.vectorCandidates(q, 10, { namespace: NS, now: now() }), (await exact(path, [q]))[0]);
-      assert.match(b.vectorIndex?.status().reason ?? '', /written before the latest erasure/u);
+      assert.match(b.vectorIndex?.status().reason ?? '', /the index file was saved before the latest erasure \(0 of 1\)/u);
       await b.vectorIndex?.whenIdle();
       await b.vectorCandidates(next(), 10, { namespace: NS, now: now() });
       assert.equal(b.vectorIndex?.status().state, 'ready');

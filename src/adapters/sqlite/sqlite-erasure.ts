@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { isCurrent } from '../../interfaces/memory.js';
 import type { ErasureProof, ErasureProofReport, PendingErasure, StoreTx } from '../../interfaces/store.js';
+import { namesStartingWith } from './sqlite-saved-files.js';
 import { vectorTableSql } from './sqlite-vector-table.js';
 import { translate, type SqliteConnection } from './sqlite-connection.js';
 import type { Row } from './sqlite-rows.js';
@@ -27,14 +28,7 @@ const FILES: readonly { suffix: string; what: string }[] = [
 /** The neighbour graphs saved beside the database and their temporaries (`<db>.graph.*`, `<db>.graph-*`). */
 function graphFiles(location: string): { what: string; path: string }[] {
   const base = basename(location);
-  let names: string[] = [];
-  try {
-    names = readdirSync(dirname(location));
-  } catch {
-    return [];
-  }
-  return names
-    .filter((n) => n.startsWith(`${base}.graph.`) || n.startsWith(`${base}.graph-`))
+  return [...namesStartingWith(`${location}.graph.`), ...namesStartingWith(`${location}.graph-`)]
     .map((n) => ({ what: n.startsWith(`${base}.graph-`) ? 'neighbour graph temporary (.graph-*)' : 'saved neighbour graph (.graph.*)', path: join(dirname(location), n) }));
 }
 

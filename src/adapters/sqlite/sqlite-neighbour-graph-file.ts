@@ -1,9 +1,10 @@
 // The neighbour graph's shared parts, read by the store's main thread and by the worker that builds a graph:
 // its parameters, how a vector enters it, and the rows it is built from. Kept free of the store's imports.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { isAlive, type Usearch } from './sqlite-vector-index-file.js';
+import { fsyncPath, isAlive, namesStartingWith, writeFileAtomically, writerOf } from './sqlite-saved-files.js';
+import type { Usearch } from './sqlite-vector-index-file.js';
 import { vectorTableName } from './sqlite-vector-table.js';
 
 /**
@@ -114,19 +115,6 @@ export function graphHeaderPath(dbPath: string, namespace: string): string {
   return `${dbPath}.graph.${namespaceKey(namespace)}.json`;
 }
 
-function fsyncPath(path: string): void {
-  try {
-    const fd = openSync(path, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // Some filesystems cannot fsync a folder; the renames are still atomic.
-  }
-}
-
 /**
  * Makes the graph file at `source` (a temporary file in the database's folder) the namespace's saved graph:
  * renamed to a name of its own, flushed, then named by a new header written atomically over the old one; the
@@ -147,27 +135,22 @@ export function publishGraphFile(dbPath: string, source: string, header: Omit<Gr
   renameSync(source, path);
   // The graph's rename is durable before the header that names it is written.
   fsyncPath(dirname(dbPath));
-  const tmp = `${dbPath}.graph-${process.pid}-${randomBytes(4).toString('hex')}.json`;
   try {
     fsyncPath(path);
     const full: GraphFileHeader = { format: GRAPH_FILE_FORMAT, ...header, file: name, bytes: statSync(path).size, sha256: fileSha256(path) };
-    writeFileSync(tmp, JSON.stringify(full), { mode: 0o600 });
-    fsyncPath(tmp);
-    renameSync(tmp, graphHeaderPath(dbPath, header.namespace));
+    writeFileAtomically(graphHeaderPath(dbPath, header.namespace), `${dbPath}.graph-${process.pid}-${randomBytes(4).toString('hex')}.json`, [JSON.stringify(full)]);
   } catch (err) {
     // Not published: the graph goes back to `source`, where the caller loads or removes it; no orphan is left.
-    rmSync(tmp, { force: true });
     renameSync(path, source);
     throw err;
   }
-  fsyncPath(dirname(dbPath));
   const prefix = `${basename(dbPath)}.graph.${key}.`;
   const named = readGraphHeader(dbPath, header.namespace);
   const keep = 'header' in named ? named.header.file : name;
-  for (const other of readdirSync(dirname(dbPath))) {
-    if (!other.startsWith(prefix) || !other.endsWith('.usearch') || other === name || other === keep) continue;
-    const writer = Number(other.slice(prefix.length).split('-')[0]);
-    if (Number.isInteger(writer) && writer > 0 && writer !== process.pid && isAlive(writer)) continue;
+  for (const other of namesStartingWith(`${dirname(dbPath)}/${prefix}`)) {
+    if (!other.endsWith('.usearch') || other === name || other === keep) continue;
+    const writer = writerOf(other, prefix);
+    if (writer !== null && writer !== process.pid && isAlive(writer)) continue;
     try {
       rmSync(join(dirname(dbPath), other), { force: true });
     } catch {
@@ -216,16 +199,9 @@ export function graphFileProblem(file: { header: GraphFileHeader; path: string }
 
 /** Every namespace that has a saved graph header beside the database. */
 export function savedGraphNamespaces(dbPath: string): string[] {
-  const prefix = `${basename(dbPath)}.graph.`;
   const out: string[] = [];
-  let names: string[] = [];
-  try {
-    names = readdirSync(dirname(dbPath));
-  } catch {
-    return out;
-  }
-  for (const name of names) {
-    if (!name.startsWith(prefix) || !name.endsWith('.json')) continue;
+  for (const name of namesStartingWith(`${dbPath}.graph.`)) {
+    if (!name.endsWith('.json')) continue;
     try {
       const header = JSON.parse(readFileSync(join(dirname(dbPath), name), 'utf8')) as Partial<GraphFileHeader>;
       if (typeof header.namespace === 'string' && graphHeaderPath(dbPath, header.namespace) === join(dirname(dbPath), name)) out.push(header.namespace);
@@ -241,14 +217,7 @@ export function savedGraphNamespaces(dbPath: string): string[] {
  * every graph temporary `<db>.graph-<pid>-…` (a build's or a save's output not yet published).
  */
 export function removeGraphFiles(dbPath: string, namespace?: string): void {
-  const base = basename(dbPath);
-  const prefixes = namespace === undefined ? [`${base}.graph.`, `${base}.graph-`] : [`${base}.graph.${namespaceKey(namespace)}.`];
-  let names: string[] = [];
-  try {
-    names = readdirSync(dirname(dbPath));
-  } catch {
-    return;
-  }
-  const ours = names.filter((n) => prefixes.some((p) => n.startsWith(p)));
+  const starts = namespace === undefined ? [`${dbPath}.graph.`, `${dbPath}.graph-`] : [`${dbPath}.graph.${namespaceKey(namespace)}.`];
+  const ours = starts.flatMap(namesStartingWith);
   for (const name of [...ours.filter((n) => n.endsWith('.json')), ...ours.filter((n) => !n.endsWith('.json'))]) rmSync(join(dirname(dbPath), name), { force: true });
 }

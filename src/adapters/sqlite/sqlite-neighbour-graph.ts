@@ -14,7 +14,8 @@ import {
 } from './sqlite-neighbour-graph-file.js';
 import type { GraphBuildRequest } from './sqlite-neighbour-graph-worker.js';
 import type { QuantizedVectors } from './sqlite-quantized-vectors.js';
-import { removeStaleTemporaries, tooFarBehind, type IndexIdentity, type Usearch } from './sqlite-vector-index-file.js';
+import { removeStaleTemporaries, savedFileProblem } from './sqlite-saved-files.js';
+import { tooFarBehind, type IndexIdentity, type Usearch } from './sqlite-vector-index-file.js';
 
 /** What the graphs need of the vector index: the database's identity, and the change log. */
 export interface GraphContext {
@@ -22,6 +23,8 @@ export interface GraphContext {
   identity: IndexIdentity;
   /** Rows whose vector changed after change `from` up to `to`; null when the kept change log starts later. */
   changedSince: (from: number, to: number) => number[] | null;
+  /** Whether the kept change log still holds every change after `from` up to `to`. */
+  changeLogCovers: (from: number, to: number) => boolean;
   /** The database's erasure counter (meta `erasures`, bumped in an erasure's compaction), read now. */
   erasures: () => number;
   /** Why a file at change `seq` with fingerprint `at` is not of the database's history, or null (see historyProblem). */
@@ -353,26 +356,22 @@ function openSavedGraph(dbPath: string, ctx: GraphContext, namespace: string): {
   if ('problem' in file) return file;
   const { header } = file;
   const want = ctx.identity;
-  if (header.storeId !== want.storeId) return { problem: 'the graph file belongs to another database' };
-  if (header.embedder?.id !== want.embedder.id || header.embedder?.dimensions !== want.embedder.dimensions) {
-    return { problem: `the graph was built from ${String(header.embedder?.id)}; the store holds ${want.embedder.id} (${want.embedder.dimensions} dimensions)` };
-  }
+  const erasures = ctx.erasures();
   // Only the build's parameters: the search's expansion is this process's setting, not the file's.
-  if (header.params?.connectivity !== GRAPH_PARAMS.connectivity || header.params?.expansionAdd !== GRAPH_PARAMS.expansionAdd) {
-    return { problem: 'the graph was built with other parameters' };
+  const sameParams = header.params?.connectivity === GRAPH_PARAMS.connectivity && header.params?.expansionAdd === GRAPH_PARAMS.expansionAdd;
+  const refused = savedFileProblem('the graph file', { ...header, at: typeof header.at === 'string' ? header.at : null }, {
+    want: { ...want, erasures },
+    sameParams,
+    covers: ctx.changeLogCovers,
+    history: ctx.historyProblem,
+  });
+  if (refused !== null) {
+    // Saved before an erasure (or by a process that missed it): it may hold erased vectors, so it goes.
+    if (refused.erased) removeGraphFiles(dbPath, namespace);
+    return { problem: refused.problem };
   }
-  if (!(header.seq <= want.seq)) return { problem: `the graph reflects change ${header.seq}, the codes only ${want.seq}` };
-  if (ctx.changedSince(header.seq, want.seq) === null) return { problem: 'the graph file is older than the change log the database keeps' };
   // Caught up on the main thread at install: beyond this a build in the worker costs the searches less.
   if (tooFarBehind(want.seq - header.seq, header.vectors)) return { problem: `the graph file is ${want.seq - header.seq} changes behind: it is built again instead` };
-  const history = ctx.historyProblem(header.seq, typeof header.at === 'string' ? header.at : null);
-  if (history !== null) return { problem: `the graph file is from another history of this database: ${history}` };
-  const erasures = ctx.erasures();
-  if (header.erasures !== erasures) {
-    // Saved before an erasure (or by a process that missed it): it may hold erased vectors, so it goes.
-    removeGraphFiles(dbPath, namespace);
-    return { problem: `the graph file was saved before the latest erasure (${String(header.erasures)} of ${erasures})` };
-  }
   const damaged = graphFileProblem(file);
   if (damaged !== null) return { problem: damaged };
   const graph = newGraph(ctx.usearch, want.embedder.dimensions);

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename, dirname, join } from 'node:path';
 import { QuantizedVectors } from './sqlite-quantized-vectors.js';
+import { removeStaleTemporaries, writeFileAtomically } from './sqlite-saved-files.js';
 import { indexedVectorsSql } from './sqlite-vector-table.js';
 
 /**
@@ -67,35 +67,6 @@ export function loadUsearch(): { usearch: Usearch } | { error: string } {
   return loaded instanceof Error ? { error: `usearch could not load: ${loaded.message.split('\n')[0]}` } : { usearch: loaded };
 }
 
-/** Whether a process of this pid runs on this machine (one of another user's counts). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * Removes temporary files named `<start><pid>-…` that processes which have since died left behind (killed
- * mid-save or before deleting them); `start` is a path, e.g. `<db>.usearch.tmp-`.
- */
-export function removeStaleTemporaries(start: string): void {
-  const prefix = basename(start);
-  let names: string[] = [];
-  try {
-    names = readdirSync(dirname(start));
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = Number(name.slice(prefix.length).split('-')[0]);
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !isAlive(pid)) rmSync(join(dirname(start), name), { force: true });
-  }
-}
-
 /**
  * Writes the vectors and their header to `path` atomically: a temporary file beside it, flushed, then renamed
  * over the old one. A process killed at any point leaves either the old file or the new one, never a mix.
@@ -113,25 +84,7 @@ export function writeIndexFile(path: string, identity: IndexIdentity, indexes: M
   const json = Buffer.from(JSON.stringify(header), 'utf8');
   const length = Buffer.alloc(4);
   length.writeUInt32LE(json.length, 0);
-  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const fd = openSync(tmp, 'w', 0o600);
-  try {
-    for (const part of [MAGIC, length, json, ...bodies]) writeSync(fd, part);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
-  try {
-    const dirFd = openSync(dirname(path), 'r');
-    try {
-      fsyncSync(dirFd);
-    } finally {
-      closeSync(dirFd);
-    }
-  } catch {
-    // Some filesystems cannot fsync a folder; the rename itself is still atomic.
-  }
+  writeFileAtomically(path, `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`, [MAGIC, length, json, ...bodies]);
 }
 
 /** The header alone (the vectors are read by loadIndexSegments), or why the file cannot be used. */

@@ -23,6 +23,7 @@ import { indexedVectorsSql, vectorTableName } from './sqlite-vector-table.js';
 import { BackgroundBuilder, type BuildReply } from './sqlite-background-build.js';
 import { firstFetch, widening } from './sqlite-over-fetch.js';
 import { NeighbourGraphs, type GraphContext, type NeighbourGraphStatus } from './sqlite-neighbour-graph.js';
+import { savedFileProblem } from './sqlite-saved-files.js';
 
 export interface SqliteVectorIndexConfig {
   /**
@@ -174,6 +175,7 @@ export class SqliteVectorIndex {
       usearch: this.usearch as Usearch,
       identity: this.identity as IndexIdentity,
       changedSince: (from, to) => this.changedRows(from, to),
+      changeLogCovers: (from, to) => this.changeLogCovers(from, to),
       erasures: () => this.erasures(),
       historyProblem: (seq, at) => historyProblem(this.sqlite(), seq, at),
     };
@@ -245,17 +247,15 @@ export class SqliteVectorIndex {
 
   /** Why codes described by `have` cannot serve the database described by `want`, or null. */
   private mismatch(have: IndexIdentity, want: IndexIdentity): string | null {
-    if (have.storeId !== want.storeId) return 'the index file belongs to another database';
-    if (have.embedder.id !== want.embedder.id || have.embedder.dimensions !== want.embedder.dimensions) {
-      return `the index was built from ${have.embedder.id} (${have.embedder.dimensions} dimensions); the store holds ${want.embedder.id} (${want.embedder.dimensions})`;
-    }
-    if (have.params?.quantization !== this.params.quantization) return 'the index was built with other parameters';
-    if ((have.erasures ?? 0) !== want.erasures) return 'the index file was written before the latest erasure';
-    if (have.seq > want.seq) return `the index reflects change ${have.seq}, the database only ${want.seq} (restored from an older copy?)`;
-    if (!this.changeLogCovers(have.seq, want.seq)) return 'the index is older than the change log the database keeps';
-    const history = historyProblem(this.sqlite(), have.seq, have.at, have.seq === want.seq ? want.at : undefined);
-    if (history !== null) return `the index file is from another history of this database: ${history}`;
-    return null;
+    return (
+      savedFileProblem('the index file', have, {
+        want,
+        sameParams: have.params?.quantization === this.params.quantization,
+        covers: (from, to) => this.changeLogCovers(from, to),
+        // The database's fingerprint of its own change was just read with `want`: not read again.
+        history: (seq, at) => historyProblem(this.sqlite(), seq, at, seq === want.seq ? want.at : undefined),
+      })?.problem ?? null
+    );
   }
 
   /** Whether the kept change log still holds every change after `from` up to `to`. */
