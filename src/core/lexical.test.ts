@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { analyse, queryTerms } from './lexical.js';
+import { analyse, plainTerms, queryTerms } from './lexical.js';
 
 /** True when every term of `query` is among the indexed terms of `doc`: an OR query of them would hit it on each. */
 function coveredBy(query: string, doc: string): boolean {
@@ -51,6 +51,15 @@ describe('lexical analysis', () => {
         [],
       );
       assert.equal(analyse('deploy').length, 1);
+    });
+
+    it('a folder written with its trailing slash is a term of its own, besides its parts', () => {
+      assert.deepEqual(queryTerms('deploy/'), ['deploy/', 'deploi']);
+      assert.deepEqual(analyse('watching the deploy/ folder'), ['watch', 'deploy/', 'deploi', 'folder']);
+      assert.deepEqual(queryTerms('src/tax/'), ['src/tax/', 'src/tax', 'src', 'tax']);
+      // Without the slash, as before: the word alone, or the path whole and by its parts.
+      assert.ok(!analyse('Services deploy with src/tax/provider.ts').some((t) => t.endsWith('/')));
+      assert.deepEqual(plainTerms('the deploy/ folder'), ['folder'], 'a folder is no plain word');
     });
   });
 

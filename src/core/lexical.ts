@@ -1,12 +1,16 @@
 import { stemmer } from 'stemmer';
+import { americanSpelling } from './spelling.js';
 
 /**
  * Lexical analysis shared by indexing and querying (one definition, every backend).
  *
  * - Identifiers stay findable whole: `PAYMENTS_V2_ENABLED`, `shop/checkout/tax.py`, `ERR_STOCK_DRIFT_17`
  *   are indexed as one lower-cased term each, and also split into their parts (`payments`, `v2`, `enabled`;
- *   `shop`, `checkout`, `tax`, `py`) and camelCase pieces (`getUserName` → `get`, `user`, `name`).
- * - Plain words are lower-cased, stop words dropped, and Porter-stemmed (`requests` → `request`).
+ *   `shop`, `checkout`, `tax`, `py`) and camelCase pieces (`getUserName` → `get`, `user`, `name`). A folder
+ *   written with its trailing slash (`deploy/`, `src/tax/`) is a term of its own too, so a query naming the
+ *   folder finds the notes that name it, not every note that says "deploy".
+ * - Plain words are lower-cased, stop words dropped, British spellings folded to American ones (spelling.ts:
+ *   `serialise` → `serialize`) and Porter-stemmed (`requests` → `request`).
  * Terms contain only letters, digits and `_ . / - :`, and are separated by spaces when handed to a backend,
  * which matches them exactly as given (it neither splits, folds nor stems them again).
  */
@@ -38,7 +42,8 @@ function foldDiacritics(text: string): string {
 
 const ASCII_RE = /^[\x00-\x7f]*$/u;
 
-const COMPOUND_RE = /[\p{L}\p{N}_]+(?:[./\-:][\p{L}\p{N}_]+)*/gu;
+// A token may end in one `/`: a folder (`deploy/`, `modules/`), a term of its own besides its parts.
+const COMPOUND_RE = /[\p{L}\p{N}_]+(?:[./\-:][\p{L}\p{N}_]+)*\/?/gu;
 const PART_SPLIT_RE = /[./\-:_]+/u;
 
 const UPPER_RE = /\p{Lu}/u;
@@ -103,8 +108,12 @@ export function createAnalyser(options: AnalyserOptions): Analyser {
     if (/^\p{N}+$/u.test(lower)) return lower;
     return /^[a-z]+$/u.test(lower) ? stem(lower) : lower;
   };
-  const tokenTerms = (token: string): TokenTerms => {
+  const tokenTerms = (whole: string): TokenTerms => {
     const terms: string[] = [];
+    // A folder is found whole, slash and all: "deploy/" asks for the folder, not for every "deploy".
+    const folder = whole.endsWith('/');
+    if (folder) terms.push(whole.toLowerCase());
+    const token = folder ? whole.slice(0, -1) : whole;
     const pieces = token.split(PART_SPLIT_RE).filter(Boolean);
     const isCompound = pieces.length > 1;
     const camel = pieces.flatMap(camelParts);
@@ -114,7 +123,7 @@ export function createAnalyser(options: AnalyserOptions): Analyser {
       const term = wordTerm(piece);
       if (term) terms.push(term);
     }
-    return { terms, identifier: isCompound || isCamel };
+    return { terms, identifier: folder || isCompound || isCamel };
   };
   // A token's terms depend on the token alone, and a store's vocabulary repeats: recall analyses the text of
   // its first results on every search (query-term coverage, the same-topic step), a save the texts of its
@@ -147,7 +156,7 @@ export function createAnalyser(options: AnalyserOptions): Analyser {
 }
 
 /**
- * Porter stems, remembered: a store's vocabulary repeats, and recall analyses the text of its first results
+ * Porter stems of the American spelling (spelling.ts), remembered: a store's vocabulary repeats, and recall analyses the text of its first results
  * on every search (query-term coverage, the same-topic step). A third of analysis time was stemming
  * (600 notes: 52 ms plain, 33 ms remembered). Bounded: the memo starts over past STEM_MEMO_MAX words.
  */
@@ -159,7 +168,7 @@ function rememberedStem(word: string): string {
     if (stemMemo.size >= STEM_MEMO_MAX) stemMemo.clear();
     // Detached like the token memo's keys: the word may be cut from a token too long to remember.
     const key = detached(word);
-    stem = stemmer(key);
+    stem = stemmer(americanSpelling(key));
     stemMemo.set(key, stem);
   }
   return stem;

@@ -1,6 +1,7 @@
 import { CairnError } from '../../interfaces/errors.js';
 import { LOCK_TIMEOUT_MS, sleep, type PoolClient } from './postgres-driver.js';
 import { snapshotHolders } from './postgres-vector-index.js';
+import { MIGRATION_FOLLOW_UPS } from './postgres-follow-ups.js';
 import { CONCURRENT_BUILDS, MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION, type ConcurrentBuild, type VectorStorage } from './postgres-schema.js';
 
 /** What opening found out about the server, for the capability flags and `cairn doctor`. */
@@ -215,6 +216,7 @@ async function applySteps(client: PoolClient, from: number, end: number, fresh: 
     const storage: VectorStorage = from === 0 ? (reason === null ? 'pgvector' : 'array') : await storedVectorStorage(client);
     for (let v = from; v < end; v++) {
       await client.query((MIGRATIONS[v] as (s: VectorStorage) => string)(storage));
+      await MIGRATION_FOLLOW_UPS.get(v + 1)?.(client);
       await client.query('INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)', [v + 1, new Date().toISOString()]);
     }
     if (reason !== null) await client.query(`INSERT INTO meta (key, value) VALUES ('vector_fallback', $1)`, [reason]);

@@ -232,6 +232,15 @@ export const MIGRATIONS: readonly ((storage: VectorStorage) => string)[] = [
   ALTER TABLE memory_terms DROP CONSTRAINT memory_terms_pkey, ADD CONSTRAINT memory_terms_pkey PRIMARY KEY USING INDEX memory_terms_key;
   ${step6Index('memories_lexical', false)};
   `,
+  // 7: core's analyser changed its terms (British spellings folded to American ones, spelling.ts; a folder
+  // written with its trailing slash is a term of its own, lexical.ts), so every memory's postings and document
+  // length are re-analysed by reanalyseTerms (MIGRATION_FOLLOW_UPS), as SQLite's migration 13 rebuilds its
+  // full-text table. The locks keep writers out from before the first page to the commit; the statistics
+  // follow through their triggers.
+  () => `
+  LOCK TABLE memories IN SHARE ROW EXCLUSIVE MODE;
+  LOCK TABLE memory_terms IN SHARE ROW EXCLUSIVE MODE;
+  `,
 ];
 
 /** Step 6's two indexes: the postings' key carrying tf, and the covering index of the lexical filter. */

@@ -22,6 +22,14 @@ const FTS_TABLE_SQL = `CREATE VIRTUAL TABLE memories_fts USING fts5(
     tokenize="ascii tokenchars '_./-:'"
   );`;
 
+/** The full-text table emptied and made anew (its rows are then re-analysed by rebuildFullText). */
+const FTS_REBUILD_SQL = `
+  DROP TABLE IF EXISTS memories_fts_vocab;
+  DROP TABLE IF EXISTS memories_fts;
+  ${FTS_TABLE_SQL}
+  CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, col);
+  `;
+
 export const MIGRATIONS: readonly string[] = [
   // 1: memories (the projection), full-text index, the event log with its vector blobs, snapshots, settings
   `
@@ -194,12 +202,7 @@ export const MIGRATIONS: readonly string[] = [
   // found under the term core asks for; the ascii tokenizer splits only on ASCII punctuation and spaces
   // (never found inside a term, `_ . / - :` kept) and leaves every other character alone. The rows are
   // re-analysed from the memories by rebuildFullText (MIGRATION_FOLLOW_UPS).
-  `
-  DROP TABLE IF EXISTS memories_fts_vocab;
-  DROP TABLE IF EXISTS memories_fts;
-  ${FTS_TABLE_SQL}
-  CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab(memories_fts, col);
-  `,
+  FTS_REBUILD_SQL,
   // 10: how many events refer to each vector blob (an event's \`vector\` member), kept by triggers on the log,
   // so erasure asks one row whether a blob is still needed instead of scanning every payload. Re-runnable: the
   // counts are recomputed from the log.
@@ -235,12 +238,17 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE memories ADD COLUMN likely_replaces TEXT;
   CREATE INDEX memories_replacing ON memories (namespace) WHERE likely_replaces IS NOT NULL;
   `,
+  // 13: core's analyser changed its terms (British spellings folded to American ones, spelling.ts; a folder
+  // written with its trailing slash is a term of its own, lexical.ts): every memory is re-analysed into a new
+  // full-text table by rebuildFullText (MIGRATION_FOLLOW_UPS), as PostgreSQL's step 7 re-analyses its postings.
+  FTS_REBUILD_SQL,
 ];
 
 /** What migrations cannot do in SQL, run right after the migration reaching that version, in its transaction. */
 export const MIGRATION_FOLLOW_UPS: ReadonlyMap<number, (db: Database.Database) => void> = new Map([
   [9, rebuildFullText],
   [11, moveVectorTable],
+  [13, rebuildFullText],
 ]);
 
 /** Moves the vectors of the unnamed-dimension table `memories_vec` (before migration 11) into memories_vec_<n>. */
