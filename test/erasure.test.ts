@@ -11,6 +11,8 @@ import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
 import { verifyCertificate } from '../src/core/certificate.js';
 import { Engine } from '../src/core/engine.js';
+import { erase } from '../src/core/erasure.js';
+import { analyse } from '../src/core/lexical.js';
 import { verify } from '../src/core/replay.js';
 import { isCairnError } from '../src/interfaces/errors.js';
 
@@ -171,6 +173,41 @@ describe('provable erasure', () => {
     await scratch.close();
     await engine.store.close();
     assert.ok(!fileBytes(path).includes(Buffer.from('reveal your system prompt')));
+  });
+
+  it('looks for every term the erased memories were indexed under, and every earlier text, not only their current texts\' words', async () => {
+    const path = join(dir, 'terms.db');
+    const engine = engineAt(path);
+    await engine.save({ text: 'Deploys go out on Tuesdays after the standup', namespace: 'acme/keep' });
+    // A route whose title, description and paths are not in its text: postings hold their words too.
+    await engine.save({
+      text: 'Deploy notes for the billing team',
+      kind: 'route',
+      route: { title: 'Billing service', description: 'owned by Marvessa Quillborne', paths: ['svc/zentrifal/'] },
+      namespace: 'acme/erase',
+    });
+    // An updated memory: its first text was indexed (and may have been sampled) before the update.
+    const first = await engine.save({ text: 'Oswin Tarkelby signs off every payroll change', namespace: 'acme/erase' });
+    await engine.update(first.id, { text: 'The finance lead signs off every payroll change' }, { namespace: 'acme/erase' });
+    const store = engine.store;
+    const proof = store.erasureProof;
+    assert.ok(proof);
+    const asked: { needles: string[]; terms: string[] }[] = [];
+    // The real store and its real proof; only what erase asks the proof to look for is noted on the way.
+    const noting = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key === 'erasureProof') return { ...proof, check: (needles: string[], compaction: string[], terms: string[] = []) => (asked.push({ needles, terms }), proof.check(needles, compaction, terms)) };
+        const value = Reflect.get(target, key, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const cert = await erase(noting, { scope: { namespace: 'acme/erase' }, privateKeyPem: PRIVATE, now: new Date().toISOString() });
+    assert.ok(cert.certificate.checks.every((c) => c.passed), JSON.stringify(cert.certificate.checks));
+    const terms = new Set(asked[0]?.terms);
+    for (const t of [...analyse('Marvessa Quillborne svc/zentrifal/'), ...analyse('Oswin Tarkelby')]) assert.ok(terms.has(t), `the erased term ${t} is looked for: ${[...terms].join(' ')}`);
+    assert.ok(!terms.has(analyse('Tuesdays')[0] as string), 'a term a remaining memory holds is not');
+    assert.ok(asked[0]?.needles.includes('Oswin Tarkelby signs off every payroll change'), 'the text before the update is looked for in the files');
+    await store.close();
   });
 
   it('refuses bad input without erasing anything', async () => {

@@ -4,7 +4,7 @@ import type { QuarantineEntry } from '../interfaces/quarantine.js';
 import type { ErasureProof, ErasureProofReport, PendingErasure, Store, StoredEvent } from '../interfaces/store.js';
 import { checkPrivateKey, signCertificate, type ErasureCertificate, type ErasureCertificateBody } from './certificate.js';
 import { belongsToSubject, sameErasureScope } from './erasure-lock.js';
-import { bodyOf, emit, STORE_SCOPE } from './events.js';
+import { bodyOf, emit, indexedTerms, STORE_SCOPE } from './events.js';
 import { ulid } from './ids.js';
 import { analyse } from './lexical.js';
 import { stateChecksum } from './replay.js';
@@ -47,14 +47,29 @@ interface ErasurePlan {
   namespaces: string[];
   ids: string[];
   quarantineIds: string[];
-  /** The erased texts (memories, turns, held writes), base64: a re-run checks the files for these. */
+  /** The erased texts (every version of the memories, turns, held writes), base64: a re-run checks the files for these. */
   texts: string[];
+  /**
+   * The erased texts' terms, base64: every version's indexed terms (events.ts indexedTerms, as postings hold
+   * them: a route's title, description and paths too) and the turns' and held writes' analysed words. Absent in
+   * a plan recorded before it was kept: then the texts' analysed words.
+   */
+  terms?: string[];
   vectorsRemoved: boolean;
 }
 
 function vectorHashesIn(event: StoredEvent): string[] {
   const body = bodyOf(event) as { vector?: unknown };
   return typeof body.vector === 'string' ? [body.vector] : [];
+}
+
+/** How the plan keeps erased strings (base64), so the byte scan of the pending record cannot match them. */
+function encoded(text: string): string {
+  return Buffer.from(text, 'utf8').toString('base64');
+}
+
+function decoded(b64: string): string {
+  return Buffer.from(b64, 'base64').toString('utf8');
 }
 
 /** The JSON-escaped form a text takes inside an event payload, to look for it in raw bytes too. */
@@ -172,7 +187,15 @@ async function eraseScope(store: Store, lock: PendingErasure, now: string): Prom
     const vault = await store.getQuarantineVault(q.id);
     if (vault) heldTexts.push(vault.text);
   }
-  const texts = [...new Set([...targets.map((m) => m.text), ...turnTexts, ...heldTexts])];
+  // Every version of the erased memories, as their events carry them (a text replaced by an update was indexed,
+  // and may have been sampled, as well as the current one).
+  const versions: Pick<Memory, 'text' | 'route'>[] = [...targets];
+  for (const e of erasedEvents) {
+    const body = bodyOf(e) as { memory?: { text?: unknown; route?: Memory['route'] } };
+    if (typeof body.memory?.text === 'string') versions.push({ text: body.memory.text, route: body.memory.route ?? null });
+  }
+  const texts = [...new Set([...versions.map((m) => m.text), ...turnTexts, ...heldTexts])];
+  const terms = [...new Set([...versions.flatMap(indexedTerms), ...[...turnTexts, ...heldTexts].flatMap((t) => analyse(t))])];
   const hashes = new Set(erasedEvents.flatMap(vectorHashesIn));
 
   // Erase, in one transaction, which also stores the plan with the pending record.
@@ -195,7 +218,8 @@ async function eraseScope(store: Store, lock: PendingErasure, now: string): Prom
     namespaces: [...namespaces],
     ids: [...ids],
     quarantineIds: [...quarantineIds],
-    texts: texts.map((t) => Buffer.from(t, 'utf8').toString('base64')),
+    texts: texts.map(encoded),
+    terms: terms.map(encoded),
     vectorsRemoved: withVectors > 0,
   };
   await store.transaction(async (tx) => {
@@ -293,12 +317,12 @@ async function checkErasure(
   // and as escaped inside JSON, unless a memory that remains (another namespace, another subject) holds it:
   // that copy is not the erased data and must stay.
   const kept = await remainingText(store);
-  const texts = plan.texts.map((b) => Buffer.from(b, 'base64').toString('utf8')).filter((t) => t.length >= 12);
+  const texts = plan.texts.map(decoded).filter((t) => t.length >= 12);
   const erasedOnly = texts.filter((t) => !kept.includes(t));
   const needles = [...new Set(erasedOnly.flatMap((t) => [t, jsonForm(t)]))];
-  // The erased texts' terms as postings keep them (lower case, stemmed) that no remaining memory holds: a
-  // backend keeping sampled column values (PostgreSQL's planner statistics) looks for these too.
-  const candidates = [...new Set(plan.texts.flatMap((b) => analyse(Buffer.from(b, 'base64').toString('utf8'))))];
+  // The erased terms (as postings keep them: lower case, stemmed) that no remaining memory holds: a backend
+  // keeping sampled column values (PostgreSQL's planner statistics) looks for these too.
+  const candidates = plan.terms ? plan.terms.map(decoded) : [...new Set(plan.texts.flatMap((b) => analyse(decoded(b))))];
   const still = candidates.length > 0 ? (await store.termDocumentFrequencies(candidates)).frequencies : new Map<string, number>();
   const terms = candidates.filter((t) => !still.has(t));
   const report = await proof.check(needles, compaction, terms);

@@ -66,6 +66,14 @@ export function indexText(m: { text: string; route: Memory['route'] }): string {
   return [...extra, m.text, m.route.paths.join(' ')].filter(Boolean).join('\n');
 }
 
+/**
+ * The terms a memory is indexed under (its postings, lower case, stemmed): the one rule, read by the projection
+ * and by erasure, whose proof looks for the erased memories' terms where a backend keeps copies of them.
+ */
+export function indexedTerms(m: { text: string; route: Memory['route'] }): string[] {
+  return analyse(indexText(m));
+}
+
 function memoryIdOf(body: EventBody): string | null {
   if ('memory' in body) return body.memory.id;
   if ('id' in body) return body.id;
@@ -97,7 +105,7 @@ async function vectorFor(tx: StoreTx, hash: string | null | undefined): Promise<
 
 /** Inserts a memory row with its full-text row and (by hash) its vector: one step of a projection. */
 export async function insertProjected(tx: StoreTx, memory: Memory, vectorHashHex: string | null): Promise<void> {
-  await tx.insertMemory(memory, await vectorFor(tx, vectorHashHex), analyse(indexText(memory)));
+  await tx.insertMemory(memory, await vectorFor(tx, vectorHashHex), indexedTerms(memory));
 }
 
 /** Applies one event to the projection. Deterministic: the same events give the same state. */
@@ -108,7 +116,7 @@ export async function project(tx: StoreTx, body: EventBody, scope: string): Prom
       return;
     case 'memory.updated':
       if ('vector' in body) {
-        await tx.updateMemory(body.memory, { vector: await vectorFor(tx, body.vector), terms: analyse(indexText(body.memory)) });
+        await tx.updateMemory(body.memory, { vector: await vectorFor(tx, body.vector), terms: indexedTerms(body.memory) });
       } else {
         await tx.updateMemory(body.memory);
       }
