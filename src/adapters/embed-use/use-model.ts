@@ -8,8 +8,8 @@ import { dirname, join } from 'node:path';
  *
  * Why: the library's `embed` runs the graph with `executeAsync`, because the graph has two `Where` ops
  * (indices of a mask), which TensorFlow.js lists as dynamic. The async executor works out the execution
- * order again on every call and walks the graph as a stack of promises; that bookkeeping was about a fifth
- * of the CPU of a call (measured on one thread over 100 notes of ~64 tokens). `execute` keeps a compiled
+ * order again on every call and walks the graph as a stack of promises; that bookkeeping is 5–8 % of the
+ * CPU of a call (bench/embed-call.ts: paired, on one thread, 100 notes of ~61 tokens). `execute` keeps a compiled
  * plan (topological order and tensor lifetimes) per input signature, but refuses a graph with a dynamic op.
  * On the WebAssembly backend a tensor's values can be read synchronously, so `Where` needs no promise:
  * the graph is loaded with its `Where` nodes renamed to a custom op computing the same indices with
