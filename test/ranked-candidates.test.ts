@@ -7,7 +7,7 @@ import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
 import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
 import { Engine } from '../src/core/engine.js';
-import { readCandidates, readWhole, sessionIdOf, UNREAD_FIELDS } from '../src/core/ranked-memory.js';
+import { RANKED_FIELDS, readCandidates, readWhole, sessionIdOf, UNREAD_FIELDS } from '../src/core/ranked-memory.js';
 import type { Memory, SearchOptions, SearchResult } from '../src/interfaces/memory.js';
 import type { Store } from '../src/interfaces/store.js';
 
@@ -151,8 +151,12 @@ describe('recall reads candidates for ranking only', () => {
     // Every field a whole memory has and ranking does not read throws: the list is Memory's own fields.
     const wholeDoubted = (await store.getMemory(ids[4] as string)) as Memory;
     const full = { ...wholeDoubted, code: null, likelyReplaces: null, feedback: null }; // the optional fields too
-    const ranking = new Set(['id', 'namespace', 'createdAt', 'feedback', 'code']);
+    const ranking = new Set<string>(RANKED_FIELDS);
     assert.deepEqual([...UNREAD_FIELDS].sort(), Object.keys(full).filter((k) => !ranking.has(k)).sort());
+    // What the store's RankingFields carry (but the session, metadata's) is what ranking reads, each as the whole memory has it.
+    const [fields] = (await store.getRankingFields?.([wholeDoubted.id])) ?? [];
+    for (const key of Object.keys(fields ?? {})) assert.ok(key === 'sessionId' || ranking.has(key), key);
+    for (const field of RANKED_FIELDS) assert.deepEqual((doubted as unknown as Record<string, unknown>)[field], (wholeDoubted as unknown as Record<string, unknown>)[field], field);
     for (const field of UNREAD_FIELDS) assert.throws(() => (doubted as unknown as Record<string, unknown>)[field], new RegExp(`read ${field} of candidate`, 'u'), field);
     assert.equal(sessionIdOf(session), 'sess-1');
   });

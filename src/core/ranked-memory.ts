@@ -3,12 +3,16 @@ import { CairnError } from '../interfaces/errors.js';
 import type { Memory, SearchResult } from '../interfaces/memory.js';
 import type { RankingFields, Store } from '../interfaces/store.js';
 
+/** The Memory fields read for ranking: RankingFields' own (its `sessionId` is `metadata.sessionId` of a Memory). */
+type RankedField = Exclude<keyof RankingFields, 'sessionId'>;
+
 /**
- * Every field of a Memory, once: the object's type makes it fail to compile when Memory gains a field not
- * listed here (or lists one Memory lacks), so a candidate read for ranking only never answers `undefined`
- * for a field that was simply not read. `true`: read for ranking (RankingFields); `false`: not read.
+ * Every field of a Memory, once, marked by whether ranking reads it. Its type is derived from RankingFields, so
+ * it fails to compile when Memory gains a field not listed here, lists one Memory lacks, or marks a field other
+ * than RankingFields' `true` (or one of them `false`): a candidate read for ranking only never answers
+ * `undefined` for a field that was simply not read, nor throws for one that was.
  */
-const MEMORY_FIELDS: Record<keyof Memory, boolean> = {
+const MEMORY_FIELDS: { [K in keyof Memory]-?: K extends RankedField ? true : false } = {
   id: true,
   namespace: true,
   createdAt: true,
@@ -30,6 +34,12 @@ const MEMORY_FIELDS: Record<keyof Memory, boolean> = {
   dedupeKey: false,
   likelyReplaces: false,
 };
+
+/** Every RankedField is a Memory field (else MEMORY_FIELDS could not mark it). */
+const RANKED_ARE_MEMORY_FIELDS: RankedField extends keyof Memory ? true : never = true;
+
+/** The Memory fields a candidate read for ranking only has, copied from its RankingFields. */
+export const RANKED_FIELDS: readonly RankedField[] = RANKED_ARE_MEMORY_FIELDS && (Object.keys(MEMORY_FIELDS) as (keyof Memory)[]).filter((f): f is RankedField => MEMORY_FIELDS[f]);
 
 /** The Memory fields a candidate read for ranking only does not have. */
 export const UNREAD_FIELDS: readonly (keyof Memory)[] = (Object.keys(MEMORY_FIELDS) as (keyof Memory)[]).filter((f) => !MEMORY_FIELDS[f]);
@@ -60,13 +70,9 @@ const RANKED_ONLY: object = Object.defineProperties(
 
 function rankedOnly(f: RankingFields): Memory {
   const m = Object.create(RANKED_ONLY) as Record<string | symbol, unknown>;
-  m['id'] = f.id;
-  m['namespace'] = f.namespace;
-  m['createdAt'] = f.createdAt;
-  m[SESSION] = f.sessionId;
   // Absent, as on a Memory, when unset.
-  if (f.feedback) m['feedback'] = f.feedback;
-  if (f.code) m['code'] = f.code;
+  for (const field of RANKED_FIELDS) if (f[field]) m[field] = f[field];
+  m[SESSION] = f.sessionId;
   return m as unknown as Memory;
 }
 
