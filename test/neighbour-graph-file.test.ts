@@ -1,12 +1,13 @@
 import * as assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { graphFileProblem, graphHeaderPath, readGraphHeader } from '../src/adapters/sqlite/sqlite-neighbour-graph-file.js';
+import { graphFileProblem, graphHeaderPath, publishGraphFile, readGraphHeader } from '../src/adapters/sqlite/sqlite-neighbour-graph-file.js';
+import { UNNAMED_FILE_GRACE_MS } from '../src/adapters/sqlite/sqlite-saved-files.js';
 import { createSqliteStore, type SqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { erase } from '../src/core/erasure.js';
 import type { Memory } from '../src/interfaces/memory.js';
@@ -88,6 +89,12 @@ async function withSavedGraph(seed: number): Promise<{ path: string; next: () =>
     await store.close();
   }
   return { path, next };
+}
+
+/** Sets files' modification time to an hour beyond the grace period ago, as a crash long ago leaves them. */
+function ageBeyondGrace(...paths: string[]): void {
+  const then = new Date(Date.now() - UNNAMED_FILE_GRACE_MS - 3_600_000);
+  for (const p of paths) utimesSync(p, then, then);
 }
 
 const graphFiles = (path: string) => readdirSync(root).filter((f) => f.startsWith(`${basename(path)}.graph.`) && f.endsWith('.usearch'));
@@ -184,6 +191,8 @@ describe('the neighbour graph saved beside the database', () => {
       writeFileSync(graphPath, original);
       for (const f of graphFiles(path)) if (f !== header.file) rmSync(join(root, f));
       spoil();
+      // Spoiled long ago: once the rebuilt graph is named, the old file is past the grace period and goes.
+      if (existsSync(graphPath)) ageBeyondGrace(graphPath);
       const store = longLived(path);
       try {
         const q = next();
@@ -208,9 +217,12 @@ describe('the neighbour graph saved beside the database', () => {
     const { path, next } = await withSavedGraph(23);
     const header = JSON.parse(readFileSync(graphHeaderPath(path, NS), 'utf8')) as { file: string; seq: number };
     // Killed after the new graph file was renamed into place, before its header: an orphan beside the old pair.
-    writeFileSync(join(root, `${basename(path)}.graph.${header.file.split('.').at(-3) as string}.0123456789ab.usearch`), 'half a graph');
+    const orphan = join(root, `${basename(path)}.graph.${header.file.split('.').at(-3) as string}.0123456789ab.usearch`);
+    writeFileSync(orphan, 'half a graph');
     // And a header being written (a temporary of a dead process).
     writeFileSync(`${path}.graph-999999999-0badf00d.json`, '{"format":1');
+    // Both left longer ago than the grace period (a fresh one may be a live process's publish in flight).
+    ageBeyondGrace(orphan, `${path}.graph-999999999-0badf00d.json`);
     const store = longLived(path);
     try {
       await graphReady(store, next());
@@ -528,5 +540,37 @@ describe('graph files published by several processes', () => {
     assert.deepEqual(broken, [], 'no publish deleted the other process\'s graph while the header named it');
     const files = readdirSync(root).filter((f) => f.startsWith(`${basename(path)}.graph.`) && f.endsWith('.usearch'));
     assert.ok(files.length <= 2, `at most one graph file per live publisher is kept: ${files.join(', ')}`);
+  });
+
+  it("a publisher removes unnamed graph files by their age, not by the pid their name carries", async () => {
+    const path = join(root, `ages-${++counter}.db`);
+    const key = (basename(graphHeaderPath(path, NS)).split('.').at(-2)) as string;
+    const file = (owner: string) => join(root, `${basename(path)}.graph.${key}.${owner}.usearch`);
+    const dead = await new Promise<number>((resolve) => {
+      const child = spawn(process.execPath, ['-e', '0']);
+      child.on('exit', () => resolve(child.pid as number));
+    });
+    const publish = (seq: number) => {
+      const tmp = `${path}.graph-${process.pid}-${seq.toString(16).padStart(8, '0')}`;
+      writeFileSync(tmp, `graph ${seq}`);
+      publishGraphFile(path, tmp, { storeId: 'store', embedder: { id: 'test-embedder', dimensions: 8 }, params: { connectivity: 16, expansionAdd: 64, expansionSearch: 128 }, namespace: NS, seq, erasures: 0, at: null, vectors: 1 });
+      return (readGraphHeader(path, NS) as { header: { file: string } }).header.file;
+    };
+    // Fresh, not named, of writers this process cannot see or takes for itself: a live publisher in another PID
+    // namespace (its pid not visible here: "dead"), and another namespace's process with this process's pid.
+    writeFileSync(file(`${dead}-aaaaaaaaaaaa`), 'renamed, its header not yet written');
+    writeFileSync(file(`${process.pid}-bbbbbbbbbbbb`), 'renamed, its header not yet written');
+    // Left long ago by writers that died, whose pids live processes hold now (this one's parent, this one).
+    writeFileSync(file(`${process.ppid}-cccccccccccc`), 'left by a crash');
+    writeFileSync(file(`${process.pid}-dddddddddddd`), 'left by a crash');
+    ageBeyondGrace(file(`${process.ppid}-cccccccccccc`), file(`${process.pid}-dddddddddddd`));
+    const first = publish(1);
+    assert.deepEqual(graphFiles(path).sort(), [first, basename(file(`${dead}-aaaaaaaaaaaa`)), basename(file(`${process.pid}-bbbbbbbbbbbb`))].sort(), 'the fresh ones stay, the old ones go');
+    // This process's own older file goes with its next publish; the others' stay until they are old.
+    const second = publish(2);
+    assert.deepEqual(graphFiles(path).sort(), [second, basename(file(`${dead}-aaaaaaaaaaaa`)), basename(file(`${process.pid}-bbbbbbbbbbbb`))].sort());
+    ageBeyondGrace(file(`${dead}-aaaaaaaaaaaa`), file(`${process.pid}-bbbbbbbbbbbb`));
+    const third = publish(3);
+    assert.deepEqual(graphFiles(path), [third], 'unnamed files past the grace period go, whoever wrote them');
   });
 });

@@ -1,10 +1,11 @@
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { UNNAMED_FILE_GRACE_MS } from '../src/adapters/sqlite/sqlite-saved-files.js';
 import { createSqliteStore, type SqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import type { Memory } from '../src/interfaces/memory.js';
 import { DIMS, forget, insertVectors, vectorSource } from './fixtures/vector-index-data.js';
@@ -127,21 +128,27 @@ describe('approximate vector index (usearch) of the SQLite store', () => {
     }
   });
 
-  it("opening a store removes graph files that dead processes left beside the database, and keeps a live one's", async () => {
+  it('opening a store removes graph temporaries left longer ago than the grace period, whatever pid they carry, and keeps fresh ones', async () => {
     const path = freshPath();
     const dead = await new Promise<number>((resolve) => {
       const child = spawn(process.execPath, ['-e', '0']);
       child.on('exit', () => resolve(child.pid as number));
     });
-    writeFileSync(`${path}.graph-${dead}-0badf00d`, 'left by a crash');
-    writeFileSync(`${path}.graph-${process.pid}-0badf00d`, 'being loaded');
+    const then = new Date(Date.now() - UNNAMED_FILE_GRACE_MS - 3_600_000);
+    // Old: left by crashes, one of a pid now held by a live process (this one's parent).
+    const old = [`${path}.graph-${dead}-0badf00d`, `${path}.graph-${process.ppid}-0badf00d`];
+    // Fresh: a build's output being loaded here, and one of a process whose pid is not visible from here (another
+    // PID namespace sharing the folder), which looks dead.
+    const fresh = [`${path}.graph-${process.pid}-0badf00d`, `${path}.graph-${dead}-feedf00d`];
+    for (const p of [...old, ...fresh]) writeFileSync(p, 'a graph');
+    for (const p of old) utimesSync(p, then, then);
     const store = open(path);
     try {
-      assert.equal(existsSync(`${path}.graph-${dead}-0badf00d`), false);
-      assert.equal(existsSync(`${path}.graph-${process.pid}-0badf00d`), true);
+      assert.deepEqual(old.filter(existsSync), [], 'the old ones go');
+      assert.deepEqual(fresh.filter(existsSync), fresh, 'the fresh ones stay');
     } finally {
       await store.close();
-      rmSync(`${path}.graph-${process.pid}-0badf00d`, { force: true });
+      for (const p of fresh) rmSync(p, { force: true });
     }
   });
 
@@ -357,6 +364,9 @@ describe('approximate vector index (usearch) of the SQLite store', () => {
         child.on('exit', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`writer exited ${code}: ${stderr}`))));
       });
     }
+    // The killed writers' temporaries, as a later process finds them once the grace period is over.
+    const then = new Date(Date.now() - UNNAMED_FILE_GRACE_MS - 3_600_000);
+    for (const f of readdirSync(root).filter((f) => f.startsWith(`${path.split('/').pop()}.usearch.tmp-`))) utimesSync(join(root, f), then, then);
     const store = open(path);
     try {
       const next = vectorSource(999);

@@ -1,9 +1,9 @@
 // The neighbour graph's shared parts, read by the store's main thread and by the worker that builds a graph:
 // its parameters, how a vector enters it, and the rows it is built from. Kept free of the store's imports.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { fsyncPath, isAlive, namesStartingWith, writeFileAtomically, writerOf } from './sqlite-saved-files.js';
+import { fsyncPath, namesStartingWith, olderThanGrace, writeFileAtomically } from './sqlite-saved-files.js';
 import type { Usearch } from './sqlite-vector-index-file.js';
 import { vectorTableName } from './sqlite-vector-table.js';
 
@@ -121,17 +121,22 @@ export function graphHeaderPath(dbPath: string, namespace: string): string {
  * namespace's older graph files go last. A process killed at any point leaves the old header with its file, or
  * the new ones.
  *
- * Several processes may publish one namespace's graph at once (two long-lived cairns on one database). A graph
- * file's name carries the pid of its writer (`<db>.graph.<key>.<pid>-<token>.usearch`), and a publisher removes
- * only the files it wrote itself and those of processes no longer alive (or of no known writer), never the one
- * the header names when it looks: another live process's file may be about to be named by that process's header,
- * and removing it would leave that header naming nothing (and that publish failing). Each live publisher keeps
- * at most its latest file beside the one named.
+ * Several processes may publish one namespace's graph at once (two long-lived cairns on one database, perhaps in
+ * two containers). Another process's file may be about to be named by that process's header, and removing it
+ * would leave that header naming nothing (and that publish failing). So a publisher removes the files it
+ * published itself before (it knows them by name) and any other file the header does not name once it was last
+ * written longer ago than UNNAMED_FILE_GRACE_MS (a live publisher's are fresh; a dead one's age out), never by
+ * the pid a name carries (`<pid>-<token>`, which only says who wrote it). Each live publisher keeps at most its
+ * latest file beside the one named. A reader that has a removed file open keeps reading it (on Linux an
+ * unlinked file stays readable); one that looks it up after finds it missing and builds the graph instead.
  */
 export function publishGraphFile(dbPath: string, source: string, header: Omit<GraphFileHeader, 'file' | 'bytes' | 'sha256' | 'format'>): void {
   const key = namespaceKey(header.namespace);
   const name = `${basename(dbPath)}.graph.${key}.${process.pid}-${randomBytes(6).toString('hex')}.usearch`;
   const path = join(dirname(dbPath), name);
+  // Its age, which tells other publishers whether it may still be about to be named, counts from now.
+  const now = new Date();
+  utimesSync(source, now, now);
   renameSync(source, path);
   // The graph's rename is durable before the header that names it is written.
   fsyncPath(dirname(dbPath));
@@ -147,17 +152,22 @@ export function publishGraphFile(dbPath: string, source: string, header: Omit<Gr
   const prefix = `${basename(dbPath)}.graph.${key}.`;
   const named = readGraphHeader(dbPath, header.namespace);
   const keep = 'header' in named ? named.header.file : name;
+  publishedHere.add(path);
   for (const other of namesStartingWith(`${dirname(dbPath)}/${prefix}`)) {
+    const otherPath = join(dirname(dbPath), other);
     if (!other.endsWith('.usearch') || other === name || other === keep) continue;
-    const writer = writerOf(other, prefix);
-    if (writer !== null && writer !== process.pid && isAlive(writer)) continue;
+    if (!publishedHere.has(otherPath) && !olderThanGrace(otherPath)) continue;
     try {
-      rmSync(join(dirname(dbPath), other), { force: true });
+      rmSync(otherPath, { force: true });
+      publishedHere.delete(otherPath);
     } catch {
       // Not a file (a folder in its way): left alone, it names no graph.
     }
   }
 }
+
+/** The graph files this process published (paths), so it removes its own older ones as soon as they are replaced. */
+const publishedHere = new Set<string>();
 
 /** The saved graph of a namespace as its header describes it, or why there is none to use. */
 export function readGraphHeader(dbPath: string, namespace: string): { header: GraphFileHeader; path: string } | { problem: string } {

@@ -1,7 +1,7 @@
 // The rules for files cairn saves beside a SQLite database as caches of it (the vector index file `<db>.usearch`,
 // the neighbour graph files `<db>.graph.*`): when one may be trusted, how one is written so a crash leaves the
 // old or the new, and how its siblings are found. Kept free of the store's imports (the workers load it too).
-import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /** What a saved file says it was made from (its header), as far as trusting it goes. */
@@ -100,30 +100,32 @@ export function namesStartingWith(start: string): string[] {
   }
 }
 
-/** Whether a process of this pid runs on this machine (one of another user's counts). */
-export function isAlive(pid: number): boolean {
+/**
+ * How long a file beside the database that nothing names (a graph file no header names, a temporary) is left
+ * alone: another process may be between writing it and naming it (a publish takes milliseconds from its rename
+ * to its header). Age decides, not the pid a name carries: a pid says nothing across PID namespaces (two
+ * containers sharing the database's folder, each with its own pid 1) and, once reused, nothing about the
+ * process that wrote the file.
+ */
+export const UNNAMED_FILE_GRACE_MS = 10 * 60_000;
+
+/** Whether the file at `path` was last written more than the grace period ago (false when it cannot be seen). */
+export function olderThanGrace(path: string): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    return Date.now() - statSync(path).mtimeMs > UNNAMED_FILE_GRACE_MS;
+  } catch {
+    return false;
   }
 }
 
-/** The pid a file name carries right after `prefix` (`<prefix><pid>-…`), or null. */
-export function writerOf(name: string, prefix: string): number | null {
-  const pid = Number(name.slice(prefix.length).split('-')[0]);
-  return Number.isInteger(pid) && pid > 0 ? pid : null;
-}
-
 /**
- * Removes temporary files named `<start><pid>-…` that processes which have since died left behind (killed
- * mid-save or before deleting them); `start` is a path, e.g. `<db>.usearch.tmp-`.
+ * Removes temporary files named `<start>…` (`start` a path, e.g. `<db>.usearch.tmp-`) written more than the grace
+ * period ago: left by processes killed mid-save or before deleting them. A fresh one may be another process's
+ * save in flight, whatever pid its name carries.
  */
 export function removeStaleTemporaries(start: string): void {
-  const prefix = basename(start);
   for (const name of namesStartingWith(start)) {
-    const pid = writerOf(name, prefix);
-    if (pid !== null && pid !== process.pid && !isAlive(pid)) rmSync(join(dirname(start), name), { force: true });
+    const path = join(dirname(start), name);
+    if (olderThanGrace(path)) rmSync(path, { force: true });
   }
 }
