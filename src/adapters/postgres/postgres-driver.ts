@@ -50,13 +50,15 @@ export async function createPool(config: PostgresStoreConfig, onIdleError: (err:
     application_name: 'cairn',
     // Filtered HNSW scans keep walking the graph until enough rows pass the namespace filter, in exact
     // distance order (pgvector 0.8 iterative scans); a placeholder setting where pgvector is absent.
-    // ef_search 200 over the default build (m 16, ef_construction 64): recall@10 of the namespace-filtered
-    // query at 100k rose from 0.80 (ef_search 100) to 0.91 for ~9 ms more per walk (bench/results/pg-hnsw.json);
-    // a build with ef_construction 200 reaches 0.95 but costs 3× the build time, paid on every vector insert.
+    // ef_search 800 over the build of postgres-schema.ts hnswIndexSql (m 16, ef_construction 200): at 100k
+    // memories of near copies (bench/results/pg-scale-100k-hnsw.json, one run, load 10.6), recall@10 of the
+    // store's vector statement against exact search was 0.673 / 0.843 / 0.93 / 0.97 at ef_search 100 / 200 /
+    // 400 / 800, its p50 56 / 52 / 60 / 77 ms; over the older build (ef_construction 64) 0.57 / 0.705 / 0.798
+    // at 200 / 400 / 800 (pg-scale-100k.json). pgvector's maximum is 1000.
     // No parallel query: the fused statement's exact fallback (vec_exact) is planned as a parallel scan, and
     // its worker was launched on every search even when the fallback does not run (about 35 ms of the
     // statement at 100k under load, EXPLAIN ANALYZE); cairn's statements are small and many run at once.
-    options: `-c hnsw.iterative_scan=strict_order -c hnsw.ef_search=200 -c max_parallel_workers_per_gather=0${config.searchPath ? ` -c search_path=${config.searchPath}` : ''}`,
+    options: `-c hnsw.iterative_scan=strict_order -c hnsw.ef_search=800 -c max_parallel_workers_per_gather=0${config.searchPath ? ` -c search_path=${config.searchPath}` : ''}`,
   });
   // A pooled connection the server closes while idle (restart, failover) must not crash the process.
   pool.on('error', onIdleError);

@@ -306,7 +306,15 @@ export function hnswIndexName(dimensions: number): string {
   return `memory_vectors_hnsw_${dimensions}`;
 }
 
+/**
+ * The graph's build: m 16 (pgvector's default) and ef_construction 200 (its default is 64). On near copies at
+ * 100k it raised the walk's recall@10 at ef_search 200 from 0.57 to 0.843 and made the walk faster (52 against
+ * 99 ms p50); the build took 186 s against about 51 s at load 10–12 (postgres-driver.ts has the figures). An
+ * index built before keeps its parameters until it is built again (`REINDEX INDEX CONCURRENTLY`).
+ */
+const HNSW_BUILD = 'WITH (m = 16, ef_construction = 200)';
+
 export function hnswIndexSql(dimensions: number, options: { concurrently?: boolean } = {}): string {
   if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 2000) throw new Error(`bad dimensions ${dimensions}`);
-  return `CREATE INDEX ${options.concurrently ? 'CONCURRENTLY ' : ''}IF NOT EXISTS ${hnswIndexName(dimensions)} ON memory_vectors USING hnsw ((embedding::vector(${dimensions})) vector_cosine_ops) WHERE vector_dims(embedding) = ${dimensions}`;
+  return `CREATE INDEX ${options.concurrently ? 'CONCURRENTLY ' : ''}IF NOT EXISTS ${hnswIndexName(dimensions)} ON memory_vectors USING hnsw ((embedding::vector(${dimensions})) vector_cosine_ops) ${HNSW_BUILD} WHERE vector_dims(embedding) = ${dimensions}`;
 }
