@@ -5,10 +5,8 @@
  * dimension is only known then, and no write transaction runs DDL).
  */
 import type Database from 'better-sqlite3';
-import { indexText } from '../../core/events.js';
-import { analyse } from '../../core/lexical.js';
-import type { Memory } from '../../interfaces/memory.js';
 import { nsToken } from './sqlite-rows.js';
+import { eachAnalysedMemory } from './sqlite-lexical-index.js';
 import { vectorTableName, vectorTableSql } from './sqlite-vector-table.js';
 
 /**
@@ -261,20 +259,13 @@ function moveVectorTable(db: Database.Database): void {
   db.exec('DROP TABLE memories_vec');
 }
 
-/** Re-indexes every memory's terms (analysed by core, as the write path does) into memories_fts. */
+/**
+ * Re-indexes every memory's terms (analysed by core, as the write path does) into memories_fts. A side index
+ * (sqlite-lexical-index.ts) is rebuilt after it when next opened: its counts no longer cover the rows.
+ */
 function rebuildFullText(db: Database.Database): void {
   const insert = db.prepare('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)');
-  const page = db.prepare('SELECT rowid, namespace, text, route FROM memories WHERE rowid > ? ORDER BY rowid LIMIT 1000');
-  // In pages: the connection cannot insert while a statement is still iterating.
-  for (let after = 0; ; ) {
-    const rows = page.all(after) as { rowid: number; namespace: string; text: string; route: string | null }[];
-    if (rows.length === 0) return;
-    for (const row of rows) {
-      const route = row.route ? (JSON.parse(row.route) as Memory['route']) : null;
-      insert.run(BigInt(row.rowid), nsToken(row.namespace), analyse(indexText({ text: row.text, route })).join(' '));
-    }
-    after = (rows[rows.length - 1] as { rowid: number }).rowid;
-  }
+  eachAnalysedMemory(db, (rowid, namespace, terms) => insert.run(rowid, nsToken(namespace), terms.join(' ')));
 }
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
