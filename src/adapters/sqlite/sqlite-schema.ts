@@ -6,7 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import { nsToken } from './sqlite-rows.js';
-import { eachAnalysedMemory } from './sqlite-lexical-index.js';
+import { eachAnalysedMemory, lexicalIndexExists, rebuildLexicalIndex } from './sqlite-lexical-index.js';
 import { vectorTableName, vectorTableSql } from './sqlite-vector-table.js';
 
 /**
@@ -260,12 +260,13 @@ function moveVectorTable(db: Database.Database): void {
 }
 
 /**
- * Re-indexes every memory's terms (analysed by core, as the write path does) into memories_fts. A side index
- * (sqlite-lexical-index.ts) is rebuilt after it when next opened: its counts no longer cover the rows.
+ * Re-indexes every memory's terms (analysed by core, as the write path does) into memories_fts, and rebuilds the
+ * lexical side index from the same analysis when the store keeps one (its terms would be the old analyser's).
  */
 function rebuildFullText(db: Database.Database): void {
   const insert = db.prepare('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)');
   eachAnalysedMemory(db, (rowid, namespace, terms) => insert.run(rowid, nsToken(namespace), terms.join(' ')));
+  if (lexicalIndexExists((sql) => db.prepare(sql))) rebuildLexicalIndex(db);
 }
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
