@@ -142,6 +142,19 @@ export function termsNeedingWeights(
   return [...terms];
 }
 
+/** `fn` of an ordered pair, computed once per pair for the life of the returned function. */
+function byPair<T>(fn: (a: SearchResult, b: SearchResult) => T): (a: SearchResult, b: SearchResult) => T {
+  const known = new Map<SearchResult, Map<SearchResult, T>>();
+  return (a, b) => {
+    let row = known.get(a);
+    if (!row) known.set(a, (row = new Map()));
+    if (row.has(b)) return row.get(b) as T;
+    const value = fn(a, b);
+    row.set(b, value);
+    return value;
+  };
+}
+
 /** At most this many passes of the same-topic step (it stops as soon as a pass moves nothing). */
 export const SAME_TOPIC_PASSES = 3;
 
@@ -164,16 +177,23 @@ export function preferNewerOnSameTopic(
   mayLead: (m: Memory) => boolean = () => true,
 ): SearchResult[] {
   const head = results.slice(0, window);
+  // Every answer about a pair below is fixed for the whole call (the passes move results, never change their
+  // scores, vectors or texts), and the passes and the stated-update test ask the same pairs again and again:
+  // each is worked out once.
+  const cosineOf = byPair((a, b): number | null => {
+    const va = vectors.get(a.memory.id);
+    const vb = vectors.get(b.memory.id);
+    return va && vb ? dot(va, vb) : null;
+  });
+  const sharedWording = byPair((a: SearchResult, b: SearchResult): number => weightedOverlap(termsOf(a, cache), termsOf(b, cache), weight));
   // Which rule takes `b` (newer) to be about the same topic as `a`, the stated-update rule last: it is the loose one.
-  const sameTopicBy = (a: SearchResult, b: SearchResult): 'recorded' | 'close' | 'stated' | null => {
+  const sameTopicBy = byPair((a: SearchResult, b: SearchResult): 'recorded' | 'close' | 'stated' | null => {
     if (!mayLead(b.memory)) return null;
     // Recorded at write time: the newer note probably updates this one (Memory.likelyReplaces).
     if (recorded && b.score >= recorded.minScoreRatio * a.score && b.memory.likelyReplaces?.includes(a.memory.id)) return 'recorded';
-    const va = vectors.get(a.memory.id);
-    const vb = vectors.get(b.memory.id);
-    if (!va || !vb) return null;
-    const cosine = dot(va, vb);
-    if (a.memory.kind === b.memory.kind && cosine >= SAME_TOPIC_MIN_COSINE && weightedOverlap(termsOf(a, cache), termsOf(b, cache), weight) >= SAME_TOPIC_MIN_OVERLAP) return 'close';
+    const cosine = cosineOf(a, b);
+    if (cosine === null) return null;
+    if (a.memory.kind === b.memory.kind && cosine >= SAME_TOPIC_MIN_COSINE && sharedWording(a, b) >= SAME_TOPIC_MIN_OVERLAP) return 'close';
     if (
       statedUpdate &&
       a.memory.kind !== 'route' &&
@@ -186,30 +206,24 @@ export function preferNewerOnSameTopic(
       return 'stated';
     }
     return null;
-  };
-  const cosineOf = (a: SearchResult, b: SearchResult): number => {
-    const va = vectors.get(a.memory.id);
-    const vb = vectors.get(b.memory.id);
-    return va && vb ? dot(va, vb) : -1;
-  };
-  const sharedWording = (a: SearchResult, b: SearchResult): number => weightedOverlap(termsOf(a, cache), termsOf(b, cache), weight);
+  });
   // Two older notes of one chain: one names the other as likely replaced, or they are close neighbours.
   const oneSubject = (a: SearchResult, b: SearchResult): boolean =>
-    Boolean(a.memory.likelyReplaces?.includes(b.memory.id) || b.memory.likelyReplaces?.includes(a.memory.id)) || cosineOf(a, b) >= SAME_TOPIC_MIN_COSINE;
+    Boolean(a.memory.likelyReplaces?.includes(b.memory.id) || b.memory.likelyReplaces?.includes(a.memory.id)) || (cosineOf(a, b) ?? -1) >= SAME_TOPIC_MIN_COSINE;
   // A change stated in other words updates one subject: by the stated-update rule alone, a newer note is lifted
   // over an older one only when no other older result of the window that it counts as the same topic is closer
   // to it. "The grace period is 30 days now (was 14)" read as an update of both "Unpaid subscriptions are
   // cancelled after a 14 day grace period" and the dunning schedule of failed renewals (cosine above 0.5, shared
   // words), and went above the schedule on a question about retrying declined cards; the note it replaces is
-  // the closer one.
-  const lifts = (older: SearchResult, newer: SearchResult): boolean => {
+  // the closer one. (The window's members never change, only their places, so this too is fixed per pair.)
+  const lifts = byPair((older: SearchResult, newer: SearchResult): boolean => {
     const by = sameTopicBy(older, newer);
     if (by === null || by === 'close') return by !== null;
     const shared = sharedWording(older, newer);
     return !head.some(
       (c) => c !== older && c !== newer && c.memory.createdAt < newer.memory.createdAt && sharedWording(c, newer) > shared && sameTopicBy(c, newer) !== null && !oneSubject(c, older),
     );
-  };
+  });
   // Passes until nothing moves (at most SAME_TOPIC_PASSES): in a chain v1, v3, v2 where v3 reads like v2 but
   // not like v1, the first pass lifts v2 over v1 and only the second lifts v3 over v2.
   for (let pass = 0; pass < SAME_TOPIC_PASSES; pass++) {
