@@ -1,7 +1,14 @@
 import { MessageChannel, receiveMessageOnPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
 
 /** What a build worker answers: what it built, or why it could not. */
-export type BuildReply = { ok: true; seq: number; vectors: number; ms: number; at?: string | null } | { ok: false; error: string };
+export type BuildReply =
+  | { ok: true; seq: number; vectors: number; ms: number; at?: string | null; /** The written file's SHA-256 and size, hashed in the worker (graph builds). */ digest?: FileDigest }
+  | { ok: false; error: string };
+
+export interface FileDigest {
+  sha256: string;
+  bytes: number;
+}
 
 /**
  * The worker's side: runs `build` on the request it was started with and posts the reply (or the error it

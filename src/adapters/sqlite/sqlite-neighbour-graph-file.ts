@@ -4,6 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fsyncPath, namesStartingWith, olderThanGrace, writeFileAtomically } from './sqlite-saved-files.js';
+import type { FileDigest } from './sqlite-background-build.js';
 import type { Usearch } from './sqlite-vector-index-file.js';
 import { vectorTableName } from './sqlite-vector-table.js';
 
@@ -94,6 +95,11 @@ export interface GraphFileHeader {
   sha256: string;
 }
 
+/** A file's SHA-256 and size (the graph build's worker hashes what it wrote). */
+export function fileDigest(path: string): FileDigest {
+  return { sha256: fileSha256(path), bytes: statSync(path).size };
+}
+
 /** SHA-256 of a file, read in pieces of 8 MiB (a graph at 1M vectors is about 650 MB). */
 function fileSha256(path: string): string {
   const hash = createHash('sha256');
@@ -130,7 +136,7 @@ export function graphHeaderPath(dbPath: string, namespace: string): string {
  * latest file beside the one named. A reader that has a removed file open keeps reading it (on Linux an
  * unlinked file stays readable); one that looks it up after finds it missing and builds the graph instead.
  */
-export function publishGraphFile(dbPath: string, source: string, header: Omit<GraphFileHeader, 'file' | 'bytes' | 'sha256' | 'format'>): void {
+export function publishGraphFile(dbPath: string, source: string, header: Omit<GraphFileHeader, 'file' | 'bytes' | 'sha256' | 'format'>, digest?: FileDigest): void {
   const key = namespaceKey(header.namespace);
   const name = `${basename(dbPath)}.graph.${key}.${process.pid}-${randomBytes(6).toString('hex')}.usearch`;
   const path = join(dirname(dbPath), name);
@@ -142,7 +148,10 @@ export function publishGraphFile(dbPath: string, source: string, header: Omit<Gr
   fsyncPath(dirname(dbPath));
   try {
     fsyncPath(path);
-    const full: GraphFileHeader = { format: GRAPH_FILE_FORMAT, ...header, file: name, bytes: statSync(path).size, sha256: fileSha256(path) };
+    // `digest`: hashed where the file was written (the build's worker); taken when the size still agrees.
+    const bytes = statSync(path).size;
+    const sha256 = digest && digest.bytes === bytes ? digest.sha256 : fileSha256(path);
+    const full: GraphFileHeader = { format: GRAPH_FILE_FORMAT, ...header, file: name, bytes, sha256 };
     writeFileAtomically(graphHeaderPath(dbPath, header.namespace), `${dbPath}.graph-${process.pid}-${randomBytes(4).toString('hex')}.json`, [JSON.stringify(full)]);
   } catch (err) {
     // Not published: the graph goes back to `source`, where the caller loads or removes it; no orphan is left.

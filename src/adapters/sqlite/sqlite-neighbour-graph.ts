@@ -134,7 +134,7 @@ export class NeighbourGraphs {
         }
         let path = target;
         try {
-          publishGraphFile(this.dbPath, target, { storeId: identity.storeId, embedder: identity.embedder, params: GRAPH_PARAMS, namespace, seq: reply.seq, erasures, at: reply.at ?? null, vectors: reply.vectors });
+          publishGraphFile(this.dbPath, target, { storeId: identity.storeId, embedder: identity.embedder, params: GRAPH_PARAMS, namespace, seq: reply.seq, erasures, at: reply.at ?? null, vectors: reply.vectors }, reply.digest);
           if (ctx.erasures() !== erasures) {
             // An erasure committed while the file was published: what was just published goes, and so does the graph.
             removeGraphFiles(this.dbPath, namespace);
