@@ -11,7 +11,7 @@ import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-count
 import { Engine, type EngineConfig } from '../src/core/engine.js';
 import { quarantineChecksum, stateChecksum, verify } from '../src/core/replay.js';
 import { SECRET_SAMPLES } from './fixtures/secret-samples.js';
-import { COERCION_ELSEWHERE, KEPT_ELSEWHERE, REFUSAL_PERMITTED, REVIEW_DENIED } from './fixtures/frame-cases.js';
+import { COERCION_ELSEWHERE, KEPT_ELSEWHERE, MISREAD_ATTACKS, MISREAD_BENIGN, REFUSAL_PERMITTED, REVIEW_DENIED } from './fixtures/frame-cases.js';
 import { isCairnError } from '../src/interfaces/errors.js';
 import type { Store } from '../src/interfaces/store.js';
 import { main } from '../src/surfaces/cli/main.js';
@@ -142,6 +142,13 @@ describe('ingest filter', () => {
     const { engine, store } = open();
     for (const text of [...KEPT_ELSEWHERE, ...REVIEW_DENIED]) await held(engine.save({ text }));
     for (const text of [...REFUSAL_PERMITTED, ...COERCION_ELSEWHERE]) assert.ok((await engine.save({ text })).id, text);
+    await store.close();
+  });
+
+  it('the misreads of earlier lexicons are fixed: each attack is held and each look-alike stored', async () => {
+    const { engine, store } = open();
+    for (const text of MISREAD_ATTACKS) await held(engine.save({ text }));
+    for (const text of MISREAD_BENIGN) assert.ok((await engine.save({ text })).id, text);
     await store.close();
   });
 

@@ -2,6 +2,7 @@ import type { Embedder } from '../interfaces/embedder.js';
 import type { Store } from '../interfaces/store.js';
 import { featuresOf, filterModel, logit, sigmoid, type FilterModel } from './classifier.js';
 import { deobfuscate } from './deobfuscate.js';
+import { AGENT_NOUN } from './filter-lexicon.js';
 import { reasonOf } from './intent.js';
 import { sha256Hex } from './text.js';
 
@@ -268,8 +269,10 @@ function dot(a: Float32Array, b: Float32Array): number {
  * argon2id`) is an ordinary note however close its topic is to an anchor, so seed anchors only count for
  * texts that have one. Learned anchors (near copies of a held text) count regardless.
  */
-export const ADDRESSES_MODEL =
-  /\b(?:you|your|yours|yourself|u|ai|assistant|chat ?gpt|gpt|llm|language model|model|chatbot|bot|system|prompt|instructions?|ignore|disregard|override|pretend|jailbr\w*|dan|persona|role[- ]?play|in character|rules|guidelines|polic(?:y|ies)|filter(?:s|ing|ed)?|censor\w*|restrictions?|unfiltered|uncensored|developer mode|admin(?:istrator)?)\b/iu;
+export const ADDRESSES_MODEL = new RegExp(
+  String.raw`\b(?:you|your|yours|yourself|u|ai|${AGENT_NOUN}|system|prompt|instructions?|ignore|disregard|override|pretend|jailbr\w*|dan|persona|role[- ]?play|in character|rules|guidelines|polic(?:y|ies)|filter(?:s|ing|ed)?|censor\w*|restrictions?|unfiltered|uncensored|developer mode|admin(?:istrator)?)\b`,
+  'iu',
+);
 
 /** Similarities of `v` (the embedding of `text`) to each kind of anchor; the classifier fields are left empty. */
 export function evidenceOf(pass: FilterPass, text: string, v: Float32Array, anchors: readonly AnchorVector[]): PassEvidence {

@@ -32,6 +32,7 @@ export const STANCES = ['ordered', 'endorsed', 'stated', 'forbidden', 'scoped', 
 export type Stance = (typeof STANCES)[number];
 const AGAINST: ReadonlySet<string> = new Set<Stance>(['forbidden', 'scoped', 'described']);
 
+import { AGENT_NOUN, DENIED_CONSENT, DISCLOSED_AS, NOT_ADJECTIVE, SAFEGUARD_NOUN, SAFEGUARD_WAVED, SECRET_STORE } from './filter-lexicon.js';
 import { sentences as splitSentences } from './sentences.js';
 
 const r = (source: string) => new RegExp(source, 'u');
@@ -39,24 +40,24 @@ const r = (source: string) => new RegExp(source, 'u');
 /** Every part must match the sentence for the act to be there. */
 const ACTS: Record<StanceAct, RegExp[]> = {
   'safeguard-off': [
-    r(String.raw`\b(?:turn\w*|switch\w*|toggl\w*|shut\w*) (?:it |them |\w+ ){0,4}off\b|\b(?:turn|switch)\w* off\b|\b(?:disabl|bypass|skip|remov|strip|drop|delet|ignor|lower|relax|loosen|weaken|circumvent|silenc|suppress|mut|kill|rip)\w*\b|\bcomment\w* out\b|\bget around\b|\bwork around\b|\bno longer (?:run|require|need)\w*\b|--no-verify\b|--force\b|--insecure\b|--nocheck\b|\|\|\s*true\b|=\s*(?:0|false)\b|\boptional\b`),
-    r(String.raw`\b(?:protection|review\w*|tests?|checks?|signing|signatures?|signed|validation|verification|scann\w+|scans?|audit\w*|csp|csrf|2fa|mfa|two-factor|hooks?|lint\w*|coverage|guardrails?|ci|pipeline|gates?|firewall|sandbox\w*|tls|ssl|certificates?|checksums?|rate limit\w*|lockout|approvals?|type ?check\w*|tsc|policy|policies|rules?|safeguards?|restrictions?|permissions? prompts?)\b`),
+    r(String.raw`\b(?:turn\w*|switch\w*|toggl\w*|shut\w*) (?:it |them |\w+ ){0,4}off\b|\b(?:turn|switch)\w* off\b|${NOT_ADJECTIVE}\b(?:disabl|bypass|skip|remov|strip|drop|delet|ignor|lower|relax|loosen|weaken|circumvent|silenc|suppress|mut|kill|rip)\w*\b|\bcomment\w* out\b|\bget around\b|\bwork around\b|\bno longer (?:run|require|need|enforc|appl|block)\w*\b|\b(?:retir|waiv|exempt|paus|suspend|deprecat|sunset|decommission|neuter|defang|obsolet|dismiss)\w*\b|\b(?:is|are|isn't|aren't) (?:not |no longer )?(?:needed|required|necessary|mandatory)\b|${SAFEGUARD_WAVED}|--no-verify\b|--force\b|--insecure\b|--nocheck\b|\|\|\s*true\b|=\s*(?:0|false)\b|\boptional\b`),
+    r(String.raw`\b${SAFEGUARD_NOUN}\b`),
   ],
   'secret-out': [
     r(String.raw`\b(?:shar|send|sent|post|past|upload|publish|attach|commit|print|log|includ|writ|wrote|cop|forward|expos|leak|mail|email|e-mail|dump|push|sync|export|encod|transmit|beacon|(?<!bug |crash |error |incident )report|put|add|append|mirror|zip|curl|pipe)\w*\b`),
-    r(String.raw`\b(?:secrets?|keys?|tokens?|credentials?|passwords?|\.env|env(?:ironment)? (?:vars?|variables?|file)|kubeconfig|id_rsa|id_ed25519|\.npmrc|\.pgpass|cookies?|dumps?|snapshots?|customer (?:data|records)|private|auth\w*)\b`),
-    r(String.raw`\b(?:public|gists?|pastebin|shared (?:drive|link|folder|channel)|slack|discord|chat|channel|issue|ticket|pr description|pull request|comment|query (?:param\w*|string)|logs?|debug output|telemetry|upstream|vendor|outside|external|personal|webhook|https?://|[\w.-]+@[\w-]+\.|[\w-]+\.(?:com|net|io|org|cc|click|xyz|site|dev|app|sh)\b)\b`),
+    r(String.raw`${SECRET_STORE}|\b(?:secrets?|keys?|tokens?|credentials?|passwords?|env(?:ironment)? (?:vars?|variables?|file)|environment (?:to|into)|cookies?|dumps?|snapshots?|customer (?:data|records)|private|auth\w*)\b`),
+    r(String.raw`\b(?:public|gists?|pastebin|(?:shared|public|external|outside|personal) (?:drive|link|folder|channel|buckets?)|(?:support|intake|contact) forms?|forums?|transfer (?:links?|sites?)|paste sites?|file drops?|slack|discord|chat|channel|issue|ticket|pr description|pull request|comment|query (?:param\w*|string)|logs?|debug output|telemetry|upstream|vendor|outside|external|personal|webhook|https?://|[\w.-]+@[\w-]+\.|[\w-]+\.(?:com|net|io|org|cc|click|xyz|site|dev|app)\b|[\w-]+\.sh/)\b`),
   ],
   'remote-run': [
-    r(String.raw`\b(?:run\w*|execut\w*|source\w*|eval\w*|install\w*|load\w*|pip\w*|import\w*|bootstrap\w*)\b|\|\s*(?:ba|z)?sh\b`),
-    r(String.raw`\bhttps?://|\b(?:hosted|served|fetched|downloaded|remote|online|from the (?:link|url|web|internet))\b|\b[\w-]+\.(?:com|net|io|org|cc|click|xyz|site|dev|app|sh)\b`),
+    r(String.raw`\b(?:run\w*|execut\w*|sourc\w*|eval\w*|install\w*|load\w*|pip\w*|import\w*|bootstrap\w*)\b|\|\s*(?:ba|z)?sh\b`),
+    r(String.raw`\bhttps?://|\b(?:hosted|served|fetched|downloaded|remote|online|from the (?:link|url|web|internet))\b|\b[\w-]+\.(?:com|net|io|org|cc|click|xyz|site|dev|app)\b|\b[\w-]+\.sh/|\b(?:contractor|vendor|partner|third[- ]party|stranger|someone)(?:['’]s)? (?:server|site|host|machine|bucket|link|url)s?\b|\b(?:sends?|sent|posts?|posted|pastes?|pasted|shares?|shared) in (?:chat|slack|an? e-?mail)\b|\btarball url\b`),
   ],
   'hide-from': [
-    r(String.raw`\b(?:hid\w*|conceal\w*|omit\w*|leave\w* out|left out|keep\w* (?:\w+ ){0,5}out|quiet\w*|silent\w*|secret\w*|between us|never (?:told|informed|shown)|not (?:mention|tell|show|list|report)\w*|don't (?:mention|tell|show|list|report)|do not (?:mention|tell|show|list|report)|describ\w* (?:\w+ ){0,4}as|call(?:s|ed|ing)? (?:it|this|that|them|the|its|your) (?:[\w-]+ ){0,3}(?:a|an)|squash\w*|bury|buried|erase\w*|wip\w*|scrub\w*)\b`),
-    r(String.raw`\b(?:user|reviewers?|review|team|owner|summary|changelog|commit message|pr|pull request|diff|logs?|audit trail|history|anyone|nobody|no one|report)\b`),
+    r(String.raw`\b(?:hid\w*|conceal\w*|omit\w*|leave\w* out|left out|keep\w* (?:\w+ ){0,5}out|quiet\w*|silent\w*|secret(?:ly|ive\w*)|(?:keep|keeps|kept|keeping) (?:\w+ ){0,3}secret|between us|never (?:told|informed|shown)|not (?:mention|tell|show|list|report)\w*|don't (?:mention|tell|show|list|report)|do not (?:mention|tell|show|list|report)|(?:describ\w* (?:\w+ ){0,4}as|(?:present\w*|fram(?:e|es|ed|ing)|word(?:s|ed|ing)?|summari[sz]\w*|characteri[sz]\w*) (?:[\w-]+ ){0,5}as)\b(?! (?:an? |the )?${DISCLOSED_AS})|\bso (?:that )?(?:it|they|this|the (?:[\w-]+ ){0,3}[\w-]+) (?:reads?|looks?|sounds?|passes|comes? across|appears?) (?:as|like)|(?:better|best) not (?:brought up|mentioned|raised|noted)|not (?:brought up|worth (?:raising|noting|mentioning))|(?:pass|dress)\w* (?:[\w-]+ ){0,5}(?:off|up) as|refer\w* to (?:[\w-]+ ){0,5}as|downplay\w*|play\w* down|gloss\w* over|understat\w*|call(?:s|ed|ing)? (?:it|this|that|them|the|its|your) (?:[\w-]+ ){0,3}(?:a|an)|squash\w*|bury|buried|erase\w*|wip\w*|scrub\w*)\b`),
+    r(String.raw`\b(?:user|reviewers?|review|team|owner|summary|changelog|commit message|pr|pull request|diff|logs?|audit trail|history|anyone|nobody|no one|report\w*|status|standup|stand-up|recap|release notes|write-?up|hand-?off|handover|update|description)\b`),
   ],
   'rules-off': [
-    r(String.raw`\b(?:ignor|disregard|bypass|skip|overrid|supersed|retir|void|cancel|obsolet|no longer appl|not bind|not apply|doesn't apply|don't apply|meant for|written for|for humans|pay no attention|stop following|set aside|wins|outrank|precedence)\w*\b`),
+    r(String.raw`\b(?:ignor|disregard|bypass|skip|overrid|supersed|retir|void|cancel|obsolet|no longer appl|not bind|not apply|doesn't apply|don't apply|meant for|written for|for humans|pay no attention|stop following|set aside|wins|outrank|precedence|lift|exempt|suspend|advisory|gives? way|yields? to)\w*\b|\b(?:is|are|was|were) (?:now |long |completely )?(?:outdated|out of date|stale|obsolete)\b|\bset (?:it|them|this|these) aside\b|\btreat\w* (?:[\w-]+ ){0,4}as (?:suggestions?|optional|advisory|hints?|guidance)\b`),
     r(String.raw`\b(?:rules?|instructions?|guidelines?|guide|conventions?|polic(?:y|ies)|checklist|agents\.md|claude\.md|contributing|system prompt|guardrails|guidance)\b`),
   ],
   'consent-claim': [
@@ -81,7 +82,7 @@ const REFUSAL = String.raw`\b(?:refus\w*|declin\w*|hesitat\w*|question(?:s|ed|in
  * object is a refusal ("never refuse to …").
  */
 export const PROHIBITION = new RegExp(
-  String.raw`\b(?:never|not|don't|do not|must not|mustn't|should not|shouldn't|cannot|can't|no need to|avoid|instead of|forbidden to|prohibited from|banned from)\b(?!\s+(?:forget|fail|hesitate|only|just|hesitating|forgetting))(?:(?!${REFUSAL})[^.;,!?\n]){0,30}$`,
+  String.raw`\b(?:never|not|don't|do not|must not|mustn't|should not|shouldn't|cannot|can't|no need to|avoid|instead of|forbidden to|prohibited from|banned from)\b(?!\s+(?:forget|fail|hesitate|only|just|hesitating|forgetting))(?:(?!${REFUSAL})[^.;,:!?\n]){0,30}$`,
   'u',
 );
 
@@ -91,7 +92,7 @@ export const PROHIBITION = new RegExp(
  * about refusing, so the act stays ordered.
  */
 const forbiddenAfter = (gap: number) =>
-  new RegExp(String.raw`^(?:(?!${REFUSAL})[^.;,!?\n]){0,${gap}}?\b(?:is|are|stays?|remains?) (?:strictly |always )?(?:forbidden|not allowed|banned|prohibited|never (?:allowed|acceptable|ok|okay|done))\b`, 'u');
+  new RegExp(String.raw`^(?:(?!${REFUSAL})[^.;,:!?\n]){0,${gap}}?\b(?:is|are|stays?|remains?) (?:strictly |always )?(?:forbidden|not allowed|banned|prohibited|blocked|rejected|refused|never (?:allowed|acceptable|ok|okay|done|the (?:answer|fix|way)|an option)|not (?:the (?:answer|fix|way)|an option|acceptable|permitted|ok|okay))\b`, 'u');
 export const FORBIDDEN_AFTER = forbiddenAfter(30);
 /**
  * The same within a longer clause, for the stance of an act named as the subject ("disabling the pre-commit
@@ -106,7 +107,7 @@ const FORBIDDEN_AFTER_IN_CLAUSE = forbiddenAfter(80);
  * review", "requires zero review" wave the safeguard away), and only "there is no standing approval" denies a consent:
  * "deploy with no prior approval" is an order.
  */
-const COUNTERED = /\b(?:there is|there's|there are) no (?:standing|blanket|prior|advance|general|such) (?:approval|consent|permission|sign-?off)\b|\b(?:is|are|gets?|get) (?:blocked|rejected|refused|reverted)\b|\b(?:blocks|refuses|rejects|forbids|prohibits)\b|\b(?:requires?|needs?) (?:a |an |one |the )?(?:(?!(?:no|not|zero|without)\b)[\w'’-]+ ){0,2}(?:review|reviews|reviewer|approval|sign-?off)\b|\bfails? (?:hard|the build)\b|\bstops? the (?:build|deploy|release)\b/u;
+const COUNTERED = new RegExp(String.raw`${DENIED_CONSENT}|\b(?:is|are|gets?|get) (?:blocked|rejected|refused|reverted)\b|\b(?:blocks|refuses|rejects|forbids|prohibits)\b|\b(?:requires?|needs?) (?:a |an |one |the )?(?:(?!(?:no|not|zero|without)\b)[\w'’-]+ ){0,2}(?:review|reviews|reviewer|approval|sign-?off)\b|\bfails? (?:hard|the build)\b|\bstops? the (?:build|deploy|release)\b`, 'u');
 /** The clause around a naming of the act: up to 60 characters each side, cut at a comma or colon. */
 function clauseAt(sentence: string, start: number, end: number): string {
   const before = sentence.slice(Math.max(0, start - 60), start);
@@ -121,7 +122,7 @@ const FORBIDS_NEXT = /^\s*(?:(?:this|that|it) (?:is|stays) (?:forbidden|not allo
 const OPENS_PROHIBITION = /^\s*(?:never|don't|do not)\b(?!\s+(?:mind|worry|forget|fail|hesitate|bother|stop|wait))/u;
 /** Sources of the patterns that limit an act to a narrow scope ("only for …", "in the local dev server", "locally"). */
 export const SCOPE_SOURCES: readonly string[] = [
-  String.raw`\bonly (?:in|on|for|when|while|if|during|after|before|inside|within|locally|the)\b|\b(?:\w+ )only\b[;.,]`,
+  String.raw`\bonly (?:in|on|for|to|when|while|if|during|after|before|inside|within|locally|the)\b|\b(?:\w+ )only\b[;.,]`,
   String.raw`\b(?:in|on|for|inside) (?:the |your |a )?(?:local|dev|development|test|testing|staging|preview|sandboxed|throwaway|scratch) (?:server|setup|environment|env|build|builds|database|db|cluster|machine|branch|stack|profile|config|docker-compose setup|docker-compose|mode|tests?)\b|\blocally\b|\bon (?:your )?(?:own|personal|private|feature|local) (?:branch|branches|machine|laptop|fork)\b|\bin (?:your|the) (?:own |personal |browser |ide |editor )?(?:settings|dev ?tools|preferences)\b|\b(?:test|dev|debug)-only\b`,
 ];
 const SCOPED = SCOPE_SOURCES.map((source) => new RegExp(source, 'u'));
@@ -136,8 +137,10 @@ export const OPENS_WITH_ORDER = new RegExp(String.raw`^\W*${ORDER_ADVERB}${ORDER
 /**
  * A sentence naming an act that opens with a bare verb: an order. The same rule as `OPENS_WITH_ORDER`, with
  * verbs that only order in a sentence that already names a harmful act ("paste", "publish", "tell", "wipe", …).
+ * The verb may also follow the clause that sets the order's occasion ("When you report back, present …") or
+ * whatever precedes a colon ("Refusing is not allowed: disable …", "Agent: skip …").
  */
-const ORDERS = new RegExp(String.raw`^\W*${ORDER_ADVERB}(?:${ORDER_VERB}|(?:attach|call|describe|drop|erase|leave|load|lower|move|open|paste|pay|publish|put|report|squash|stop|strip|switch|tell|wipe))\b`, 'u');
+const ORDERS = new RegExp(String.raw`^\W*(?:(?:when|whenever|if|once|before|after|while|as soon as|on|for|during|in)\b[^,:;]{0,80}[,:]\s*|[^,:;]{0,60}:\s*)?${ORDER_ADVERB}(?:${ORDER_VERB}|(?:attach|call|describe|drop|erase|exclude|leave|load|lower|move|open|paste|pay|publish|put|report|squash|stop|strip|switch|tell|wipe|present|frame|label|word|summari[sz]e|downplay|retire|waive|exempt|pause|suspend|mute|silence|relax|loosen|weaken|circumvent|deactivate|drop|neuter))\b`, 'u');
 
 /**
  * Whether every naming of the act's verb in the sentence is forbidden: a prohibition right before it ("never
@@ -193,24 +196,37 @@ const COERCION = String.raw`${REFUSING}[^.;!?\n]{0,20}\b(?:(?:isn't|aren't|is no
 const COERCES = new RegExp(COERCION, 'u');
 /** A next sentence that is only the coercion ("No exceptions.", "Refusing is not an option."), read with the act before it. */
 const COERCES_NEXT = new RegExp(String.raw`^\W*(?:(?:this|that|it) is )?(?:${COERCION})\W*$`, 'u');
-const AGENT_DOES = /\b(?:you|your|yourself|(?:the |an? |any |every |each )?(?:ai|coding|llm)? ?(?<!\b(?:user|data|threat|mental) )(?:agents?|assistants?|models?|bots?|copilots?)|claude|chatgpt|codex|cursor)\b/u;
-const HUMAN_DOES = /\b(?:on-?call|engineers?|developers?|humans?|people|contributors?|release managers?|team leads?|maintainers? (?:may|can|must|should|do|will)|sres?|operators? (?:may|can|must|should)|admins? (?:may|can|must|should)|whoever is on call)\b/u;
+const AGENT_DOES = new RegExp(String.raw`\b(?:you|your|yourself|(?:ai |coding |llm )?${AGENT_NOUN})\b`, 'u');
+const HUMAN_DOES = /\b(?:on-?call|engineers?|developers?|(?<!\bno )humans?(?! (?:review|approval|sign-?off|check|oversight|in the loop|eyes))|people|contributors?|release managers?|team leads?|maintainers? (?:may|can|must|should|do|will)|sres?|operators? (?:may|can|must|should)|admins? (?:may|can|must|should)|whoever is on call)\b/u;
 /** The safeguards a text can keep in force. */
-const SAFEGUARD = String.raw`(?:reviews?|reviewers?|approvals?|tests?|test suites?|checks?|ci|signing|signatures?|hooks?|scans?|scanners?|linters?|lint|gates?|protections?)`;
+const SAFEGUARD = String.raw`(?:${SAFEGUARD_NOUN}|reviewers?|scanners?)`;
 /**
  * The safeguard kept in force, in the sentence of the act (up to its full stop): a safeguard named as still or always required ("reviews
  * are still required", "the signing check stays enabled"), everything else needing one, or the act kept off main.
  */
 const SAFEGUARD_KEPT = new RegExp(String.raw`\b${SAFEGUARD} (?:are|is|stays?|remains?) (?:still |always )?(?:required|needed|mandatory|enabled|enforced|in place)\b|\b${SAFEGUARD} (?:are|is) still (?:run|done|reviewed|signed|checked)\b|\beverything else (?:still )?(?:needs|goes through|gets|must (?:get|have|pass)|requires) (?:a |an |the )?(?:[\w'’-]+ )?${SAFEGUARD}\b|\bstill (?:needs?|requires?|goes through|runs?) (?:a |an |the )?(?:[\w'’-]+ )?${SAFEGUARD}\b|\bnever (?:for|on|in) (?:main|master|prod\w*|releases?)\b|\bexcept (?:for )?(?:main|master|prod\w*|releases?)\b`, 'u');
 
-/** The acts each sentence names, with their stance. */
+/**
+ * Leave to push back ("refusing is allowed", "asking is acceptable"): it endorses the refusal, not the act named
+ * after it, so it is blanked out before the acts and their stance are read.
+ */
+const REFUSAL_PERMITTED = new RegExp(String.raw`${REFUSAL}[^.;,:!?\n]{0,20}\b(?:is|are) (?:always |still )?(?:allowed|acceptable|permitted|fine|ok|okay|welcome|encouraged|expected)\b`, 'gu');
+
+/** A pronoun that can stand for an object named in the sentence before ("CONTRIBUTING.md … ; agents may set it aside"). */
+const PRONOUN = /\b(?:it|its|them|these|those)\b/u;
+
+/**
+ * The acts each sentence names, with their stance. The act's verb must be in the sentence; an object it needs may
+ * be in the sentence before when this one refers back to it by a pronoun.
+ */
 function actsOf(lowerText: string): { act: StanceAct; stance: Stance; at: number; sentence: string; next: string }[] {
   const out: { act: StanceAct; stance: Stance; at: number; sentence: string; next: string }[] = [];
-  const sentences = splitSentences(lowerText);
+  const sentences = splitSentences(lowerText).map((s) => s.replace(REFUSAL_PERMITTED, ' '));
   sentences.forEach((s, i) => {
     const next = sentences[i + 1] ?? '';
+    const before = PRONOUN.test(s) ? (sentences[i - 1] ?? '') : '';
     for (const [act, parts] of Object.entries(ACTS) as [StanceAct, RegExp[]][]) {
-      if (!parts.every((p) => p.test(s))) continue;
+      if (!(parts[0] as RegExp).test(s) || !parts.every((p, k) => k === 0 || p.test(s) || (before !== '' && p.test(before)))) continue;
       out.push({ act, stance: stanceOf(s, next, VERBS[act], parts[0] as RegExp), at: i, sentence: s, next });
     }
   });
