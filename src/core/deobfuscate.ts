@@ -195,6 +195,11 @@ function unscrambled(text: string): { trick: string; text: string } | null {
   return null;
 }
 
+/** Whether `text` has nothing to read: only whitespace and invisible characters (zero-width, joiners, fillers). */
+export function isInvisible(text: string): boolean {
+  return text.replace(INVISIBLE, '').trim() === '';
+}
+
 /**
  * The whole text reversed or in ROT13, when only the decoded form reads as English; in a text that reads
  * as English, each sentence or quoted part of four or more words holding no common word at all, when it

@@ -370,7 +370,8 @@ export async function screen(
   const extra: string[] = [];
   const plans = items.map((item) => {
     const clean = config.deobfuscate ? deobfuscate(item.text) : { text: item.text, changed: false, tricks: [] };
-    const deobIndex = clean.changed ? extra.push(clean.text) - 1 : -1;
+    // A text that decodes to nothing has nothing to embed (and nothing to score).
+    const deobIndex = clean.changed && clean.text.trim() !== '' ? extra.push(clean.text) - 1 : -1;
     const windowIndexes = config.windows ? cueWindows(clean.text).map((w) => extra.push(w) - 1) : [];
     return { clean, deobIndex, windowIndexes };
   });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CairnError } from '../interfaces/errors.js';
 import type { CodeAnchor } from '../interfaces/code.js';
+import { isInvisible } from './deobfuscate.js';
 import { FEEDBACK_VERDICTS, FUSION_METHODS, MEMORY_KINDS, MEMORY_SCOPES, ORIGINS, type FeedbackVerdict, type FusionMethod, type MemoryKind, type MemoryScope, type Provenance, type ProvenanceFilter, type RouteInfo } from '../interfaces/memory.js';
 
 /**
@@ -38,6 +39,7 @@ const wellFormed = (v: string) => !/\p{Cs}/u.test(v);
 export const Text = z
   .string({ error: 'must be a string' })
   .refine((v) => v.trim().length > 0, { error: 'must not be empty', abort: true })
+  .refine((v) => !isInvisible(v), { error: 'must not be empty: it holds only invisible characters (zero-width spaces, joiners, fillers)', abort: true })
   .refine((v) => Buffer.byteLength(v, 'utf8') <= MAX_TEXT_BYTES, {
     error: (i) => `is ${Buffer.byteLength(String(i.input), 'utf8')} bytes; the limit is ${MAX_TEXT_BYTES} bytes (32 KB)`,
     abort: true,

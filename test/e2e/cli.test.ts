@@ -364,6 +364,7 @@ describe('cairn CLI end to end', { concurrency: 3 }, () => {
     it('invalid input exits 2 with one line on stderr and nothing on stdout, and writes nothing', async () => {
       const cases: [string[], RegExp][] = [
         [['save', '   ', ...g], /text: must not be empty/u],
+        [['save', '\u200b\u200b\u2060\ufeff', ...g], /text: must not be empty: it holds only invisible characters/u],
         [['save', 'too important', '--importance', '11', ...g], /importance: must be a whole number from 1 to 10/u],
         [['save', 'not a number', '--importance', 'high', ...g], /importance: must be a whole number/u],
         [['save', 'odd kind', '--kind', 'wish', ...g], /'wish' is invalid/u],

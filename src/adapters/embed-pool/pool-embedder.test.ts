@@ -37,6 +37,19 @@ describe('embedding pool (worker threads, real model)', () => {
     assert.ok((pool.loadTimeMs() ?? 0) > 0);
   });
 
+  it("a text without tokens ('') gets the in-thread embedder's vector through the workers, one vector per text, last or alone", async () => {
+    const pool = createPoolEmbedder({ workers: 1 });
+    pools.push(pool);
+    const note = 'deploys go out on Tuesdays after the freeze';
+    const [empty] = await inThread.embed(['']);
+    assert.equal(empty?.length, 512);
+    assert.deepEqual(await pool.embed([note, '']), await inThread.embed([note, '']));
+    assert.deepEqual(await pool.embed(['']), [empty]);
+    const together = await Promise.all([pool.embed(['']), pool.embed([note])]);
+    assert.deepEqual(together.map((v) => v.length), [1, 1], 'in one batch with another call, one vector each');
+    assert.deepEqual(together[0]?.[0]?.length, 512);
+  });
+
   it('texts arriving while a batch runs join the next batch', async () => {
     const pool = createPoolEmbedder({ workers: 1 });
     pools.push(pool);

@@ -55,4 +55,18 @@ describe('USE-lite run synchronously (use-model.ts), real model', () => {
     assert.equal(a?.length, 512);
     assert.notDeepEqual(a, b);
   });
+
+  it("a text without tokens ('') gets the graph's vector of an empty text wherever it is in a call, one vector per text", async () => {
+    // In the middle the library's graph gives a row for it (the network's answer to no token); last or alone none.
+    const [hello, empty, world] = (await library.embed(['hello world', '', 'deploys go out on Tuesdays'])).map((v) => Float32Array.from(v)) as [Float32Array, Float32Array, Float32Array];
+    assert.equal(empty.length, 512);
+    assert.deepEqual(model.embed(['hello world', '', 'deploys go out on Tuesdays']), [hello, empty, world]);
+    const [alone] = (await library.embed(['hello world'])).map((v) => Float32Array.from(v));
+    assert.deepEqual(model.embed(['hello world', '']), [alone, empty]);
+    assert.deepEqual(model.embed(['hello world', '', '']), [alone, empty, empty]);
+    assert.deepEqual(model.embed(['']), [empty]);
+    assert.deepEqual(model.embed(['', '']), [empty, empty]);
+    const [, second] = (await library.embed(['', 'hello world'])).map((v) => Float32Array.from(v));
+    assert.deepEqual(await createUseEmbedder().embed(['', 'hello world', '']), [normalise(Float32Array.from(empty)), normalise(second as Float32Array), normalise(Float32Array.from(empty))]);
+  });
 });

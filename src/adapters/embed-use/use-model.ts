@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { CairnError } from '../../interfaces/errors.js';
 
 /**
  * The Universal Sentence Encoder lite graph, run synchronously. The one place that reaches past the public
@@ -24,7 +25,7 @@ import { dirname, join } from 'node:path';
  * are typed here.
  */
 export interface UseModel {
-  /** Vectors (512 floats, not normalised) of `texts` embedded together in one model call, in order. */
+  /** Vectors (512 floats, not normalised) of `texts` embedded together in one model call, one per text in order. */
   embed(texts: string[]): Float32Array[];
 }
 
@@ -48,6 +49,11 @@ interface Tfjs {
   io: { fileSystem(path: string): { load(): Promise<ModelArtifacts> } };
   loadGraphModel(handler: { load(): Promise<ModelArtifacts> }): Promise<{ execute(inputs: Record<string, Tensor>): Tensor }>;
 }
+
+/** The length of a vector. */
+const DIMENSIONS = 512;
+/** A token id ('a') put after trailing texts without tokens, so that the graph gives their rows; its row is dropped. */
+const PLACEHOLDER_TOKEN = 11;
 
 /** The custom op standing in for `Where`; a name TensorFlow.js does not use. */
 const SYNC_WHERE = 'CairnSyncWhere';
@@ -73,11 +79,18 @@ export async function loadUseModel(): Promise<UseModel> {
       const positions: number[][] = [];
       const ids: number[] = [];
       encodings.forEach((tokens, text) => tokens.forEach((id, position) => (positions.push([text, position]), ids.push(id))));
+      // A text without tokens (only '' has none) gets the graph's vector of an empty text, as it does when a text
+      // with tokens follows; the graph returns no row for trailing ones, so a one-token text is put after them.
+      const rows = encodings.findLastIndex((tokens) => tokens.length > 0) + 1 < texts.length ? texts.length + 1 : texts.length;
+      if (rows > texts.length) (positions.push([texts.length, 0]), ids.push(PLACEHOLDER_TOKEN));
       // tidy frees the inputs; it returns the output tensor (a tensor, not its values: tidy would walk an array).
       const output = tf.tidy(() => graph.execute({ indices: tf.tensor2d(positions, [positions.length, 2], 'int32'), values: tf.tensor1d(ids, 'int32') }));
       try {
+        if (output.shape[0] !== rows || output.shape[1] !== DIMENSIONS) {
+          throw new CairnError('INTERNAL', `the sentence encoder gave a ${output.shape.join(' × ')} output for ${rows} texts of ${DIMENSIONS} dimensions`);
+        }
         const flat = output.dataSync();
-        return texts.map((_, i) => Float32Array.from(flat.subarray(i * 512, (i + 1) * 512)));
+        return texts.map((_, i) => Float32Array.from(flat.subarray(i * DIMENSIONS, (i + 1) * DIMENSIONS)));
       } finally {
         output.dispose();
       }
