@@ -17,8 +17,7 @@ import type { CandidateFilter, LexicalHit } from '../src/interfaces/store.js';
  * the same scores to the bit, for filters that leave out many of the best matches (forgotten, superseded,
  * expired, other kinds and tags), ties (notes of equal length and term counts), a namespace holding most of the
  * store (matched without its token) and one that does not. Term document frequencies against counting the
- * matches, in a store of two namespaces and in one of a single namespace after texts were changed. Each
- * ranking is asked of both paths: FTS5's statement (a small namespace) and the impact-ordered side index.
+ * matches, in a store of two namespaces and in one of a single namespace after texts were changed.
  */
 
 const NS = 'acme/shop';
@@ -26,8 +25,6 @@ const OTHER = 'acme/other';
 const root = mkdtempSync(join(tmpdir(), 'cairn-lexical-'));
 const path = join(root, 'store.db');
 let store: SqliteStore;
-/** The same file ranked from the impact-ordered side index (sqlite-lexical-index.ts) at every size. */
-let indexed: SqliteStore;
 let reference: Database.Database;
 
 /** Memories of the namespace holding each term, counted by FTS5 on the reference connection. */
@@ -92,12 +89,10 @@ before(async () => {
     if (i % 13 === 1 && i % 2 === 1 && i % 7 !== 0) await engine.supersede(r.id, { namespace: NS, text: `replacement ${i} for the ledger rules`, kind: 'fact' });
   }
   reference = new Database(path, { readonly: true });
-  indexed = createSqliteStore({ path, lexicalIndex: { minDocuments: 0 } });
 });
 
 after(async () => {
   reference.close();
-  await indexed.close();
   await store.close();
   rmSync(root, { recursive: true, force: true });
 });
@@ -121,7 +116,6 @@ describe('BM25 candidates on the embedded store', () => {
           const want = joinedRanking(terms, k, filter);
           const got = await store.lexicalCandidates(terms, k, filter);
           assert.deepEqual(got, want, `${q} k=${k}`);
-          assert.deepEqual(await indexed.lexicalCandidates(terms, k, filter), want, `side index: ${q} k=${k}`);
           compared += got.length;
         }
       }

@@ -1,5 +1,5 @@
 import { CairnError } from '../interfaces/errors.js';
-import type { ScopeInfo, Store, StoredEvent, StoreTx, VectorIndexCheck, LexicalIndexCheck } from '../interfaces/store.js';
+import type { ScopeInfo, Store, StoredEvent, StoreTx, VectorIndexCheck } from '../interfaces/store.js';
 import { createHash } from 'node:crypto';
 import { canonicalJson, StateHasher, vectorHash } from './checksum.js';
 import { bodyOf, insertProjected, project, STORE_SCOPE } from './events.js';
@@ -33,7 +33,6 @@ export interface VerifyReport {
    * null for a backend without one. Not part of `ok`: the index is a cache of the state proven above.
    */
   vectorIndex: VectorIndexCheck | null;
-  lexicalIndex: LexicalIndexCheck | null;
   replayMs: number;
   eventsPerSecond: number;
   totalMs: number;
@@ -179,12 +178,10 @@ export async function verify(store: Store, scratch: Store): Promise<VerifyReport
   const replayed = await stateChecksum(scratch);
   const quarantine = { live: await quarantineChecksum(store), replayed: await quarantineChecksum(scratch) };
   const vectorIndex = store.checkVectorIndex ? await store.checkVectorIndex() : null;
-  const lexicalIndex = store.checkLexicalIndex ? await store.checkLexicalIndex() : null;
   return {
     ok: gaps.length === 0 && live.checksum === replayed.checksum && quarantine.live === quarantine.replayed,
     quarantine,
     vectorIndex,
-    lexicalIndex,
     mode: 'full-replay',
     events,
     scopes: scopes.length,

@@ -80,12 +80,6 @@ export interface VectorIndexCheck {
   detail: string;
 }
 
-/** What `cairn verify` found of a derived lexical index kept beside the full-text one (the embedded store's). */
-export interface LexicalIndexCheck {
-  status: 'consistent' | 'rebuilt' | 'unchecked';
-  detail: string;
-}
-
 /**
  * Operations available inside one write transaction (Store.transaction). Everything done through a StoreTx
  * commits together or not at all, and sees the transaction's own earlier writes.
@@ -138,11 +132,6 @@ export interface Store extends MemoryReads, MemorySearch, VectorSetup, LogReads,
    * the backend's vector search needs no such check.
    */
   checkVectorIndex?(): Promise<VectorIndexCheck>;
-  /**
-   * For a backend with a derived lexical index beside its full-text one (the embedded store's impact-ordered
-   * postings): checks it entry by entry against the full-text index, rebuilding it when it differs.
-   */
-  checkLexicalIndex?(): Promise<LexicalIndexCheck>;
   /** Closes the store; idempotent. Later calls fail STORE_UNAVAILABLE. */
   close(): Promise<void>;
 }

@@ -22,7 +22,6 @@ import { CairnError } from '../../interfaces/errors.js';
 import type { EmbedderInfo } from '../../interfaces/store.js';
 import { applyPageSize, MIGRATION_FOLLOW_UPS, MIGRATIONS, PAGE_SIZE, SCHEMA_VERSION } from './sqlite-schema.js';
 import { SqliteVectorIndex, type SqliteVectorIndexConfig } from './sqlite-vector-index.js';
-import { lexicalIndexExists, repairLexicalIndex } from './sqlite-lexical-index.js';
 import { vectorTableName } from './sqlite-vector-table.js';
 
 export interface SqliteStoreConfig {
@@ -39,14 +38,6 @@ export interface SqliteStoreConfig {
   vectorIndex?: SqliteVectorIndexConfig | false;
   /** Page size of a new database file (older files are converted when small, see applyPageSize). Default 16 KB. */
   pageSize?: number;
-  /**
-   * The impact-ordered side index of the full-text table (sqlite-lexical-index.ts): built when the store is
-   * opened with it (and rebuilt whenever it does not cover the full-text rows), kept by every writer once it
-   * exists, and read for the BM25 candidates of namespaces of at least `minDocuments` memories (default
-   * 10,000; smaller ones are ranked by FTS5, the same rows in the same order). Off by default: on the
-   * latency benchmark's notes it read most of each term's postings and was slower than FTS5 at 100k.
-   */
-  lexicalIndex?: { minDocuments?: number };
 }
 
 /** Measured: two writers in one server took 10.1 s with 5,000 ms (timers stalled) and 0.25 s with 100 ms. */
@@ -188,15 +179,11 @@ export class SqliteConnection {
 
   vectorDims: number | null = null;
 
-  /** Namespaces of at least this many memories read the lexical side index; null: never (SqliteStoreConfig.lexicalIndex). */
-  readonly lexicalIndexMinDocuments: number | null;
-
   closed = false;
 
   constructor(config: SqliteStoreConfig) {
     this.location = config.path;
     this.maxBusyWaitMs = config.maxBusyWaitMs ?? 60_000;
-    this.lexicalIndexMinDocuments = config.lexicalIndex ? (config.lexicalIndex.minDocuments ?? 10_000) : null;
     checkExistingFile(config.path);
     if (config.path !== ':memory:') {
       try {
@@ -233,7 +220,6 @@ export class SqliteConnection {
       // cache, shared and reclaimable, but counted in the process's resident size once touched.
       if (config.path !== ':memory:') this.db.pragma(`mmap_size = ${MMAP_BYTES}`);
       this.migrate();
-      if (!this.readOnly && config.lexicalIndex) this.retrySync(() => repairLexicalIndex(this.db));
       this.loadVectorInfo();
       const indexed = config.vectorIndex !== false && !this.readOnly && config.path !== ':memory:';
       this.vectorIndex = indexed ? new SqliteVectorIndex((sql) => this.stmt(sql), config.path, config.vectorIndex || {}) : null;
@@ -353,19 +339,6 @@ export class SqliteConnection {
   get vectorTable(): string {
     if (this.vectorDims === null) throw new CairnError('INTERNAL', 'no embedder recorded before using the vector table');
     return vectorTableName(this.vectorDims);
-  }
-
-  private lexicalSchema = -1;
-  private lexicalExists = false;
-
-  /** Whether the database holds the lexical side index, which every write of the full-text table then keeps. */
-  lexicalIndexKept(): boolean {
-    const version = this.stmt('PRAGMA schema_version').pluck().get() as number;
-    if (version !== this.lexicalSchema) {
-      this.lexicalSchema = version;
-      this.lexicalExists = lexicalIndexExists((sql) => this.stmt(sql));
-    }
-    return this.lexicalExists;
   }
 
   ensureOpen(): void {

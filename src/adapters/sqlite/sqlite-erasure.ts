@@ -7,7 +7,6 @@ import { namesStartingWith } from './sqlite-saved-files.js';
 import { vectorTableSql } from './sqlite-vector-table.js';
 import { translate, type SqliteConnection } from './sqlite-connection.js';
 import type { Row } from './sqlite-rows.js';
-import { erasedTermsLeft, rebuildIfIncomplete } from './sqlite-lexical-index.js';
 
 /** Counts the needles (JSON on stdin) found in the raw bytes of the files named in argv; prints {found, bytes[]}. */
 const RAW_SCAN_SCRIPT = `
@@ -70,9 +69,9 @@ export class SqliteErasure {
   proof(): ErasureProof | undefined {
     if (this.c.location === ':memory:') return undefined;
     return {
-      method: 'FTS5 optimize, vector table rebuilt, VACUUM (secure_delete), WAL truncated; then the bytes of the database, -wal, -shm, .usearch and neighbour graph files are scanned, and the lexical index is searched for the erased terms',
+      method: 'FTS5 optimize, vector table rebuilt, VACUUM (secure_delete), WAL truncated; then the bytes of the database, -wal, -shm, .usearch and neighbour graph files are scanned',
       compact: (options) => this.compact(options),
-      check: (needles, compaction, terms) => this.check(needles, compaction, terms ?? []),
+      check: (needles, compaction) => this.check(needles, compaction),
     };
   }
 
@@ -89,8 +88,6 @@ export class SqliteErasure {
           // FTS5 keeps deleted entries in its segments until they are merged.
           this.c.db.exec(`INSERT INTO memories_fts (memories_fts) VALUES ('optimize')`);
           steps.push('full-text index optimized (FTS5 segments merged, deleted entries dropped)');
-          // A writer that did not know of the side index may have left rows of erased memories in it.
-          if (rebuildIfIncomplete(this.c.db)) steps.push('lexical side index rebuilt from the remaining memories (it did not cover the full-text rows)');
           if (options.vectorsRemoved) {
             // The erasure marker: every process drops, and never saves, a neighbour graph made before it.
             this.c.db.exec(`INSERT INTO meta (key, value) VALUES ('erasures', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`);
@@ -131,10 +128,8 @@ export class SqliteErasure {
     return steps;
   }
 
-  private async check(needles: string[], compaction: string[], terms: string[]): Promise<ErasureProofReport> {
+  private async check(needles: string[], compaction: string[]): Promise<ErasureProofReport> {
     this.c.ensureOpen();
-    // The side index keeps terms as values (stemmed, lower case), not the texts the byte scan looks for.
-    const termsLeft = this.c.read('looking for erased terms in the lexical index', () => erasedTermsLeft((sql) => this.c.stmt(sql), terms));
     const files = [...FILES.map((f) => ({ ...f, path: `${this.c.location}${f.suffix}` })), ...graphFiles(this.c.location)].filter((f) => existsSync(f.path));
     // Scanned in a child process: closing a descriptor of the database file in this process would drop every
     // POSIX lock SQLite holds on it, and this connection would then stop seeing other processes' writes.
@@ -145,8 +140,7 @@ export class SqliteErasure {
       backend: 'sqlite',
       compaction,
       scanned: files.map((f, i) => ({ what: f.what, files: 1, bytes: scan.bytes[i] ?? 0 })),
-      found: scan.found + termsLeft,
-      termsSearched: terms.length,
+      found: scan.found,
       notCovered: [
         'copies made outside this database: backups, file-system snapshots, exported JSONL',
         'erased vectors as bytes: the files are searched for the erased texts; the quantised index and every neighbour graph are discarded instead, and a graph made before the erasure is refused and never saved again',

@@ -4,8 +4,7 @@ import { vectorHash } from '../../core/checksum.js';
 import type { CandidateFilter, ListFilter, RankingFields, StoreTx } from '../../interfaces/store.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { MEMORY_SELECT, memoryRecord, rowToMemory, rowToRankingFields, type Row } from '../sql/sql-rows.js';
-import { ACTIVE_SQL, CURRENT_SQL, filterSql } from './sqlite-rows.js';
-import { deleteFullText, insertFullText } from './sqlite-lexical-index.js';
+import { ACTIVE_SQL, CURRENT_SQL, filterSql, nsToken } from './sqlite-rows.js';
 
 /**
  * Ranking fields kept at most; past it the cache starts over. An entry takes about 500 bytes (an id, a
@@ -29,8 +28,6 @@ export class SqliteMemories {
    */
   private readonly ranking = new Map<string, RankingFields>();
   private rankingVersion = -1;
-
-  private readonly stmt = (sql: string) => this.c.stmt(sql);
 
   /** Refuses a vector the vector table cannot hold (before anything of the write is done). */
   private checkVector(vector: Float32Array): void {
@@ -224,7 +221,7 @@ export class SqliteMemories {
         )
         .run({ ...memoryRecord(memory), vector_hash: vector ? vectorHash(vector) : null });
       const rowid = BigInt(info.lastInsertRowid);
-      insertFullText(this.stmt, this.c.lexicalIndexKept(), rowid, memory.namespace, terms);
+      this.c.stmt('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)').run(rowid, nsToken(memory.namespace), terms.join(' '));
       if (vector) this.insertVectorRow(rowid, memory, vector);
       this.c.effects.inserted.push({ namespace: memory.namespace, terms });
     },
@@ -243,8 +240,8 @@ export class SqliteMemories {
       ).run(p);
       const rowid = BigInt(row.rowid);
       if (index) {
-        deleteFullText(this.stmt, this.c.lexicalIndexKept(), rowid);
-        insertFullText(this.stmt, this.c.lexicalIndexKept(), rowid, memory.namespace, index.terms);
+        this.c.stmt('DELETE FROM memories_fts WHERE rowid = ?').run(rowid);
+        this.c.stmt('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)').run(rowid, nsToken(memory.namespace), index.terms.join(' '));
         if (this.c.vectorDims !== null) this.c.stmt(`DELETE FROM ${this.c.vectorTable} WHERE rowid = ?`).run(rowid);
         this.c.stmt('UPDATE memories SET vector_hash = NULL WHERE rowid = ?').run(rowid);
         if (index.vector) this.writeVector(rowid, memory, index.vector);
@@ -258,7 +255,7 @@ export class SqliteMemories {
       this.c.effects.changed.add(id);
       this.c.effects.recounted.add(row.namespace);
       const rowid = BigInt(row.rowid);
-      deleteFullText(this.stmt, this.c.lexicalIndexKept(), rowid);
+      this.c.stmt('DELETE FROM memories_fts WHERE rowid = ?').run(rowid);
       if (this.c.vectorDims !== null) this.c.stmt(`DELETE FROM ${this.c.vectorTable} WHERE rowid = ?`).run(rowid);
       this.c.stmt('DELETE FROM memories WHERE rowid = ?').run(rowid);
       this.c.stmt('DELETE FROM recall_counts WHERE memory_id = ?').run(id);
@@ -271,9 +268,10 @@ export class SqliteMemories {
       const rowids = this.c.stmt('SELECT rowid, id FROM memories WHERE namespace = ?').all(namespace) as { rowid: number; id: string }[];
       for (const { id } of rowids) this.c.effects.changed.add(id);
       this.c.effects.recounted.add(namespace);
+      const delFts = this.c.stmt('DELETE FROM memories_fts WHERE rowid = ?');
       const delVec = this.c.vectorDims !== null ? this.c.stmt(`DELETE FROM ${this.c.vectorTable} WHERE rowid = ?`) : null;
       for (const { rowid } of rowids) {
-        deleteFullText(this.stmt, this.c.lexicalIndexKept(), BigInt(rowid));
+        delFts.run(BigInt(rowid));
         delVec?.run(BigInt(rowid));
       }
       this.c.stmt('DELETE FROM memories WHERE namespace = ?').run(namespace);

@@ -5,8 +5,10 @@
  * dimension is only known then, and no write transaction runs DDL).
  */
 import type Database from 'better-sqlite3';
+import { indexText } from '../../core/events.js';
+import { analyse } from '../../core/lexical.js';
+import type { Memory } from '../../interfaces/memory.js';
 import { nsToken } from './sqlite-rows.js';
-import { eachAnalysedMemory, lexicalIndexExists, rebuildLexicalIndex } from './sqlite-lexical-index.js';
 import { vectorTableName, vectorTableSql } from './sqlite-vector-table.js';
 
 /**
@@ -259,14 +261,20 @@ function moveVectorTable(db: Database.Database): void {
   db.exec('DROP TABLE memories_vec');
 }
 
-/**
- * Re-indexes every memory's terms (analysed by core, as the write path does) into memories_fts, and rebuilds the
- * lexical side index from the same analysis when the store keeps one (its terms would be the old analyser's).
- */
+/** Re-indexes every memory's terms (analysed by core, as the write path does) into memories_fts. */
 function rebuildFullText(db: Database.Database): void {
   const insert = db.prepare('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)');
-  eachAnalysedMemory(db, (rowid, namespace, terms) => insert.run(rowid, nsToken(namespace), terms.join(' ')));
-  if (lexicalIndexExists((sql) => db.prepare(sql))) rebuildLexicalIndex(db);
+  const page = db.prepare('SELECT rowid, namespace, text, route FROM memories WHERE rowid > ? ORDER BY rowid LIMIT 1000');
+  // In pages: the connection cannot insert while a statement is still iterating.
+  for (let after = 0; ; ) {
+    const rows = page.all(after) as { rowid: number; namespace: string; text: string; route: string | null }[];
+    if (rows.length === 0) return;
+    for (const row of rows) {
+      const route = row.route ? (JSON.parse(row.route) as Memory['route']) : null;
+      insert.run(BigInt(row.rowid), nsToken(row.namespace), analyse(indexText({ text: row.text, route })).join(' '));
+    }
+    after = (rows[rows.length - 1] as { rowid: number }).rowid;
+  }
 }
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -5,7 +5,6 @@ import { vectorTableSql } from './sqlite-vector-table.js';
 import type { SqliteConnection, WriteEffects } from './sqlite-connection.js';
 import { filterSql, nsToken, quoteTerm, type Row } from './sqlite-rows.js';
 import { firstFetch, widening } from './sqlite-over-fetch.js';
-import { rankedRows } from './sqlite-lexical-index.js';
 
 /** sqlite-vec's largest k in one KNN query. */
 const MAX_KNN = 4096;
@@ -103,63 +102,25 @@ export class SqliteSearch {
       // are left out with the filter: BM25 sums over the query's phrases and the token's adds exactly 0 (its
       // column weighs 0), so the scores are the same, but FTS5 then neither intersects every match with the
       // namespace's posting list nor reads all of it for the token's IDF (0.82 of the time at 100k).
-      const documents = this.counted(filter.namespace).documents;
-      const first = firstFetch(k);
-      const keep = (rows: { rowid: number; rank: number }[]): LexicalHit[] => {
-        const ids = new Map((passing.all({ ...params, rowids: JSON.stringify(rows.map((r) => r.rowid)) }) as { rowid: number; id: string }[]).map((r) => [r.rowid, r.id]));
-        const hits: LexicalHit[] = [];
-        for (const r of rows) {
-          const id = ids.get(r.rowid);
-          if (id !== undefined && hits.push({ id, score: -r.rank }) === k) break;
-        }
-        return hits;
-      };
-      // A large namespace is ranked from the impact-ordered side index (the same rows in the same order as FTS5,
-      // sqlite-lexical-index.ts), unless it is incomplete; then FTS5 ranks, as for a small one.
-      if (this.c.lexicalIndexMinDocuments !== null && documents >= this.c.lexicalIndexMinDocuments && this.c.lexicalIndexKept()) {
-        const counts = { memories: this.counted().documents, rowCount: (term: string) => this.storeFrequency(term) };
-        let hits: LexicalHit[] | null = null;
-        for (const fetch of widening(first)) {
-          const rows = rankedRows((sql) => this.c.stmt(sql), terms, fetch, filter.namespace, counts);
-          if (!rows) break;
-          hits = keep(rows);
-          if (hits.length >= k || rows.length < fetch) return hits;
-        }
-        if (hits) return hits;
-      }
-      // A namespace holding most of the store is matched without its token, and the rows of other namespaces
-      // are left out with the filter: BM25 sums over the query's phrases and the token's adds exactly 0 (its
-      // column weighs 0), so the scores are the same, but FTS5 then neither intersects every match with the
-      // namespace's posting list nor reads all of it for the token's IDF (0.82 of the time at 100k).
-      const share = documents / Math.max(1, this.counted().documents);
+      const share = this.counted(filter.namespace).documents / Math.max(1, this.counted().documents);
       const byToken = share < 0.5;
       const words = `terms:(${terms.map(quoteTerm).join(' OR ')})`;
       const match = byToken ? `ns:${quoteTerm(nsToken(filter.namespace))} AND ${words}` : words;
+      const first = firstFetch(k);
       // Ends once k pass or the matches run out (fewer rows than fetched).
       let hits: LexicalHit[] = [];
       for (const fetch of widening(byToken ? first : Math.ceil(first / share))) {
         const rows = ranked.all({ match, fetch }) as { rowid: number; rank: number }[];
-        hits = keep(rows);
+        const ids = new Map((passing.all({ ...params, rowids: JSON.stringify(rows.map((r) => r.rowid)) }) as { rowid: number; id: string }[]).map((r) => [r.rowid, r.id]));
+        hits = [];
+        for (const r of rows) {
+          const id = ids.get(r.rowid);
+          if (id !== undefined && hits.push({ id, score: -r.rank }) === k) break;
+        }
         if (hits.length >= k || rows.length < fetch) break;
       }
       return hits;
     });
-  }
-
-  /** A term's full-text rows, from the FTS5 vocabulary. */
-  private vocabularyCount(term: string): number {
-    return (this.c.stmt(`SELECT doc FROM memories_fts_vocab WHERE col = 'terms' AND term = ?`).get(term) as { doc: number } | undefined)?.doc ?? 0;
-  }
-
-  /** A term's rows in the whole store (FTS5's nHit for it), kept with the store-wide counts. */
-  private storeFrequency(term: string): number {
-    const cache = this.counted();
-    let df = cache.frequencies.get(term);
-    if (df === undefined) {
-      df = this.vocabularyCount(term);
-      if (!this.c.db.inTransaction) cache.frequencies.set(term, df);
-    }
-    return df;
   }
 
   /**
@@ -220,7 +181,7 @@ export class SqliteSearch {
       const cache = this.counted(namespace);
       const storeWide = namespace === undefined || cache.documents === this.counted().documents;
       const count = storeWide
-        ? (term: string) => this.vocabularyCount(term)
+        ? (term: string) => (this.c.stmt(`SELECT doc FROM memories_fts_vocab WHERE col = 'terms' AND term = ?`).get(term) as { doc: number } | undefined)?.doc ?? 0
         : (term: string) =>
             (this.c.stmt('SELECT COUNT(*) AS n FROM memories_fts WHERE memories_fts MATCH ?').get(`ns:${quoteTerm(nsToken(namespace))} AND terms:${quoteTerm(term)}`) as { n: number }).n;
       const frequencies = new Map<string, number>();

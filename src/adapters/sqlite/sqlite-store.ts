@@ -19,7 +19,6 @@ import type {
   StoreTx,
   VectorHit,
   VectorIndexCheck,
-  LexicalIndexCheck,
 } from '../../interfaces/store.js';
 import type { SqliteVectorIndex } from './sqlite-vector-index.js';
 import { SqliteConnection, translate, type SqliteStoreConfig } from './sqlite-connection.js';
@@ -30,7 +29,6 @@ import { SqliteQuarantine } from './sqlite-quarantine.js';
 import { SqliteAccess } from './sqlite-access.js';
 import { SqliteUsage } from './sqlite-usage.js';
 import { SqliteErasure } from './sqlite-erasure.js';
-import { checkLexicalIndex } from './sqlite-lexical-index.js';
 
 export type { SqliteStoreConfig } from './sqlite-connection.js';
 
@@ -300,19 +298,6 @@ export class SqliteStore implements Store {
   async checkVectorIndex(): Promise<VectorIndexCheck> {
     this.c.ensureOpen();
     return this.c.vectorIndex ? this.c.vectorIndex.check() : { status: 'exhaustive', detail: 'no approximate index for this store' };
-  }
-
-  /** For `cairn verify`: the lexical side index checked entry by entry against FTS5 (rebuilt when it differs). */
-  async checkLexicalIndex(): Promise<LexicalIndexCheck> {
-    this.c.ensureOpen();
-    if (this.c.readOnly) return { status: 'unchecked', detail: 'read-only store: not checked' };
-    return this.c.mutex.run(async () => {
-      try {
-        return this.c.retrySync(() => checkLexicalIndex(this.c.db));
-      } catch (err) {
-        throw translate(err, 'checking the lexical index');
-      }
-    });
   }
 
   /** The approximate vector index, or null when this store searches exhaustively only. */

@@ -493,7 +493,6 @@ export function buildProgram(io: CliIo, open: (flags: GlobalOpts, opts?: { witho
             out(`live checksum     ${r.liveChecksum}`);
             out(`replayed checksum ${r.replayedChecksum}`);
             if (r.vectorIndex) out(`vector index      ${r.vectorIndex.status}: ${r.vectorIndex.detail}`);
-            if (r.lexicalIndex) out(`lexical index     ${r.lexicalIndex.status}: ${r.lexicalIndex.detail}`);
             for (const gap of r.gaps) out(`GAP in scope ${JSON.stringify(gap.scope)}: missing seq ${gap.missing.slice(0, 20).join(', ')}${gap.missing.length > 20 ? ' …' : ''}`);
             out(r.ok ? 'verified: the live state is byte-identical to a replay of the log' : 'NOT verified: see above');
           }
