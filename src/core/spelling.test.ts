@@ -26,12 +26,23 @@ describe('British spellings folded to American ones', () => {
       ['catalogued', 'cataloged'],
       ['programme', 'program'],
       ['judgement', 'judgment'],
+      ['catalysed', 'catalyzed'],
+      ['hydrolyse', 'hydrolyze'],
+      ['analyser', 'analyzer'],
+      // A prefixed word folds like the word without its prefix.
+      ['dishonour', 'dishonor'],
+      ['unfavourable', 'unfavorable'],
+      ['disorganised', 'disorganized'],
+      ['reorganise', 'reorganize'],
+      ['uncentred', 'uncentered'],
     ];
     for (const [british, american] of cases) assert.equal(americanSpelling(british), american, british);
   });
 
   it('leaves words alone that are spelt so in American English too', () => {
-    const same = ['promise', 'promising', 'exercised', 'surprise', 'enterprises', 'advertise', 'advised', 'revise', 'supervising', 'raise', 'praised', 'noise', 'cruise', 'disguise', 'otherwise', 'likewise', 'expertise', 'precise', 'concise', 'premises', 'merchandisers', 'franchise', 'sunrise', 'rising', 'arise', 'crises', 'hour', 'four', 'your', 'tour', 'pour', 'acre', 'genre', 'serialize', 'color'];
+    const same = ['promise', 'promising', 'exercised', 'surprise', 'enterprises', 'advertise', 'advised', 'revise', 'supervising', 'raise', 'praised', 'noise', 'cruise', 'disguise', 'otherwise', 'likewise', 'expertise', 'precise', 'concise', 'premises', 'merchandisers', 'franchise', 'sunrise', 'rising', 'arise', 'crises', 'hour', 'four', 'your', 'tour', 'pour', 'acre', 'genre', 'serialize', 'color',
+      // Only -lyse is -lyze; prologue is no Prolog; a prefix does not hide a word spelt -ise everywhere.
+      'geyser', 'geysers', 'prologue', 'prologues', 'enfranchise', 'disenfranchised', 'uncompromising', 'unpromising', 'imprecise', 'cerise'];
     for (const word of same) assert.equal(americanSpelling(word), word, word);
   });
 
@@ -41,5 +52,10 @@ describe('British spellings folded to American ones', () => {
     assert.deepEqual(queryTerms('how is the code organised'), queryTerms('how is the code organized'));
     // Identifiers stay as written: only plain words and the parts of identifiers are words to fold.
     assert.ok(analyse('initialiseClient').includes('initialiseclient'));
+  });
+
+  it('a note on the prologue shares no term with one on Prolog, the language', () => {
+    assert.deepEqual(queryTerms('prologue').filter((t) => queryTerms('Prolog').includes(t)), []);
+    assert.deepEqual(queryTerms('unfavourable'), queryTerms('unfavorable'));
   });
 });
