@@ -59,7 +59,16 @@ describe('lexical analysis', () => {
       assert.deepEqual(queryTerms('src/tax/'), ['src/tax/', 'src/tax', 'src', 'tax']);
       // Without the slash, as before: the word alone, or the path whole and by its parts.
       assert.ok(!analyse('Services deploy with src/tax/provider.ts').some((t) => t.endsWith('/')));
-      assert.deepEqual(plainTerms('the deploy/ folder'), ['folder'], 'a folder is no plain word');
+      // The folder's last part still counts as its plain word (shared wording, query-term coverage).
+      assert.deepEqual(plainTerms('pushed to deploy/ today'), ['push', 'deploi', 'todai']);
+      assert.deepEqual(plainTerms('the src/tax/ folder'), ['tax', 'folder']);
+      assert.deepEqual(plainTerms('the getUser/ folder'), ['folder'], 'a camelCase folder is an identifier');
+    });
+
+    it("a URL's host and path are no folder", () => {
+      const terms = analyse('see http://host/ and https://example.com/docs/ or the a/b/ folder');
+      assert.deepEqual(terms.filter((t) => t.endsWith('/')), ['a/b/']);
+      assert.ok(terms.includes('host') && terms.includes('example.com/docs'));
     });
   });
 

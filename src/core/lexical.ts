@@ -8,7 +8,8 @@ import { americanSpelling } from './spelling.js';
  *   are indexed as one lower-cased term each, and also split into their parts (`payments`, `v2`, `enabled`;
  *   `shop`, `checkout`, `tax`, `py`) and camelCase pieces (`getUserName` → `get`, `user`, `name`). A folder
  *   written with its trailing slash (`deploy/`, `src/tax/`) is a term of its own too, so a query naming the
- *   folder finds the notes that name it, not every note that says "deploy".
+ *   folder finds the notes that name it, not every note that says "deploy"; its last part still counts as a
+ *   plain word (plainTerms). After `//` (a URL: `https://example.com/docs/`) a trailing slash makes no folder.
  * - Plain words are lower-cased, stop words dropped, British spellings folded to American ones (spelling.ts:
  *   `serialise` → `serialize`) and Porter-stemmed (`requests` → `request`).
  * Terms contain only letters, digits and `_ . / - :`, and are separated by spaces when handed to a backend,
@@ -93,10 +94,14 @@ function detached(s: string): string {
   return s.length < 2 ? s : s.split('').join('');
 }
 
-/** A token's terms, and whether it is an identifier (a compound or camelCase: plainTerms leaves it out). */
+/**
+ * A token's terms, and those of them that are plain words (plainTerms): none for an identifier (a compound or
+ * camelCase); for a folder (`deploy/`, `src/tax/`) the stem of its last part, so "pushed to deploy/" still
+ * says "deploy" to the shared-wording step and query-term coverage.
+ */
 interface TokenTerms {
   readonly terms: readonly string[];
-  readonly identifier: boolean;
+  readonly plain: readonly string[];
 }
 
 /** An analyser with other stop words or stemming (the benchmark sweep compares them); identifiers behave the same. */
@@ -123,7 +128,9 @@ export function createAnalyser(options: AnalyserOptions): Analyser {
       const term = wordTerm(piece);
       if (term) terms.push(term);
     }
-    return { terms, identifier: folder || isCompound || isCamel };
+    if (!folder) return { terms, plain: isCompound || isCamel ? [] : terms };
+    const last = wordTerm(pieces[pieces.length - 1] ?? '');
+    return { terms, plain: last && !isCamel ? [last] : [] };
   };
   // A token's terms depend on the token alone, and a store's vocabulary repeats: recall analyses the text of
   // its first results on every search (query-term coverage, the same-topic step), a save the texts of its
@@ -133,8 +140,10 @@ export function createAnalyser(options: AnalyserOptions): Analyser {
   const memo = new Map<string, TokenTerms>();
   const analyseTokens = (text: string, plainOnly: boolean): string[] => {
     const terms: string[] = [];
-    for (const match of foldDiacritics(text).matchAll(COMPOUND_RE)) {
-      const token = match[0];
+    const folded = foldDiacritics(text);
+    for (const match of folded.matchAll(COMPOUND_RE)) {
+      // After `//` a token is a URL's host and path (http://host/, https://example.com/docs/): no folder.
+      const token = match[0].endsWith('/') && folded.startsWith('//', match.index - 2) ? match[0].slice(0, -1) : match[0];
       let found = memo.get(token);
       if (found === undefined) {
         if (token.length > TOKEN_MEMO_LONGEST) {
@@ -146,8 +155,7 @@ export function createAnalyser(options: AnalyserOptions): Analyser {
           memo.set(key, found);
         }
       }
-      if (plainOnly && found.identifier) continue;
-      for (const term of found.terms) terms.push(term);
+      for (const term of plainOnly ? found.plain : found.terms) terms.push(term);
     }
     return terms;
   };
