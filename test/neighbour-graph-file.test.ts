@@ -6,7 +6,7 @@ import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { graphFileProblem, graphHeaderPath, publishGraphFile, readGraphHeader } from '../src/adapters/sqlite/sqlite-neighbour-graph-file.js';
+import { graphFileProblem, graphHeaderPath, openNamedGraphFile, publishGraphFile, readGraphHeader, unreadGraphFile } from '../src/adapters/sqlite/sqlite-neighbour-graph-file.js';
 import { UNNAMED_FILE_GRACE_MS } from '../src/adapters/sqlite/sqlite-saved-files.js';
 import { createSqliteStore, type SqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { erase } from '../src/core/erasure.js';
@@ -540,6 +540,40 @@ describe('graph files published by several processes', () => {
     assert.deepEqual(broken, [], 'no publish deleted the other process\'s graph while the header named it');
     const files = readdirSync(root).filter((f) => f.startsWith(`${basename(path)}.graph.`) && f.endsWith('.usearch'));
     assert.ok(files.length <= 2, `at most one graph file per live publisher is kept: ${files.join(', ')}`);
+  });
+
+  it('a reader whose file a publisher replaced after it read the header reads the header again, not building the graph', () => {
+    const path = join(root, `reread-${++counter}.db`);
+    const publish = (seq: number) => {
+      const tmp = `${path}.graph-${process.pid}-${seq.toString(16).padStart(8, '0')}`;
+      writeFileSync(tmp, `graph ${seq}`);
+      publishGraphFile(path, tmp, { storeId: 'store', embedder: { id: 'test-embedder', dimensions: 8 }, params: { connectivity: 16, expansionAdd: 64, expansionSearch: 128 }, namespace: NS, seq, erasures: 0, at: null, vectors: 1 });
+    };
+    // The file is checked as a reader checks it (its checksum): gone, it cannot be read.
+    const check = (file: { header: { seq: number }; path: string }) => {
+      const problem = graphFileProblem(file as Parameters<typeof graphFileProblem>[0]);
+      return problem === null ? { seq: file.header.seq, text: readFileSync(file.path, 'utf8') } : unreadGraphFile(file, problem);
+    };
+    publish(1);
+    const seen: number[] = [];
+    const opened = openNamedGraphFile(path, NS, (file) => {
+      seen.push(file.header.seq);
+      // Between this reader's header and its file, this process publishes again: its own older file goes at once.
+      if (seen.length === 1) publish(2);
+      return check(file);
+    });
+    assert.deepEqual(seen, [1, 2], 'the header is read a second time');
+    assert.deepEqual(opened, { seq: 2, text: 'graph 2' });
+
+    // Gone for good (header and file removed under the reader): one more look, then the reason, no loop.
+    const tries: number[] = [];
+    const missing = openNamedGraphFile(path, NS, (file) => {
+      tries.push(file.header.seq);
+      rmSync(file.path);
+      return check(file);
+    });
+    assert.deepEqual(tries, [2], 'the second look finds the header naming a file that is missing');
+    assert.match((missing as { problem?: string }).problem ?? '', /missing/, JSON.stringify(missing));
   });
 
   it("a publisher removes unnamed graph files by their age, not by the pid their name carries", async () => {

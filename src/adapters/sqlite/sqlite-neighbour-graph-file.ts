@@ -1,7 +1,7 @@
 // The neighbour graph's shared parts, read by the store's main thread and by the worker that builds a graph:
 // its parameters, how a vector enters it, and the rows it is built from. Kept free of the store's imports.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fsyncPath, namesStartingWith, olderThanGrace, writeFileAtomically } from './sqlite-saved-files.js';
 import type { FileDigest } from './sqlite-background-build.js';
@@ -134,7 +134,8 @@ export function graphHeaderPath(dbPath: string, namespace: string): string {
  * written longer ago than UNNAMED_FILE_GRACE_MS (a live publisher's are fresh; a dead one's age out), never by
  * the pid a name carries (`<pid>-<token>`, which only says who wrote it). Each live publisher keeps at most its
  * latest file beside the one named. A reader that has a removed file open keeps reading it (on Linux an
- * unlinked file stays readable); one that looks it up after finds it missing and builds the graph instead.
+ * unlinked file stays readable); one that looks it up after finds it missing and reads the header again, which
+ * names the new file (openNamedGraphFile); only when that fails too does it build the graph.
  */
 export function publishGraphFile(dbPath: string, source: string, header: Omit<GraphFileHeader, 'file' | 'bytes' | 'sha256' | 'format'>, digest?: FileDigest): void {
   const key = namespaceKey(header.namespace);
@@ -178,8 +179,39 @@ export function publishGraphFile(dbPath: string, source: string, header: Omit<Gr
 /** The graph files this process published (paths), so it removes its own older ones as soon as they are replaced. */
 const publishedHere = new Set<string>();
 
+/** Why a saved graph is not used; `gone` when the file its header named no longer exists. */
+export interface GraphFileRefusal {
+  problem: string;
+  gone?: boolean;
+}
+
+/**
+ * Reads the namespace's header and opens the file it names with `open` (which marks a file it found gone,
+ * unreadGraphFile). A publisher in another process may
+ * replace that file (and remove it) between the header being read and the file being opened: when the file
+ * is gone, the header is read once more, and names the new file, instead of the graph being built again.
+ */
+export function openNamedGraphFile<T extends object>(
+  dbPath: string,
+  namespace: string,
+  open: (file: { header: GraphFileHeader; path: string }) => T | GraphFileRefusal,
+): T | GraphFileRefusal {
+  const once = (): T | GraphFileRefusal => {
+    const file = readGraphHeader(dbPath, namespace);
+    if ('problem' in file) return file;
+    return open(file);
+  };
+  const first = once();
+  return 'problem' in first && first.gone === true ? once() : first;
+}
+
+/** Why the file could not be read or loaded, marked gone when it no longer exists (another process removed it). */
+export function unreadGraphFile(file: { path: string }, problem: string): GraphFileRefusal {
+  return existsSync(file.path) ? { problem } : { problem, gone: true };
+}
+
 /** The saved graph of a namespace as its header describes it, or why there is none to use. */
-export function readGraphHeader(dbPath: string, namespace: string): { header: GraphFileHeader; path: string } | { problem: string } {
+export function readGraphHeader(dbPath: string, namespace: string): { header: GraphFileHeader; path: string } | GraphFileRefusal {
   let text: string;
   try {
     text = readFileSync(graphHeaderPath(dbPath, namespace), 'utf8');
@@ -199,8 +231,8 @@ export function readGraphHeader(dbPath: string, namespace: string): { header: Gr
   let size: number;
   try {
     size = statSync(path).size;
-  } catch {
-    return { problem: 'the graph file named by its header is missing' };
+  } catch (err) {
+    return { problem: 'the graph file named by its header is missing', gone: (err as NodeJS.ErrnoException).code === 'ENOENT' };
   }
   if (size !== header.bytes) return { problem: `the graph file holds ${size} bytes, its header says ${header.bytes}` };
   return { header, path };

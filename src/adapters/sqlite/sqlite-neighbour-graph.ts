@@ -6,11 +6,15 @@ import {
   GRAPH_PARAMS,
   graphFileProblem,
   newGraph,
+  openNamedGraphFile,
   publishGraphFile,
   readGraphHeader,
   removeGraphFiles,
   savedGraphNamespaces,
   type Graph,
+  type GraphFileHeader,
+  type GraphFileRefusal,
+  unreadGraphFile,
 } from './sqlite-neighbour-graph-file.js';
 import type { GraphBuildRequest } from './sqlite-neighbour-graph-worker.js';
 import type { QuantizedVectors } from './sqlite-quantized-vectors.js';
@@ -351,9 +355,11 @@ export class NeighbourGraphs {
  * The namespace's saved graph when its header matches the database and the loaded graph holds the vectors it
  * names; it reflects change `seq`, which the change log must still reach back to.
  */
-function openSavedGraph(dbPath: string, ctx: GraphContext, namespace: string): { graph: Graph; seq: number; erasures: number } | { problem: string } {
-  const file = readGraphHeader(dbPath, namespace);
-  if ('problem' in file) return file;
+function openSavedGraph(dbPath: string, ctx: GraphContext, namespace: string): { graph: Graph; seq: number; erasures: number } | GraphFileRefusal {
+  return openNamedGraphFile(dbPath, namespace, (file) => openGraphFile(dbPath, ctx, namespace, file));
+}
+
+function openGraphFile(dbPath: string, ctx: GraphContext, namespace: string, file: { header: GraphFileHeader; path: string }): { graph: Graph; seq: number; erasures: number } | GraphFileRefusal {
   const { header } = file;
   const want = ctx.identity;
   const erasures = ctx.erasures();
@@ -373,12 +379,12 @@ function openSavedGraph(dbPath: string, ctx: GraphContext, namespace: string): {
   // Caught up on the main thread at install: beyond this a build in the worker costs the searches less.
   if (tooFarBehind(want.seq - header.seq, header.vectors)) return { problem: `the graph file is ${want.seq - header.seq} changes behind: it is built again instead` };
   const damaged = graphFileProblem(file);
-  if (damaged !== null) return { problem: damaged };
+  if (damaged !== null) return unreadGraphFile(file, damaged);
   const graph = newGraph(ctx.usearch, want.embedder.dimensions);
   try {
     graph.load(file.path);
   } catch (err) {
-    return { problem: `the graph file cannot be loaded (${(err as Error).message.split('\n')[0]})` };
+    return unreadGraphFile(file, `the graph file cannot be loaded (${(err as Error).message.split('\n')[0]})`);
   }
   if (graph.size() !== header.vectors) return { problem: `the graph file holds ${graph.size()} vectors, its header says ${header.vectors}` };
   return { graph, seq: header.seq, erasures };
