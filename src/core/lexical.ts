@@ -184,6 +184,18 @@ function rememberedStem(word: string): string {
 
 const DEFAULT_ANALYSER = createAnalyser({ stopWords: STOP_WORDS, stem: rememberedStem });
 
+const ANALYSER_BEFORE = createAnalyser({ stopWords: STOP_WORDS, stem: stemmer });
+
+/**
+ * The terms the analyser before British spellings were folded and folders kept their slash gave (Porter stems
+ * of the words as written, no folder terms): what a store written then holds for the text. Stores that
+ * cannot read their index back (SQLite's full-text table keeps no content) re-index a memory only when these
+ * differ from analyse's.
+ */
+export function analysedBefore(text: string): string[] {
+  return ANALYSER_BEFORE.analyse(text).filter((term) => !term.endsWith('/'));
+}
+
 /** Terms of a text, in order of appearance, repeats kept (term frequency matters to BM25). */
 export function analyse(text: string): string[] {
   return DEFAULT_ANALYSER.analyse(text);

@@ -233,14 +233,11 @@ export const MIGRATIONS: readonly ((storage: VectorStorage) => string)[] = [
   ${step6Index('memories_lexical', false)};
   `,
   // 7: core's analyser changed its terms (British spellings folded to American ones, spelling.ts; a folder
-  // written with its trailing slash is a term of its own, lexical.ts), so every memory's postings and document
-  // length are re-analysed by reanalyseTerms (MIGRATION_FOLLOW_UPS), as SQLite's migration 13 rebuilds its
-  // full-text table. The locks keep writers out from before the first page to the commit; the statistics
-  // follow through their triggers.
-  () => `
-  LOCK TABLE memories IN SHARE ROW EXCLUSIVE MODE;
-  LOCK TABLE memory_terms IN SHARE ROW EXCLUSIVE MODE;
-  `,
+  // written with its trailing slash is a term of its own, lexical.ts). The step only records that every
+  // memory is to be re-analysed (the mark in meta); continueReanalysis does it after the migration, in pages
+  // of their own transactions that rewrite only the memories whose terms changed, so writers are never held
+  // for the whole pass. Recorded first, so no older cairn (writing the old terms) opens the store afterwards.
+  () => `INSERT INTO meta (key, value) VALUES ('reanalysed_through', '0') ON CONFLICT (key) DO NOTHING;`,
 ];
 
 /** Step 6's two indexes: the postings' key carrying tf, and the covering index of the lexical filter. */

@@ -31,6 +31,7 @@ import type { PostgresStoreConfig } from './postgres-config.js';
 import { createPool, isTransient, sleep, translatePgError, type Pool, type PoolClient } from './postgres-driver.js';
 import { CATALOG_NOT_VACUUMED, canReadServerFiles, canVacuumCatalog, compactAfterErasure, NOT_COVERED, rawFilesContain, STATISTICS_UNSETTLED, statisticsContain } from './postgres-erasure.js';
 import { fusedResult } from './postgres-fusion.js';
+import { continueReanalysis } from './postgres-follow-ups.js';
 import { migrate, type ServerFacts } from './postgres-migrations.js';
 import { MEMORY_SELECT, rowToEvent, rowToMemory, rowToSnapshot, rowToToken, type Row } from '../sql/sql-rows.js';
 import { Params, parseVector, vectorFromSend, vectorLiteral } from './postgres-rows.js';
@@ -153,6 +154,7 @@ export class PostgresStore implements Store {
       const client = await this.withRetries('connecting', () => pool.connect());
       try {
         this.facts = await migrate(client, { createExtension: this.config.createExtension ?? true, location: this.location });
+        await continueReanalysis(client);
         const e = await client.query<{ value: string }>(`SELECT value FROM meta WHERE key = 'embedder'`);
         this.dims = e.rows[0] ? (JSON.parse(e.rows[0].value) as EmbedderInfo).dimensions : null;
       } finally {

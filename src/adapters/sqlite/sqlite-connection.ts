@@ -20,7 +20,7 @@ import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { CairnError } from '../../interfaces/errors.js';
 import type { EmbedderInfo } from '../../interfaces/store.js';
-import { applyPageSize, MIGRATION_FOLLOW_UPS, MIGRATIONS, PAGE_SIZE, SCHEMA_VERSION } from './sqlite-schema.js';
+import { applyPageSize, MIGRATION_FOLLOW_UPS, MIGRATIONS, PAGE_SIZE, reanalysePage, SCHEMA_VERSION } from './sqlite-schema.js';
 import { SqliteVectorIndex, type SqliteVectorIndexConfig } from './sqlite-vector-index.js';
 import { vectorTableName } from './sqlite-vector-table.js';
 
@@ -220,6 +220,8 @@ export class SqliteConnection {
       // cache, shared and reclaimable, but counted in the process's resident size once touched.
       if (config.path !== ':memory:') this.db.pragma(`mmap_size = ${MMAP_BYTES}`);
       this.migrate();
+      // Migration 13's re-analysis, a page per write transaction (resumed here after a crash).
+      if (!this.readOnly) while (!this.retrySync(() => reanalysePage(this.db)));
       this.loadVectorInfo();
       const indexed = config.vectorIndex !== false && !this.readOnly && config.path !== ':memory:';
       this.vectorIndex = indexed ? new SqliteVectorIndex((sql) => this.stmt(sql), config.path, config.vectorIndex || {}) : null;

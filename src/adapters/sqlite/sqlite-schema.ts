@@ -6,7 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import { indexText } from '../../core/events.js';
-import { analyse } from '../../core/lexical.js';
+import { analyse, analysedBefore } from '../../core/lexical.js';
 import type { Memory } from '../../interfaces/memory.js';
 import { nsToken } from './sqlite-rows.js';
 import { vectorTableName, vectorTableSql } from './sqlite-vector-table.js';
@@ -239,16 +239,17 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX memories_replacing ON memories (namespace) WHERE likely_replaces IS NOT NULL;
   `,
   // 13: core's analyser changed its terms (British spellings folded to American ones, spelling.ts; a folder
-  // written with its trailing slash is a term of its own, lexical.ts): every memory is re-analysed into a new
-  // full-text table by rebuildFullText (MIGRATION_FOLLOW_UPS), as PostgreSQL's step 7 re-analyses its postings.
-  FTS_REBUILD_SQL,
+  // written with its trailing slash is a term of its own, lexical.ts). The migration only records that every
+  // memory is to be re-analysed (the mark in meta); reanalysePage does it after the migration, a page per
+  // write transaction, rewriting only the rows whose terms changed, so other processes' writes wait a page at
+  // most. Recorded first, so no older cairn (writing the old terms) opens the store afterwards.
+  `INSERT OR IGNORE INTO meta (key, value) VALUES ('reanalysed_through', '0');`,
 ];
 
 /** What migrations cannot do in SQL, run right after the migration reaching that version, in its transaction. */
 export const MIGRATION_FOLLOW_UPS: ReadonlyMap<number, (db: Database.Database) => void> = new Map([
   [9, rebuildFullText],
   [11, moveVectorTable],
-  [13, rebuildFullText],
 ]);
 
 /** Moves the vectors of the unnamed-dimension table `memories_vec` (before migration 11) into memories_vec_<n>. */
@@ -274,6 +275,55 @@ function rebuildFullText(db: Database.Database): void {
       insert.run(BigInt(row.rowid), nsToken(row.namespace), analyse(indexText({ text: row.text, route })).join(' '));
     }
     after = (rows[rows.length - 1] as { rowid: number }).rowid;
+  }
+}
+
+/** The meta key of the re-analysis still to do: the last rowid done (migration 13 sets it to 0, the end removes it). */
+export const REANALYSIS_MARK = 'reanalysed_through';
+
+/**
+ * One page of the re-analysis migration 13 asked for, in a write transaction of its own, from the rowid in
+ * meta onwards: a memory whose terms under core's analyser differ from the analyser's before (what its
+ * full-text row holds; the table keeps no content to compare with) gets its row replaced; the rest (nearly
+ * all) are left alone. A memory written since migration 13 already has the new terms, and replacing them
+ * with the same is harmless, so the pass can resume anywhere: a crash loses at most the page in hand.
+ * Returns whether the pass is complete.
+ */
+export function reanalysePage(db: Database.Database, pageSize = 1000): boolean {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const mark = db.prepare('SELECT value FROM meta WHERE key = ?').get(REANALYSIS_MARK) as { value: string } | undefined;
+    if (mark === undefined) {
+      db.exec('COMMIT');
+      return true;
+    }
+    const rows = db.prepare('SELECT rowid, namespace, text, route FROM memories WHERE rowid > ? ORDER BY rowid LIMIT ?').all(Number(mark.value), pageSize) as {
+      rowid: number;
+      namespace: string;
+      text: string;
+      route: string | null;
+    }[];
+    const last = rows[rows.length - 1]?.rowid;
+    if (last === undefined) {
+      db.prepare('DELETE FROM meta WHERE key = ?').run(REANALYSIS_MARK);
+    } else {
+      const remove = db.prepare('DELETE FROM memories_fts WHERE rowid = ?');
+      const insert = db.prepare('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)');
+      for (const row of rows) {
+        const route = row.route ? (JSON.parse(row.route) as Memory['route']) : null;
+        const text = indexText({ text: row.text, route });
+        const terms = analyse(text).join(' ');
+        if (terms === analysedBefore(text).join(' ')) continue;
+        remove.run(BigInt(row.rowid));
+        insert.run(BigInt(row.rowid), nsToken(row.namespace), terms);
+      }
+      db.prepare('UPDATE meta SET value = ? WHERE key = ?').run(String(last), REANALYSIS_MARK);
+    }
+    db.exec('COMMIT');
+    return last === undefined;
+  } catch (err) {
+    db.exec('ROLLBACK');
+    throw err;
   }
 }
 
