@@ -307,9 +307,13 @@ export function hnswIndexName(dimensions: number): string {
  * The graph's build: m 16 (pgvector's default) and ef_construction 200 (its default is 64). On near copies at
  * 100k it raised the walk's recall@10 at ef_search 200 from 0.57 to 0.843 and made the walk faster (52 against
  * 99 ms p50); the build took 186 s against about 51 s at load 10–12 (postgres-driver.ts has the figures). An
- * index built before keeps its parameters until it is built again (`REINDEX INDEX CONCURRENTLY`).
+ * index built before keeps its parameters, even through `REINDEX`, which rebuilds with the index's stored
+ * options: `ALTER INDEX … SET (ef_construction = 200)` first (postgres-vector-index.ts hnswBuildProblem).
  */
-const HNSW_BUILD = 'WITH (m = 16, ef_construction = 200)';
+export const HNSW_BUILD_PARAMS = { m: 16, ef_construction: 200 } as const;
+/** pgvector's own values, which an index built without them (by an older cairn) has. */
+export const HNSW_DEFAULT_PARAMS = { m: 16, ef_construction: 64 } as const;
+const HNSW_BUILD = `WITH (m = ${HNSW_BUILD_PARAMS.m}, ef_construction = ${HNSW_BUILD_PARAMS.ef_construction})`;
 
 export function hnswIndexSql(dimensions: number, options: { concurrently?: boolean } = {}): string {
   if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 2000) throw new Error(`bad dimensions ${dimensions}`);

@@ -36,7 +36,7 @@ import { migrate, type ServerFacts } from './postgres-migrations.js';
 import { MEMORY_SELECT, rowToEvent, rowToMemory, rowToSnapshot, rowToToken, type Row } from '../sql/sql-rows.js';
 import { Params, parseVector, vectorFromSend, vectorLiteral } from './postgres-rows.js';
 import { hnswIndexName, hnswIndexSql } from './postgres-schema.js';
-import { buildVectorIndex, describeVectorIndex, startVectorIndexBuild, vectorIndexState } from './postgres-vector-index.js';
+import { buildVectorIndex, describeVectorIndex, hnswBuildProblem, startVectorIndexBuild, vectorIndexState } from './postgres-vector-index.js';
 import { activeSql, CURRENT_SQL, filterSql, fusedRecallSql, LIVE_BY_DEDUPE_SQL, lexicalCtes, listWhere, vectorCtes, type VectorSpace } from './postgres-search.js';
 import { createPostgresTx, decodeAnchorCache, rowToPendingErasure, type TxContext } from './postgres-tx.js';
 
@@ -602,6 +602,8 @@ export class PostgresStore implements Store {
     const notes: string[] = [];
     const indexState = pgvector && space ? await this.read('diagnostics', (pool) => vectorIndexState(pool, space.dimensions)) : null;
     if (indexState !== null && indexState !== 'valid' && space) notes.push(describeVectorIndex(indexState, space.dimensions));
+    const oldBuild = indexState === 'valid' && space ? await this.read('diagnostics', (pool) => hnswBuildProblem(pool, space.dimensions)) : null;
+    if (oldBuild !== null) notes.push(oldBuild);
     if (!pgvector) notes.push(`no pgvector: ${facts.fallbackReason ?? 'vectors stored without an index'}; vectors are scanned exactly and recall fuses in cairn`);
     return {
       backend: 'postgres',
