@@ -210,6 +210,39 @@ describe('provable erasure', () => {
     await store.close();
   });
 
+  it('a plan recorded before it kept its terms looks for its texts\' terms as indexed now and as indexed when it ran', async () => {
+    const path = join(dir, 'older-plan.db');
+    const engine = engineAt(path);
+    await engine.save({ text: 'Wendrick Palasour serialised the colour payloads', namespace: 'acme/erase' });
+    const store = engine.store;
+    const proof = store.erasureProof;
+    assert.ok(proof);
+    const asked: string[][] = [];
+    const withProof = (p: typeof proof) =>
+      new Proxy(store, {
+        get(target, key, receiver) {
+          if (key === 'erasureProof') return p;
+          const value = Reflect.get(target, key, receiver) as unknown;
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+    // The erasing transaction commits, then compaction fails: the pending record keeps the plan.
+    const failing = { ...proof, compact: () => Promise.reject(new Error('disk busy')) };
+    await assert.rejects(erase(withProof(failing), { scope: { namespace: 'acme/erase' }, privateKeyPem: PRIVATE, now: new Date().toISOString() }));
+    const [pending] = await store.pendingErasures();
+    assert.ok(pending?.plan, 'the plan is kept');
+    // As a plan recorded before the terms were kept.
+    const { terms: _terms, ...older } = pending.plan as Record<string, unknown>;
+    await store.transaction(async (tx) => tx.putPendingErasure({ ...pending, plan: older }));
+    const noting = { ...proof, check: (needles: string[], compaction: string[], terms: string[] = []) => (asked.push(terms), proof.check(needles, compaction, terms)) };
+    const cert = await erase(withProof(noting), { scope: { namespace: 'acme/erase' }, privateKeyPem: PRIVATE, now: new Date().toISOString() });
+    assert.ok(cert.certificate.checks.every((c) => c.passed), JSON.stringify(cert.certificate.checks));
+    const terms = new Set(asked[0]);
+    // serialised: "serial" now, "serialis" when the plan ran; colour: "color" now, "colour" then.
+    for (const t of ['serial', 'serialis', 'color', 'colour', ...analyse('Wendrick Palasour')]) assert.ok(terms.has(t), `${t} is looked for: ${[...terms].join(' ')}`);
+    await store.close();
+  });
+
   it('refuses bad input without erasing anything', async () => {
     const path = join(dir, 'bad.db');
     await populate(path);

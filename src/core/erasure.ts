@@ -6,7 +6,7 @@ import { checkPrivateKey, signCertificate, type ErasureCertificate, type Erasure
 import { belongsToSubject, sameErasureScope } from './erasure-lock.js';
 import { bodyOf, emit, indexedTerms, STORE_SCOPE } from './events.js';
 import { ulid } from './ids.js';
-import { analyse } from './lexical.js';
+import { analyse, analysedBefore } from './lexical.js';
 import { stateChecksum } from './replay.js';
 import { sha256Hex } from './text.js';
 
@@ -52,7 +52,8 @@ interface ErasurePlan {
   /**
    * The erased texts' terms, base64: every version's indexed terms (events.ts indexedTerms, as postings hold
    * them: a route's title, description and paths too) and the turns' and held writes' analysed words. Absent in
-   * a plan recorded before it was kept: then the texts' analysed words.
+   * a plan recorded before it was kept: then the texts' words, as analysed now and as analysed before British
+   * spellings were folded (lexical.ts analysedBefore), which is what the store held when such a plan ran.
    */
   terms?: string[];
   vectorsRemoved: boolean;
@@ -283,6 +284,9 @@ async function remainingText(store: Store): Promise<string> {
   return parts.join('\u0000');
 }
 
+/** What the terms of a plan recorded before it kept its terms are, in the proof's report. */
+const TERMS_OF_OLDER_PLAN = " (the plan predates kept terms: the erased texts' words as analysed now and before spellings were folded; a route's title, description and paths were not looked for)";
+
 /** Retrieval, tables and raw bytes, against the plan (the original selection, also after a crash). */
 async function checkErasure(
   store: Store,
@@ -322,7 +326,10 @@ async function checkErasure(
   const needles = [...new Set(erasedOnly.flatMap((t) => [t, jsonForm(t)]))];
   // The erased terms (as postings keep them: lower case, stemmed) that no remaining memory holds: a backend
   // keeping sampled column values (PostgreSQL's planner statistics) looks for these too.
-  const candidates = plan.terms ? plan.terms.map(decoded) : [...new Set(plan.texts.flatMap((b) => analyse(decoded(b))))];
+  // A plan recorded before it kept them: the terms its texts give, as the store indexes them now and as it
+  // indexed them when the plan ran (before spellings were folded), since sampled values may hold either. Its
+  // routes' titles, descriptions and paths were not kept, so their terms are not looked for; the report says so.
+  const candidates = plan.terms ? plan.terms.map(decoded) : [...new Set(plan.texts.flatMap((b) => [...analyse(decoded(b)), ...analysedBefore(decoded(b))]))];
   const still = candidates.length > 0 ? (await store.termDocumentFrequencies(candidates)).frequencies : new Map<string, number>();
   const terms = candidates.filter((t) => !still.has(t));
   const report = await proof.check(needles, compaction, terms);
@@ -334,7 +341,7 @@ async function checkErasure(
   checks.push({
     name: 'file-bytes',
     passed: found === 0 && unproven.length === 0,
-    detail: `${found} of ${needles.length} erased strings${report.termsSearched ? ` and ${report.termsSearched} erased terms` : ''} found in the database files (${report.backend}: ${readLine})${shared ? ` (${shared} erased texts also held by memories that remain were not looked for)` : ''}${unproven.length ? `; not proven: ${unproven.join('; ')}` : ''}`,
+    detail: `${found} of ${needles.length} erased strings${report.termsSearched ? ` and ${report.termsSearched} erased terms${plan.terms ? '' : TERMS_OF_OLDER_PLAN}` : ''} found in the database files (${report.backend}: ${readLine})${shared ? ` (${shared} erased texts also held by memories that remain were not looked for)` : ''}${unproven.length ? `; not proven: ${unproven.join('; ')}` : ''}`,
   });
   return { checks, report };
 }

@@ -17,6 +17,7 @@ import { createPostgresStore } from '../../src/adapters/postgres/postgres-store.
 import { createSqliteStore } from '../../src/adapters/sqlite/sqlite-store.js';
 import { verifyCertificate } from '../../src/core/certificate.js';
 import { Engine } from '../../src/core/engine.js';
+import { erase } from '../../src/core/erasure.js';
 import { verify } from '../../src/core/replay.js';
 import { isCairnError } from '../../src/interfaces/errors.js';
 import { analyse } from '../../src/core/lexical.js';
@@ -168,6 +169,32 @@ describe('provable erasure on PostgreSQL', { skip: pgSkip }, () => {
     const statFile = await adminQuery<{ path: string }>(db.name, `SELECT pg_relation_filepath('pg_statistic') AS path`);
     const bytes = readFileSync(join(db.dataDir, statFile[0]?.path as string));
     for (const term of rare) assert.ok(!bytes.includes(Buffer.from(term)), `pg_statistic's file holds no dead copy of ${term}`);
+  });
+
+  it('the report of a plan recorded before it kept its terms says which terms it looked for', async () => {
+    const engine = engineOn(db.url, 'acme/older-erase');
+    await engine.save({ text: 'Pellandra Quorvisk serialised the colour payloads', namespace: 'acme/older-erase' });
+    const store = engine.store;
+    const proof = store.erasureProof;
+    assert.ok(proof);
+    // The erasing transaction commits, then compaction fails: the pending record keeps the plan.
+    const failing = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key === 'erasureProof') return { ...proof, compact: () => Promise.reject(new Error('disk busy')) };
+        const value = Reflect.get(target, key, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    await assert.rejects(erase(failing, { scope: { namespace: 'acme/older-erase' }, privateKeyPem: PRIVATE, now: new Date().toISOString() }));
+    const pending = (await store.pendingErasures()).find((p) => p.plan !== null);
+    assert.ok(pending);
+    const { terms: _terms, ...older } = pending.plan as Record<string, unknown>;
+    await store.transaction(async (tx) => tx.putPendingErasure({ ...pending, plan: older }));
+    const cert = await erase(store, { scope: { namespace: 'acme/older-erase' }, privateKeyPem: PRIVATE, now: new Date().toISOString() });
+    const bytes = cert.certificate.checks.find((c) => c.name === 'file-bytes');
+    assert.ok(bytes?.passed, JSON.stringify(cert.certificate.checks));
+    assert.match(bytes.detail, /erased terms \(the plan predates kept terms: the erased texts' words as analysed now and before spellings were folded; a route's title, description and paths were not looked for\)/u);
+    await store.close();
   });
 
   it('a role that cannot read the server files cannot prove an erasure and is refused before anything is erased', async () => {
