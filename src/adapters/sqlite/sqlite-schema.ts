@@ -290,6 +290,8 @@ export const REANALYSIS_MARK = 'reanalysed_through';
  * Returns whether the pass is complete.
  */
 export function reanalysePage(db: Database.Database, pageSize = 1000): boolean {
+  // Every writable open calls this: with no pass owed, a plain read answers without taking the write lock.
+  if (db.prepare('SELECT 1 FROM meta WHERE key = ?').get(REANALYSIS_MARK) === undefined) return true;
   db.exec('BEGIN IMMEDIATE');
   try {
     const mark = db.prepare('SELECT value FROM meta WHERE key = ?').get(REANALYSIS_MARK) as { value: string } | undefined;
