@@ -59,11 +59,14 @@ describe('reviewing held writes in bulk on the brain page in headless Chromium',
     held[text] = id;
   }
 
-  /** Runs `action` and waits until the quarantine list has been rendered again with `total` held. */
+  /**
+   * Runs `action` and waits until the quarantine list has been rendered again with `total` held. The wait is
+   * longer than the page's usual one: under a full test run a bulk decision's round trip has taken over 15 s.
+   */
   async function totals(p: Page, expected: RegExp, action: () => Promise<unknown>): Promise<void> {
     await action();
     const line = p.getByTestId('quarantine-total');
-    await until(p, `the totals read ${expected}`, () => line.filter({ hasText: expected }).waitFor({ timeout: WAIT }).catch(async (err: Error) => {
+    await until(p, `the totals read ${expected}`, () => line.filter({ hasText: expected }).waitFor({ timeout: 3 * WAIT }).catch(async (err: Error) => {
       throw new Error(`${err.message.split('\n')[0]}; they read ${JSON.stringify(await line.textContent())}`);
     }));
   }
