@@ -4,17 +4,19 @@
  * query embedded by the server) and save (POST /api/memories, every text new, so each one is embedded and
  * screened). Throughput, p50/p95/p99 latency per run from every response time, and the server's resident
  * memory (sampled from /proc) at rest and under load. Each embedding path runs against its own copy of the
- * same store, one after the other: `pool` (the default: worker threads, one per core) and `thread`
- * (CAIRN_EMBED_WORKERS=0: the model on the server's main thread, as before the pool).
+ * same store, one after the other: `pool` (the default: worker threads, one per core), `pool-nice`
+ * (CAIRN_EMBED_NICE=10: the same threads yield to the event loop when both want a core) and `thread`
+ * (CAIRN_EMBED_WORKERS=0: the model on the server's main thread, as before the pool). Each run also splits
+ * the server's CPU between its main thread and the others (embedding threads, V8 and libuv helpers).
  *
- *   node dist/bench/http.js [--quick] [--memories 10000] [--duration 10] [--embedders pool,thread]
+ *   node dist/bench/http.js [--quick] [--memories 10000] [--duration 10] [--embedders pool,pool-nice,thread]
  *     [--connections 1,8,32] [--operations search,save] [--profile DIR] [--out bench/results/http.json]
  *
  * --profile DIR runs the server under `node --cpu-prof` (profiles of every thread in DIR/<embedding>/,
  * written when the server stops); its CPU figures then include the profiler's own cost.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,9 +43,9 @@ interface Options {
   out: string;
 }
 
-type Embedding = 'pool' | 'thread';
+type Embedding = 'pool' | 'pool-nice' | 'thread';
 /** The server's environment for each embedding path. */
-const EMBEDDING_ENV: Record<Embedding, Record<string, string>> = { pool: {}, thread: { CAIRN_EMBED_WORKERS: '0' } };
+const EMBEDDING_ENV: Record<Embedding, Record<string, string>> = { pool: {}, 'pool-nice': { CAIRN_EMBED_NICE: '10' }, thread: { CAIRN_EMBED_WORKERS: '0' } };
 
 function parseArgs(argv: string[]): Options {
   const quick = argv.includes('--quick');
@@ -63,8 +65,8 @@ function parseArgs(argv: string[]): Options {
     if (a === '--memories' && v) opts.memories = Number(argv[++i]);
     else if (a === '--duration' && v) opts.durationS = Number(argv[++i]);
     else if (a === '--embedders' && v) opts.embedders = (argv[++i] as string).split(',').map((e) => {
-      if (e !== 'pool' && e !== 'thread') throw new Error(`--embedders takes pool and/or thread (got ${e})`);
-      return e;
+      if (!(e in EMBEDDING_ENV)) throw new Error(`--embedders takes pool, pool-nice and/or thread (got ${e})`);
+      return e as Embedding;
     });
     else if (a === '--connections' && v) opts.connections = (argv[++i] as string).split(',').map(Number);
     else if (a === '--operations' && v) opts.operations = (argv[++i] as string).split(',').map((o) => {
@@ -73,7 +75,7 @@ function parseArgs(argv: string[]): Options {
     });
     else if (a === '--profile' && v) opts.profileDir = resolve(argv[++i] as string);
     else if (a === '--out' && v) opts.out = resolve(argv[++i] as string);
-    else if (a !== '--quick') throw new Error(`unknown argument ${a}; usage: node dist/bench/http.js [--quick] [--memories N] [--duration S] [--embedders pool,thread] [--connections 1,8,32] [--operations search,save] [--profile DIR] [--out F]`);
+    else if (a !== '--quick') throw new Error(`unknown argument ${a}; usage: node dist/bench/http.js [--quick] [--memories N] [--duration S] [--embedders pool,pool-nice,thread] [--connections 1,8,32] [--operations search,save] [--profile DIR] [--out F]`);
   }
   return opts;
 }
@@ -95,11 +97,37 @@ function rssMiB(pid: number): number | null {
   }
 }
 
+/** User + system CPU time in ms from a /proc stat file (a process's, every thread, or one thread's). */
+function statCpuMs(path: string): number {
+  const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks; USER_HZ is 100 on Linux
+}
+
 /** CPU time (user + system, every thread) a process has used, in ms, from /proc (Linux). */
 function cpuMs(pid: number): number | null {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks; USER_HZ is 100 on Linux
+    return statCpuMs(`/proc/${pid}/stat`);
+  } catch {
+    return null;
+  }
+}
+
+/** CPU time (user + system) of the process's main thread and of all its other threads, in ms (Linux). */
+function threadCpuMs(pid: number): { main: number; others: number } | null {
+  try {
+    let main = 0;
+    let others = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      let ms: number;
+      try {
+        ms = statCpuMs(`/proc/${pid}/task/${tid}/stat`);
+      } catch {
+        continue; // the thread ended between the listing and the read
+      }
+      if (tid === String(pid)) main += ms;
+      else others += ms;
+    }
+    return { main, others };
   } catch {
     return null;
   }
@@ -177,6 +205,11 @@ interface RunResult {
   serverRssMiB: { start: number | null; max: number | null; end: number | null };
   /** Server CPU time per answered request: what a request costs whatever the machine's load. */
   serverCpuMsPerRequest: number | null;
+  /**
+   * The same split by thread: the main thread (HTTP, ranking, SQLite) and every other one (embedding threads,
+   * V8's and libuv's helpers). Only the live threads are counted, so a thread that ended during the run is not.
+   */
+  serverCpuMsPerRequestByThread: { main: number; others: number } | null;
   loadAverage1m: number;
 }
 
@@ -189,6 +222,7 @@ async function run(served: Served, embedding: Embedding, token: string, operatio
   const rss: number[] = [];
   const startRss = rssMiB(pid);
   const startCpu = cpuMs(pid);
+  const startThreads = threadCpuMs(pid);
   const sampler = setInterval(() => {
     const v = rssMiB(pid);
     if (v !== null) rss.push(v);
@@ -221,6 +255,7 @@ async function run(served: Served, embedding: Embedding, token: string, operatio
   });
   clearInterval(sampler);
   const endCpu = cpuMs(pid);
+  const endThreads = threadCpuMs(pid);
   latencies.sort((a, b) => a - b);
   const ok = result['2xx'];
   return {
@@ -242,6 +277,8 @@ async function run(served: Served, embedding: Embedding, token: string, operatio
     },
     serverRssMiB: { start: startRss, max: rss.length ? Math.max(...rss) : null, end: rssMiB(pid) },
     serverCpuMsPerRequest: startCpu !== null && endCpu !== null && ok > 0 ? round((endCpu - startCpu) / ok) : null,
+    serverCpuMsPerRequestByThread:
+      startThreads && endThreads && ok > 0 ? { main: round((endThreads.main - startThreads.main) / ok), others: round((endThreads.others - startThreads.others) / ok) } : null,
     loadAverage1m: round(loadavg()[0] ?? 0, 2),
   };
 }
@@ -293,7 +330,7 @@ async function main(): Promise<void> {
           const r = await run(served, embedding, token, operation, connections, opts.durationS, seed++);
           own.push(r);
           log(
-            `${embedding}: ${operation} ×${connections}: ${r.throughputPerS}/s, p50 ${r.latencyMs.p50} ms, p95 ${r.latencyMs.p95} ms, non-2xx ${r.non2xx}, errors ${r.errors}, rss max ${r.serverRssMiB.max} MiB, cpu ${r.serverCpuMsPerRequest} ms/request, load ${r.loadAverage1m}`,
+            `${embedding}: ${operation} ×${connections}: ${r.throughputPerS}/s, p50 ${r.latencyMs.p50} ms, p95 ${r.latencyMs.p95} ms, non-2xx ${r.non2xx}, errors ${r.errors}, rss max ${r.serverRssMiB.max} MiB, cpu ${r.serverCpuMsPerRequest} ms/request (main ${r.serverCpuMsPerRequestByThread?.main}, others ${r.serverCpuMsPerRequestByThread?.others}), load ${r.loadAverage1m}`,
           );
         }
       }
@@ -304,13 +341,15 @@ async function main(): Promise<void> {
       stopping.child.kill('SIGTERM');
       await new Promise((r) => stopping.child.once('exit', r));
     }
-    // Pool over thread, same operation and clients, from this run.
-    const ratios = runs
-      .filter((r) => r.embedding === 'pool')
-      .flatMap((p) => {
-        const t = runs.find((r) => r.embedding === 'thread' && r.operation === p.operation && r.connections === p.connections);
-        return t ? [{ operation: p.operation, connections: p.connections, throughput: round(p.throughputPerS / t.throughputPerS, 2), p95: round(p.latencyMs.p95 / t.latencyMs.p95, 2) }] : [];
-      });
+    // One path over another, same operation and clients, from this run.
+    const ratiosOf = (one: Embedding, other: Embedding) =>
+      runs
+        .filter((r) => r.embedding === one)
+        .flatMap((p) => {
+          const t = runs.find((r) => r.embedding === other && r.operation === p.operation && r.connections === p.connections);
+          return t ? [{ operation: p.operation, connections: p.connections, throughput: round(p.throughputPerS / t.throughputPerS, 2), p95: round(p.latencyMs.p95 / t.latencyMs.p95, 2) }] : [];
+        });
+    const ratios = ratiosOf('pool', 'thread');
     const result = {
       benchmark: 'http',
       command: `node dist/bench/http.js ${process.argv.slice(2).join(' ')}`.trim(),
@@ -327,12 +366,13 @@ async function main(): Promise<void> {
         save: 'POST /api/memories with a new generated note each time: embedded, screened by the ingest filter, redacted, stored with its event',
         latency: 'every response time of the run, percentiles computed here (nearest rank)',
         memory: 'server VmRSS from /proc/<pid>/status, sampled every 250 ms',
-        cpu: 'server user + system time of all its threads from /proc/<pid>/stat over the run, divided by the answered requests',
+        cpu: 'server user + system time of all its threads from /proc/<pid>/stat over the run, divided by the answered requests; by thread from /proc/<pid>/task/<tid>/stat (the main thread is tid = pid)',
         durationS: opts.durationS,
-        embedding: 'pool: CAIRN_EMBED_WORKERS unset (worker threads, one per core); thread: CAIRN_EMBED_WORKERS=0 (main thread); each on its own copy of the filled store, run one after the other',
+        embedding: 'pool: CAIRN_EMBED_WORKERS unset (worker threads, one per core); pool-nice: CAIRN_EMBED_NICE=10 (the same threads at nice +10, below the main thread); thread: CAIRN_EMBED_WORKERS=0 (main thread); each on its own copy of the filled store, run one after the other',
       },
       server: { rssMiB: rssByEmbedding },
       ratiosPoolOverThread: ratios,
+      ratiosPoolNiceOverPool: ratiosOf('pool-nice', 'pool'),
       runs,
     };
     mkdirSync(dirname(opts.out), { recursive: true });

@@ -382,9 +382,12 @@ function renderHttpSummary(data: { [k: string]: Json }): string {
     `${num(r['non2xx'] as number)} / ${num(r['errors'] as number)}`,
     num(rss(r)['max']),
     num(r['serverCpuMsPerRequest'] as number),
+    isRecord(r['serverCpuMsPerRequestByThread'] ?? null) ? `${num((r['serverCpuMsPerRequestByThread'] as { [k: string]: number })['main'])} / ${num((r['serverCpuMsPerRequestByThread'] as { [k: string]: number })['others'])}` : '–',
     num(r['loadAverage1m'] as number),
   ]);
-  const ratios = Array.isArray(data['ratiosPoolOverThread']) ? (data['ratiosPoolOverThread'] as { [k: string]: Json }[]) : [];
+  const ratioList = (key: string) => (Array.isArray(data[key]) ? (data[key] as { [k: string]: Json }[]) : []);
+  const ratioTable = (title: string, list: { [k: string]: Json }[]) =>
+    list.length ? [title, '', table(['Operation', 'Clients', 'Throughput ×', 'p95 ×'], list.map((r) => [String(r['operation']), num(r['connections'] as number), num(r['throughput'] as number), num(r['p95'] as number)])), ''] : [];
   const server = isRecord(data['server'] ?? null) ? (data['server'] as { [k: string]: Json }) : {};
   const byEmbedding = isRecord(server['rssMiB'] ?? null) ? (server['rssMiB'] as { [k: string]: Json }) : {};
   // Older results hold one server's memory directly; newer ones one entry per embedding path.
@@ -396,13 +399,12 @@ function renderHttpSummary(data: { [k: string]: Json }): string {
   return [
     '### Summary',
     '',
-    'Embedding `pool`: worker threads, one per core (the default of `cairn serve`); `thread`: `CAIRN_EMBED_WORKERS=0`, the model on the main thread.',
+    'Embedding `pool`: worker threads, one per core (the default of `cairn serve`); `pool-nice`: `CAIRN_EMBED_NICE=10`, the same threads at nice +10, below the main thread; `thread`: `CAIRN_EMBED_WORKERS=0`, the model on the main thread.',
     '',
-    table(['Embedding', 'Operation', 'Clients', 'Throughput (req/s)', 'p50 ms', 'p95 ms', 'p99 ms', 'non-2xx / errors', 'server RSS max (MiB)', 'server CPU ms/request', 'load avg (1 min)'], rows),
+    table(['Embedding', 'Operation', 'Clients', 'Throughput (req/s)', 'p50 ms', 'p95 ms', 'p99 ms', 'non-2xx / errors', 'server RSS max (MiB)', 'server CPU ms/request', 'of it main / other threads', 'load avg (1 min)'], rows),
     '',
-    ...(ratios.length
-      ? ['Pool over thread, same run:', '', table(['Operation', 'Clients', 'Throughput ×', 'p95 ×'], ratios.map((r) => [String(r['operation']), num(r['connections'] as number), num(r['throughput'] as number), num(r['p95'] as number)])), '']
-      : []),
+    ...ratioTable('Pool over thread, same run:', ratioList('ratiosPoolOverThread')),
+    ...ratioTable('Pool-nice over pool (the embedding threads at nice +10 against at the main thread\'s priority), same run:', ratioList('ratiosPoolNiceOverPool')),
     ...memoryLines.flatMap((l) => [l, '']),
     '### Full record',
     '',

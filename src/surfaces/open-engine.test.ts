@@ -28,6 +28,15 @@ describe('composition root: where the local model runs', () => {
     for (const bad of ['-1', 'two', '1.5', '65']) {
       assert.throws(() => config({ CAIRN_EMBED_WORKERS: bad }), (err: unknown) => isCairnError(err, 'INVALID_INPUT') && err.field === 'CAIRN_EMBED_WORKERS', bad);
     }
+  });
+
+  it('the embedding threads add CAIRN_EMBED_NICE (default 0) to their nice value; anything but 0 to 19 is refused', () => {
+    assert.equal(config({}).nice, 0);
+    assert.equal(config({ CAIRN_EMBED_NICE: '10' }).nice, 10);
+    assert.equal(config({ CAIRN_EMBED_NICE: ' 19 ' }).nice, 19);
+    for (const bad of ['-1', 'ten', '2.5', '20']) {
+      assert.throws(() => config({ CAIRN_EMBED_NICE: bad }), (err: unknown) => isCairnError(err, 'INVALID_INPUT') && err.field === 'CAIRN_EMBED_NICE', bad);
+    }
     rmSync(dir, { recursive: true, force: true });
   });
 });

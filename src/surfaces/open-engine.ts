@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { createHttpEmbedder } from '../adapters/embed-http/http-embedder.js';
 import { createCachingEmbedder } from '../adapters/embed-cache/caching-embedder.js';
 import { createUseEmbedder } from '../adapters/embed-use/use-embedder.js';
-import { createPoolEmbedder, type PoolEmbedder } from '../adapters/embed-pool/pool-embedder.js';
+import { createPoolEmbedder, DEFAULT_NICE, type PoolEmbedder } from '../adapters/embed-pool/pool-embedder.js';
 import { createOverlapReranker } from '../adapters/rerank-local/overlap-reranker.js';
 import { createSqliteStore } from '../adapters/sqlite/sqlite-store.js';
 import { isPostgresUrl, parsePostgresUrl, type PostgresStoreConfig } from '../adapters/postgres/postgres-config.js';
@@ -108,8 +108,11 @@ export interface ResolvedConfig {
   postgres: PostgresStoreConfig | null;
   namespace: string;
   namespaceSource: 'flag' | 'env' | 'config' | 'git-origin' | 'git-toplevel' | 'cwd';
-  /** `workers`: threads of the embedding pool in long-lived processes (CAIRN_EMBED_WORKERS; 0 embeds on the main thread). */
-  embedder: { provider: 'use' | 'openai' | 'none'; workers: number; baseUrl?: string | undefined; model?: string | undefined; dimensions?: number | undefined; apiKey?: string | undefined };
+  /**
+   * `workers`: threads of the embedding pool in long-lived processes (CAIRN_EMBED_WORKERS; 0 embeds on the main
+   * thread); `nice`: what those threads add to their nice value (CAIRN_EMBED_NICE).
+   */
+  embedder: { provider: 'use' | 'openai' | 'none'; workers: number; nice: number; baseUrl?: string | undefined; model?: string | undefined; dimensions?: number | undefined; apiKey?: string | undefined };
   reranker: 'none' | 'overlap';
   weights: CairnConfigFile['weights'];
   logLevel: ReturnType<typeof parseLogLevel>;
@@ -197,6 +200,7 @@ export function resolveConfig(flags: CliFlags, environment: Environment = { env:
     embedder: {
       provider,
       workers: embedWorkers(env),
+      nice: embedNice(env),
       baseUrl: env['CAIRN_EMBED_BASE_URL'] || file.embedder?.baseUrl,
       model: env['CAIRN_EMBED_MODEL'] || file.embedder?.model,
       dimensions,
@@ -325,6 +329,16 @@ function embedWorkers(env: NodeJS.ProcessEnv): number {
   return Number(raw);
 }
 
+/** CAIRN_EMBED_NICE: 0 to 19 added to the embedding threads' nice value (Linux), default 0. */
+function embedNice(env: NodeJS.ProcessEnv): number {
+  const raw = env['CAIRN_EMBED_NICE']?.trim();
+  if (!raw) return DEFAULT_NICE;
+  if (!/^\d+$/u.test(raw) || Number(raw) > 19) {
+    throw new CairnError('INVALID_INPUT', `CAIRN_EMBED_NICE must be a whole number from 0 to 19 (got ${JSON.stringify(raw)})`, { field: 'CAIRN_EMBED_NICE' });
+  }
+  return Number(raw);
+}
+
 /**
  * `pool` (long-lived processes: serve, mcp) runs the local model on worker threads, batching concurrent
  * requests, unless CAIRN_EMBED_WORKERS=0; every other command embeds on its own thread. The pool is
@@ -332,7 +346,7 @@ function embedWorkers(env: NodeJS.ProcessEnv): number {
  */
 export function buildEmbedder(config: ResolvedConfig['embedder'], options: { pool?: boolean } = {}): { embedder: Embedder | null; pool: PoolEmbedder | null } {
   if (config.provider === 'use' && options.pool && config.workers > 0) {
-    const pool = createPoolEmbedder({ workers: config.workers });
+    const pool = createPoolEmbedder({ workers: config.workers, nice: config.nice });
     return { embedder: createCachingEmbedder(pool, 2000), pool };
   }
   return { embedder: buildSingleEmbedder(config), pool: null };

@@ -1,4 +1,5 @@
-import { parentPort } from 'node:worker_threads';
+import { getPriority, setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
 import { createUseEmbedder } from '../embed-use/use-embedder.js';
 
 /**
@@ -12,10 +13,17 @@ export interface EmbedRequest {
   calls: string[][];
 }
 
+/** What the pool passes each thread at start. */
+export interface EmbedWorkerData {
+  /** Added to the thread's nice value (Linux only, where the nice value is a thread's own), so the event loop's thread goes first. */
+  nice: number;
+}
+
 export type EmbedReply = { id: number; vectors: Float32Array[] } | { id: number; error: string } | { ready: true; loadMs: number } | { ready: false; error: string };
 
 const port = parentPort;
 if (port) {
+  lowerPriority((workerData as EmbedWorkerData | null)?.nice ?? 0);
   const embedder = createUseEmbedder();
   // Load at once: the pool starts its threads on the first request, so the model is needed now.
   embedder.embed(['ready']).then(
@@ -33,4 +41,18 @@ if (port) {
       (err: unknown) => port.postMessage({ id: request.id, error: (err as Error).message } satisfies EmbedReply),
     );
   });
+}
+
+/**
+ * On Linux the nice value belongs to the calling thread (setpriority with pid 0), so this thread yields to
+ * the server's event loop when both want a core (with autogroup scheduling the process's share against other
+ * sessions is unchanged). Elsewhere pid 0 means the whole process, so nothing is changed there.
+ */
+function lowerPriority(nice: number): void {
+  if (process.platform !== 'linux' || nice <= 0) return;
+  try {
+    setPriority(Math.min(19, getPriority() + nice));
+  } catch {
+    // A sandbox that forbids it: the thread keeps the process's priority.
+  }
 }

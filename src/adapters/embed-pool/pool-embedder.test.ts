@@ -1,4 +1,6 @@
 import * as assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { after, describe, it } from 'node:test';
 import { isCairnError } from '../../interfaces/errors.js';
 import { createUseEmbedder } from '../embed-use/use-embedder.js';
@@ -73,6 +75,21 @@ describe('embedding pool (worker threads, real model)', () => {
     assert.equal(pool.stats().restarts, 1);
     assert.equal(pool.stats().workers, 1);
     assert.deepEqual(await pool.embed(['after the crash']), await inThread.embed(['after the crash']));
+  });
+
+  it('on Linux its threads run at a higher nice value than the event loop, which keeps its own', { skip: process.platform !== 'linux' && 'the nice value is per thread only on Linux' }, async () => {
+    const base = getPriority();
+    const niceOf = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ')[16]);
+    const tasks = () => readdirSync('/proc/self/task');
+    const before = new Set(tasks());
+    const pool = createPoolEmbedder({ workers: 2, nice: 7 });
+    pools.push(pool);
+    assert.deepEqual(await pool.embed(['deploys go out on Tuesdays']), await inThread.embed(['deploys go out on Tuesdays']), 'the same vectors at any priority');
+    const started = tasks().filter((tid) => !before.has(tid));
+    const niced = started.filter((tid) => niceOf(tid) === Math.min(19, base + 7));
+    assert.equal(niced.length, 2, `two new threads at nice ${base} + 7 (new threads' nice values: ${started.map(niceOf).join(', ')})`);
+    assert.equal(niceOf(String(process.pid)), base, 'the event loop keeps its nice value');
+    assert.equal(getPriority(), base);
   });
 
   it('close stops every thread and fails what was still waiting', async () => {

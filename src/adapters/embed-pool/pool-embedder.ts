@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { CairnError } from '../../interfaces/errors.js';
 import type { Embedder } from '../../interfaces/embedder.js';
-import type { EmbedReply, EmbedRequest } from './embed-worker.js';
+import type { EmbedReply, EmbedRequest, EmbedWorkerData } from './embed-worker.js';
 
 export interface PoolEmbedderConfig {
   /** Threads, each with its own copy of the model. Default: the machine's cores. */
@@ -11,9 +11,18 @@ export interface PoolEmbedderConfig {
   maxBatch?: number;
   /** Texts per model call, as UseEmbedder's batchSize (default 8, the same, so vectors are the same). */
   modelBatch?: number;
+  /**
+   * Added to each thread's nice value on Linux (0 to 19; default 0), so that when the model and the event
+   * loop want the same core (a search ranks on the event loop while other queries are embedded), the event
+   * loop goes first. A thread still takes any core the event loop leaves idle.
+   */
+  nice?: number;
   /** The thread's script (default: embed-worker.js next to this module). */
   workerUrl?: URL;
 }
+
+/** The embedding threads' nice value above the event loop's (PoolEmbedderConfig.nice). */
+export const DEFAULT_NICE = 0;
 
 /** What the pool has done: `batches` counts the messages sent to threads, each holding one or more texts. */
 export interface PoolStats {
@@ -60,6 +69,7 @@ export class PoolEmbedder implements Embedder {
   private readonly maxBatch: number;
   private readonly modelBatch: number;
   private readonly workerUrl: URL;
+  private readonly nice: number;
   private slots: Slot[] = [];
   private readonly queue: Pending[] = [];
   private loadedMs: number | null = null;
@@ -73,6 +83,7 @@ export class PoolEmbedder implements Embedder {
     this.maxBatch = Math.max(1, config.maxBatch ?? 32);
     this.modelBatch = Math.max(1, config.modelBatch ?? 8);
     this.workerUrl = config.workerUrl ?? new URL('./embed-worker.js', import.meta.url);
+    this.nice = Math.min(19, Math.max(0, Math.trunc(config.nice ?? DEFAULT_NICE)));
   }
 
   embed(texts: string[]): Promise<Float32Array[]> {
@@ -111,7 +122,7 @@ export class PoolEmbedder implements Embedder {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(this.workerUrl);
+    const worker = new Worker(this.workerUrl, { workerData: { nice: this.nice } satisfies EmbedWorkerData });
     const slot: Slot = { worker, busy: null, batchId: 0 };
     worker.unref(); // an idle pool never keeps the process alive; a busy thread is ref'd in dispatch
     worker.on('message', (reply: EmbedReply) => this.onReply(slot, reply));
