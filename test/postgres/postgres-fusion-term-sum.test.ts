@@ -2,7 +2,8 @@
  * The two ways PostgreSQL's BM25 adds a memory's term weights in term order (postgres-search.ts `TermSum`:
  * a sorted sum, or one filtered sum per query term) give the same scores bit for bit, on a real server, for
  * a query with few terms and one with many (a long prompt); and the default picks each where it is cheaper.
- * The data make the comparison able to fail: memories hold dozens of the query's terms with varied
+ * With a small k the filtered form scores only the memories whose bound reaches the k-th best seed score, and
+ * its top k is still the sorted form's. The data make the comparison able to fail: memories hold dozens of the query's terms with varied
  * frequencies and lengths, so adding the same weights in another order changes some scores' bits (checked).
  */
 import * as assert from 'node:assert/strict';
@@ -83,6 +84,26 @@ describe('PostgreSQL BM25: the sorted and the filtered term sums give the same b
       assert.deepEqual(hits.map((h) => h.score), values);
     });
   }
+
+  it('few terms, a small k: the bound leaves memories unscored, and the top k is the sorted form\'s, bits and order', async () => {
+    for (const k of [1, 10, 40]) {
+      const top = async (sum: TermSum) => {
+        const p = new Params();
+        const ctes = lexicalCtes(p, few, k, FILTER, undefined, sum);
+        const rows = await adminQuery<{ pk: string; bits: string }>(database, `WITH ${ctes} SELECT lex.pk::text AS pk, encode(float8send(lex.score), 'hex') AS bits FROM lex ORDER BY lex.score DESC, lex.pk`, p.values);
+        return rows.map((x) => `${x.pk}:${x.bits}`);
+      };
+      assert.deepEqual(await top('filtered'), await top('sorted'), `k ${k}`);
+      const p = new Params();
+      const ctes = lexicalCtes(p, few, k, FILTER, undefined, 'filtered');
+      const [counts] = await adminQuery<{ all: string; skipped: string }>(
+        database,
+        `WITH ${ctes} SELECT (SELECT count(*) FROM lex_tf)::text AS all, (SELECT count(*) FROM lex_tf WHERE ub < (SELECT score FROM lex_theta))::text AS skipped`,
+        p.values,
+      );
+      assert.ok(Number(counts?.skipped) > 0 && Number(counts?.skipped) < Number(counts?.all), `k ${k}: some of ${counts?.all} memories skipped (${counts?.skipped})`);
+    }
+  });
 
   it('many terms: the data tell orders apart (summed in reverse term order, some scores change bits)', async () => {
     const reversed = await scores(many, 'sorted', (sql) => {

@@ -117,18 +117,67 @@ export function lexicalCtes(p: Params, terms: string[], k: number, filter: Candi
       SELECT term, ord, CASE WHEN ln((n - df + 0.5) / (df + 0.5)) > 0 THEN ln((n - df + 0.5) / (df + 0.5)) ELSE 1e-6 END AS idf,
         row_number() OVER (ORDER BY term COLLATE "C") AS pos
       FROM ${names.df}, ${LEX.stats}),
-    ${names.out} AS (
-      SELECT d.memory_pk AS pk, ${inTermOrder(sum, terms.length, `i.idf * (d.tf * ${K1 + 1}) / (d.tf + ${K1} * (1 - ${B} + ${B} * m.doc_length / s.avgdl))`)} AS score
+    ${sum === 'sorted' ? sortedScoresCte(p, ns, tp, k, filter, names) : filteredScoresCtes(p, ns, tp, terms.length, k, filter, names)}`;
+}
+
+/** One posting's BM25 weight, its term frequency `tf` and idf `idf`, over the memory `m` and statistics `s`. */
+const weightSql = (tf: string, idf: string) => `${idf} * (${tf} * ${K1 + 1}) / (${tf} + ${K1} * (1 - ${B} + ${B} * m.doc_length / s.avgdl))`;
+
+/** `sorted`: every posting joined to its memory, each memory's weights summed in term order. */
+function sortedScoresCte(p: Params, ns: string, tp: string, k: number, filter: CandidateFilter, names: LexicalNames): string {
+  return `${names.out} AS (
+      SELECT d.memory_pk AS pk, sum(${weightSql('d.tf', 'i.idf')} ORDER BY d.term) AS score
       FROM memory_terms d JOIN ${names.idf} i ON i.term = d.term JOIN memories m ON m.pk = d.memory_pk CROSS JOIN ${LEX.stats} s
       WHERE d.namespace = ${ns} AND d.term = ANY(${tp}) AND ${filterSql(filter, p)}
       GROUP BY d.memory_pk ORDER BY score DESC, d.memory_pk LIMIT ${p.add(k)})`;
 }
 
 /**
+ * Above any memory's score, from its term frequencies alone: a posting's weight tf·(k1+1) / (tf + k1·(1 − b +
+ * b·dl/A)) is at most tf·(k1+1) / (tf + k1·(1 − b)) for every length dl ≥ 0. The margin covers the rounding
+ * of both sums.
+ */
+const BOUND_MARGIN = 1 + 1e-9;
+
+/**
+ * `filtered`, the top k by BM25 with few memories read. The postings are grouped by memory first, each query
+ * term's frequency in a column of its own (`tf_j`, the memory's one posting of the term j-th in term order,
+ * or NULL), with a bound above the memory's score from those alone (`ub`, BOUND_MARGIN). The 2k (at least
+ * k + 100) memories of highest bound are scored in full as a seed; their k-th best score θ is at most the true k-th score, so a memory whose
+ * bound is below θ is not in the top k (ties included), and only the others are joined to their memory row
+ * for its length and filter and scored. A score adds the terms' weights in term order, 0 for a term the memory
+ * lacks, each the sorted form's expression over the same values, so the scores are the same bits.
+ */
+function filteredScoresCtes(p: Params, ns: string, tp: string, count: number, k: number, filter: CandidateFilter, names: LexicalNames): string {
+  const x = names.out;
+  const js = Array.from({ length: count }, (_, j) => j + 1);
+  const idf = (j: number) => `(SELECT idf FROM ${names.idf} WHERE pos = ${j})`;
+  const tfs = js.map((j) => `, max(d.tf) FILTER (WHERE i.pos = ${j}) AS tf_${j}`).join('');
+  const sum = (parts: string[]) => (parts.length ? `(${parts.join(' + ')})` : '0::float8');
+  const score = sum(js.map((j) => `coalesce(${weightSql(`t.tf_${j}`, idf(j))}, 0::float8)`));
+  const bound = sum(js.map((j) => `coalesce(${idf(j)} * g.tf_${j}::float8 / (g.tf_${j}::float8 + ${K1 * (1 - B)}::float8), 0::float8)`));
+  const kp = p.add(k);
+  const scored = (set: string) => `SELECT t.pk, ${score} AS score FROM ${set} t JOIN memories m ON m.pk = t.pk CROSS JOIN ${LEX.stats} s WHERE ${filterSql(filter, p)}`;
+  return `${x}_tf AS MATERIALIZED (
+      SELECT g.*, ${(K1 + 1) * BOUND_MARGIN}::float8 * ${bound} AS ub FROM (
+        SELECT d.memory_pk AS pk${tfs}
+        FROM memory_terms d JOIN ${names.idf} i ON i.term = d.term
+        WHERE d.namespace = ${ns} AND d.term = ANY(${tp})
+        GROUP BY d.memory_pk) g),
+    ${x}_theta AS MATERIALIZED (
+      SELECT score FROM (${scored(`(SELECT * FROM ${x}_tf ORDER BY ub DESC LIMIT ${p.add(Math.max(2 * k, k + 100))})`)}) seed
+      ORDER BY score DESC LIMIT 1 OFFSET ${kp} - 1),
+    ${x} AS (
+      ${scored(`${x}_tf`)} AND t.ub >= coalesce((SELECT score FROM ${x}_theta), '-Infinity'::float8)
+      ORDER BY score DESC, t.pk LIMIT ${kp})`;
+}
+
+/**
  * How a memory's BM25 weights are added in term order. `sorted`: `sum(… ORDER BY d.term)`, which sorts each
- * memory's postings. `filtered`: one filtered sum per query term, added in term order (`i.pos`): each is the
+ * memory's postings. `filtered`: one column per query term, added in term order (`i.pos`): each is the
  * memory's one posting of that term, so exactly its weight, or 0 when it has none (adding 0 changes no bits),
- * so the result is the sorted sum's, bit for bit, without its sort; but every posting is tested against
+ * so the result is the sorted sum's, bit for bit, without its sort, and read from a bounded set of memories
+ * (`filteredScoresCtes`); but every posting is tested against
  * every term's filter, a cost of postings × terms.
  */
 export type TermSum = 'sorted' | 'filtered';
@@ -143,13 +192,6 @@ export const FILTERED_SUM_MAX_TERMS = 8;
 /** The sum form for a list of `count` query terms: the one rule choosing it. */
 export function termSumFor(count: number): TermSum {
   return count <= FILTERED_SUM_MAX_TERMS ? 'filtered' : 'sorted';
-}
-
-/** The sum of `weight` over a memory's postings of `count` terms, added in the terms' order, as `form`. */
-function inTermOrder(form: TermSum, count: number, weight: string): string {
-  if (form === 'sorted') return `sum(${weight} ORDER BY d.term)`;
-  const parts = Array.from({ length: count }, (_, j) => `coalesce(sum(${weight}) FILTER (WHERE i.pos = ${j + 1}), 0::float8)`);
-  return parts.length ? `(${parts.join(' + ')})` : '0::float8';
 }
 
 /** The CTE names of one lexical signal; only the first set (LEX) defines `lex_stats`, the others read it. */
