@@ -281,8 +281,9 @@ async function main(): Promise<void> {
   if (args.vectorCache) saveVectorCache(embedder, args.vectorCache);
   const fixture = await buildCodingFixture(embedder, args.config);
   try {
-    const outcomes = await runQueries(fixture, fixture.queries);
-    const splits = args.split === 'all' ? (['dev', 'test'] as const) : ([args.split] as const);
+    const splits: readonly ('dev' | 'test')[] = args.split === 'all' ? ['dev', 'test'] : [args.split];
+    // Only the chosen halves are searched: `--split dev` never runs a test query.
+    const outcomes = await runQueries(fixture, fixture.queries.filter((q) => splits.includes(q.split)));
     const results: Record<string, Record<string, Figures>> = {};
     const lines: string[] = [];
     for (const s of splits) {

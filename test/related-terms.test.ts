@@ -34,6 +34,25 @@ describe('the vocabulary', () => {
     assert.deepEqual(related('which environment holds it').includes('dotenv'), false);
   });
 
+  it('knows managed Kubernetes, double charges, empty searches, per-page sizes and short forms', () => {
+    const has = (query: string, term: string) => assert.ok(related(query).includes(term), `${query}: ${related(query).join(' ')}`);
+    has('what kubernetes version runs in production', 'ek');
+    has('which EKS version', 'kubernet');
+    // A phrase member needs all its words: "charged twice" stands for idempotency, "twice" alone for nothing more.
+    has('a customer was charged twice', 'idempot');
+    assert.ok(!related('the job ran twice').includes('idempot'), related('the job ran twice').join(' '));
+    has('searches that find nothing', 'zero-result');
+    has('how many items per page', 'pagin');
+    has('perf of the search api', 'latenc');
+    has('where are the infra modules', 'infrastructur');
+    has('the tmp dir', 'temporari');
+    has('the tmp dir', 'directori');
+    // Porter keeps "defined" (defin) and "definitions" (definit) apart; the vocabulary joins them.
+    has('where is the cluster defined', 'definit');
+    // "specific" is not "specification": the stemmer gives both specif, so no such group is kept.
+    assert.ok(!related('what specific themes').some((t) => t.startsWith('spec')), related('what specific themes').join(' '));
+  });
+
   it('never expands an identifier, nor a word inside one, nor adds a term the query already has', () => {
     for (const q of ['PAYMENTS_V2_ENABLED', 'shop/checkout/tax.py', 'getUserName', 'auth_token_ttl', 'ERR_DB_TIMEOUT']) assert.deepEqual(related(q), [], q);
     const terms = queryTerms('auth and authentication');

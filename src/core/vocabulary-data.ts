@@ -58,7 +58,7 @@ consumer, subscriber, listener, handler
 producer, publisher, emitter
 event, webhook, callback, notification, hook
 dead letter, dead-letter queue, dlq, poison message
-idempotent, idempotency, idempotency key, dedupe, deduplicate, deduplication, duplicate
+idempotent, idempotency, idempotency key, dedupe, deduplicate, deduplication, duplicate, exactly-once, charged twice, double charge, double submit, processed twice
 retry, retries, retrying, backoff, exponential backoff, retry policy, re-attempt
 timeout, deadline, time limit
 rate limit, rate limiting, throttle, throttling, quota, 429, too many requests
@@ -94,14 +94,14 @@ logging, log, logs, logger, log line, structured logging
 tracing, trace, traces, distributed tracing, span, opentelemetry, otel, jaeger, zipkin
 sentry, error tracking, crash reporting, crashlytics, bugsnag
 slo, sla, sli, service level, error budget, latency target, uptime target
-latency, response time, slow, slowness, speed, fast, performance, p95, p99, p50, percentile
+latency, response time, slow, slowness, speed, fast, performance, perf, p95, p99, p50, percentile
 throughput, rps, qps, requests per second, load
 load test, load testing, stress test, benchmark, perf test, k6, locust, jmeter
 memory leak, leak, oom, heap, memory usage
 cpu, cpu usage, processor
 disk, disk space, storage, volume, disk full
 profiling, profiler, flame graph, hot path
-k8s, kubernetes, kube, kubectl, cluster
+k8s, kubernetes, kube, kubectl, cluster, eks, gke, aks
 pod, pods, container
 container, docker, image, dockerfile, oci
 helm, chart, helm chart, values.yaml
@@ -120,6 +120,7 @@ staging, stage, preprod, pre-production, uat
 production, prod, live
 local, localhost, local development, dev environment, devcontainer
 terraform, tf, iac, infrastructure as code, opentofu, pulumi, cloudformation
+infra, infrastructure
 aws, amazon web services
 gcp, google cloud, google cloud platform
 azure, microsoft azure
@@ -157,14 +158,14 @@ http, request, response, status code
 403, forbidden, access denied
 400, bad request, validation error
 502, 503, 504, bad gateway, service unavailable, gateway timeout
-pagination, paging, paginate, page size, cursor, next page
+pagination, paging, paginate, page size, per page, cursor, next page
 sort, sorting, ordering
 filter, filtering, facet, facets
 search, search engine, full-text, full text, fts
 autocomplete, auto-complete, typeahead, suggest, suggestions, suggester
 synonym, synonyms, thesaurus
 relevance, ranking, rank, scoring, boost, boosting
-zero results, empty results, nothing found, null results
+zero results, zero-result, zero hits, empty results, empty result, nothing found, find nothing, returns nothing, null results
 reindex, re-index, rebuild index, index rebuild, alias swap, zero downtime, zero-downtime, without downtime
 typo, typos, fuzzy, fuzziness, misspelling, spelling
 analyzer, analyser, tokenizer, tokeniser, stemming, stemmer, stop words
@@ -221,7 +222,7 @@ pdf, pdfs, document, report
 template, templates, templating, handlebars, hbs, mustache, jinja
 upload, uploads, file upload, attachment, attachments
 download, downloads
-file, files, path, directory, folder
+file, files, path, directory, dir, folder
 serialize, serialization, serialise, marshal, json.stringify, encode
 deserialize, deserialization, parse, parsing, unmarshal, decode
 encoding, utf-8, utf8, unicode, charset
@@ -264,7 +265,7 @@ data warehouse, warehouse, bigquery, snowflake, redshift, analytics database
 report, reports, reporting, finance report, bi, looker, metabase
 gdpr, privacy, pii, personal data, data protection, right to be forgotten, erasure
 compliance, audit, audit log, soc2, soc 2, pci, pci dss, hipaa
-retention, data retention, retention policy, ttl, archive, archiving
+retention, retain, data retention, retention policy, ttl, archive, archiving
 delete, deletion, remove, removal, purge, erase, soft delete
 user id, userid, user_id
 email address, e-mail address
@@ -332,5 +333,15 @@ minimum, lower limit, floor
 enable, enabled, activate
 disable, disabled, turn off, deactivate
 required, mandatory, requirement
+implementation, impl, implement
+parameter, parameters, param, params, argument, arguments, arg, args
+message, messages, msg
+context, ctx
+temporary, tmp, temp
+function, functions, func, fn
+service, services, svc
+application, applications, app
+definition, definitions, define, defined
+resolution, resolve, resolver
 readonly, read-only
 `;
