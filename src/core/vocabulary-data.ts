@@ -13,8 +13,8 @@ auth, authentication, authenticate, login, signin, sign-in, logon
 authorization, authorisation, authz, permission, access control, rbac, acl
 signup, sign-up, registration, register, onboarding
 logout, signout
-password, passphrase, credential
-credentials, secret, secrets, api key, token, password
+password, passwd, passphrase, credential
+credentials, creds, secret, secrets, api key, token, password
 secret manager, secrets manager, vault, key vault, secret store, parameter store, ssm
 mfa, 2fa, two-factor, two factor, multi-factor, otp, one-time password, totp
 sso, single sign-on, single sign on, saml, oidc, openid
@@ -43,7 +43,7 @@ replica, read replica, replication, standby, follower
 primary, master, leader, writer
 failover, switchover, promote
 backup, backups, snapshot, restore, point-in-time recovery, pitr, dump
-transaction, rollback, atomic
+transaction, transactions, txn, rollback, atomic
 deadlock, lock, locking, lock contention, lock wait
 connection pool, pool, pgbouncer, connection limit, too many connections
 sharding, shard, partition, partitioning
@@ -113,7 +113,7 @@ service mesh, istio, linkerd, sidecar
 autoscaling, autoscale, autoscaler, hpa, scaling
 replicas, replica count, instances, horizontal scaling
 liveness probe, readiness probe, health check, healthcheck, health endpoint, probe
-configmap, config map, configuration, config, settings
+configmap, config map, configuration, config, cfg, conf, settings
 env var, env vars, environment variable, environment variables, env, dotenv, .env
 environment, env, stage, staging, production, prod, dev, development, qa, sandbox
 staging, stage, preprod, pre-production, uat
@@ -140,7 +140,7 @@ merge, merging, merge request, mr, pull request, pr, code review, review
 rebase, squash, cherry-pick, cherry pick
 commit, commits, changeset, revision
 monorepo, mono repo, workspace, workspaces
-dependency, dependencies, deps, package, packages, library, libraries, module
+dependency, dependencies, deps, package, packages, pkg, library, libraries, lib, module
 npm, yarn, pnpm, package manager, package.json, node_modules
 pip, poetry, pipenv, requirements.txt, virtualenv, venv
 lockfile, lock file, package-lock, yarn.lock, pnpm-lock
@@ -197,14 +197,14 @@ app store, play store, store review, app review, submission
 offline, offline mode, connectivity, sync
 local storage, localstorage, asyncstorage, async storage, keychain, keystore, secure storage, securestore
 state management, redux, mobx, zustand, recoil, context api, global state
-navigation, navigator, router, routing, react navigation, screen, screens
+navigation, nav, navigator, router, routing, react navigation, screen, screens
 frontend, front end, front-end, client side, ui, user interface, web app
 backend, back end, back-end, server side, server, api server
 css, styles, styling, stylesheet, tailwind, sass, scss
 component, components, widget
 form, forms, input, validation
 dark mode, theme, theming, light mode
-image, images, picture, photo, thumbnail, asset
+image, images, img, picture, photo, thumbnail, asset
 font, fonts, typography
 animation, animations, animate, transition, reanimated
 splash screen, launch screen
@@ -270,7 +270,7 @@ delete, deletion, remove, removal, purge, erase, soft delete
 user id, userid, user_id
 email address, e-mail address
 phone number, phone, mobile number
-address, postal address, shipping address, billing address
+address, addr, postal address, shipping address, billing address
 order, orders, purchase, purchases, cart, basket
 product, products, catalog, catalogue, sku, item, items, inventory, stock
 shipping, delivery, fulfilment, fulfillment, shipment
@@ -298,7 +298,7 @@ hackathon, spike, prototype, proof of concept, poc
 browser, chrome, firefox, safari, edge
 window, tab, popup, modal, dialog
 tooltip, toast, snackbar, banner
-button, link, click, tap
+button, btn, link, click, tap
 scroll, scrolling, infinite scroll, virtualized list, flatlist
 list, table, grid
 chart, graph, visualisation, visualization
@@ -333,6 +333,8 @@ minimum, lower limit, floor
 enable, enabled, activate
 disable, disabled, turn off, deactivate
 required, mandatory, requirement
+sdk, software development kit, client library
+ux, user experience, usability
 implementation, impl, implement
 parameter, parameters, param, params, argument, arguments, arg, args
 message, messages, msg
