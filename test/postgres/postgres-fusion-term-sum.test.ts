@@ -105,6 +105,14 @@ describe('PostgreSQL BM25: the sorted and the filtered term sums give the same b
     }
   });
 
+  it('k 0 gives no candidates in either form', async () => {
+    for (const sum of ['filtered', 'sorted'] as const) {
+      const p = new Params();
+      const rows = await adminQuery(database, `WITH ${lexicalCtes(p, few, 0, FILTER, undefined, sum)} SELECT lex.pk FROM lex`, p.values);
+      assert.equal(rows.length, 0, sum);
+    }
+  });
+
   it('many terms: the data tell orders apart (summed in reverse term order, some scores change bits)', async () => {
     const reversed = await scores(many, 'sorted', (sql) => {
       assert.ok(sql.includes('ORDER BY d.term)'), 'the sorted form orders by term');

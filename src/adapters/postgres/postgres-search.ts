@@ -166,7 +166,7 @@ function filteredScoresCtes(p: Params, ns: string, tp: string, count: number, k:
         GROUP BY d.memory_pk) g),
     ${x}_theta AS MATERIALIZED (
       SELECT score FROM (${scored(`(SELECT * FROM ${x}_tf ORDER BY ub DESC LIMIT ${p.add(Math.max(2 * k, k + 100))})`)}) seed
-      ORDER BY score DESC LIMIT 1 OFFSET ${kp} - 1),
+      ORDER BY score DESC LIMIT 1 OFFSET ${p.add(Math.max(k - 1, 0))}),
     ${x} AS (
       ${scored(`${x}_tf`)} AND t.ub >= coalesce((SELECT score FROM ${x}_theta), '-Infinity'::float8)
       ORDER BY score DESC, t.pk LIMIT ${kp})`;
