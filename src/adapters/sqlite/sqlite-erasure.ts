@@ -118,7 +118,7 @@ export class SqliteErasure {
         }
         await this.c.checkpoint();
         this.c.db.pragma('secure_delete = ON');
-        await this.c.whileBusy(what, () => this.c.db.exec('VACUUM'));
+        await this.c.withTempFiles(() => this.c.whileBusy(what, () => this.c.db.exec('VACUUM')));
         await this.c.checkpoint();
         steps.push('WAL checkpointed, VACUUM with secure_delete on (freed pages zeroed), WAL checkpointed and truncated');
       } catch (err) {
