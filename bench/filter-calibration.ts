@@ -3,7 +3,12 @@
  * (`node dist/bench/filter-calibration.js [--cache <file>]`). For checking a change to the filter's rules
  * without reading held-out rows: it loads every labelled text, keeps `half === 'calibration'`, and prints
  * counts and rates per group, never a text.
+ *
+ * `--rows <file.jsonl>` screens the rows of that file instead (each `{ "text", "label" }`, label 1 for an attack),
+ * such as a fresh-wording set written apart from every training row, and prints attacks and benign rows held;
+ * `--verbose` adds each row's verdict, score and reasons (only for such a file, never for the labelled halves).
  */
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
@@ -12,10 +17,20 @@ import { filterModel } from '../src/core/classifier.js';
 import { DEFAULT_FILTER_CONFIG, screen, seedAnchors } from '../src/core/ingest-filter.js';
 import { FileCachedEmbedder, loadAll } from './filter-data.js';
 
-const i = process.argv.indexOf('--cache');
-const CACHE = resolve(i >= 0 ? (process.argv[i + 1] as string) : join(tmpdir(), 'cairn-security-bench-vectors.json'));
+const arg = (flag: string) => {
+  const i = process.argv.indexOf(flag);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+};
+const CACHE = resolve(arg('--cache') ?? join(tmpdir(), 'cairn-security-bench-vectors.json'));
+const ROWS = arg('--rows');
+const VERBOSE = ROWS !== undefined && process.argv.includes('--verbose');
 
-const items = loadAll().filter((it) => it.half === 'calibration');
+const items = ROWS
+  ? readFileSync(resolve(ROWS), 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => {
+      const row = JSON.parse(l) as { text: string; label: number };
+      return { text: row.text, label: row.label, group: row.label ? 'rows-attack' : 'rows-benign' };
+    })
+  : loadAll().filter((it) => it.half === 'calibration');
 const embedder = new FileCachedEmbedder(createUseEmbedder(), CACHE, (s) => process.stderr.write(`[filter-calibration] ${s}\n`));
 const store = createSqliteStore({ path: ':memory:' });
 const anchors = await seedAnchors(store, embedder);
@@ -28,8 +43,10 @@ for (let k = 0; k < items.length; k += 256) {
   batch.forEach((it, j) => {
     const g = byGroup.get(it.group) ?? { label: it.label, n: 0, held: 0 };
     g.n += 1;
-    if (verdicts[j]?.blocked) g.held += 1;
+    const v = verdicts[j];
+    if (v?.blocked) g.held += 1;
     byGroup.set(it.group, g);
+    if (VERBOSE && v) process.stdout.write(`${v.blocked ? 'HELD' : 'ok  '}\t${(v.score ?? 0).toFixed(2)}\t[${it.label}]\t${it.text}\n\t${v.reasons.join('; ')}\n`);
   });
 }
 await store.close();

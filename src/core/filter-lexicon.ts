@@ -9,7 +9,7 @@
  * agent", "data model", "threat model", "mental model", whose first word makes them something else; not
  * "cursor" (lower-cased text cannot tell the editor from a database cursor), and not a file (`AGENTS.md`).
  */
-export const AGENT_NOUN = String.raw`(?:ai (?:helper|tool|agent|assistant)s?|(?<!\b(?:user|data|threat|mental|domain|pricing|object|business) )(?:agents?|models?|bots?)(?!\.\w)|assistants?|copilots?|claude|chat ?gpt|gpt|codex|llms?|language models?|chatbots?)`;
+export const AGENT_NOUN = String.raw`(?:ai (?:helper|tool|agent|assistant)s?|(?<!\b(?:user|data|threat|mental|domain|pricing|object|business) )(?:agents?|models?|bots?)(?!\.\w)|assistants?|copilots?|claude|chat ?gpt|gpt|codex|llms?|language models?|chatbots?)(?!\.\w)`;
 
 /**
  * A consent said not to exist: "there is no blanket approval", "we have no standing permission". Only the
@@ -45,3 +45,18 @@ export const SAFEGUARD_OFF_SETTING = String.raw`\bcontinue-on-error:\s*true\b|\b
  * of the coverage", "mark its own checks as successful"), or made advisory ("warn-only", "non-blocking").
  */
 export const SAFEGUARD_WAVED = String.raw`\bmark\w* (?:[\w-]+ ){0,4}as (?:successful|succeeded|green|passed|passing|resolved|done|fixed|false positives?)\b|\breport\w* (?:success|green|a pass|passing)\b|\bregardless of (?:the |its |their )?(?:[\w-]+ ){0,2}(?:results?|outcome|findings?|status|failures?)\b|\b(?:is|are|be|been|made|as|to|stays?) (?:only |now |just )?(?:advisory|warn-only|non-blocking|informational)\b|\b(?:get|gets|getting|way|go|goes|move|merge\w*) past\b|\b(?:set|lower\w*|reduc\w*|drop\w*|cut)\b[^.;]{0,40}\bto (?:zero|0|none|nothing)\b|\bdismiss\w* (?:[\w-]+ ){0,3}(?:in bulk|all|every|as)\b|${SAFEGUARD_OFF_SETTING}`;
+
+/**
+ * An automated actor named as the subject of a sentence, wider than `AGENT_NOUN`: what a repository calls the
+ * agents that work in it ("coding helpers", "automation", "automated contributors", "whoever automates this repo",
+ * "anyone driving this repo from a chat"). A habit stated of such an actor ("coding helpers open their pull
+ * requests with reviewers unassigned") is a standing rule for the agent that reads it.
+ */
+export const AUTOMATED_ACTOR = String.raw`(?:${AGENT_NOUN}|(?:coding|ai|automated|code|review|merge|release) (?:helpers?|tools?|contributors?|workers?|runs?|sessions?)|automation|automations|whoever (?:automates|drives|runs|scripts)|anyone (?:driving|automating|scripting)|(?:later|future|next|upcoming|subsequent) (?:sessions?|runs?|instances?|chats?|conversations?))`;
+
+/**
+ * A person in a role who acts on their own judgement ("the on-call engineer may restart the workers without asking the
+ * team lead"): the opening of such a sentence up to the "without asking", blanked out before intent.ts reads a claim
+ * of consent or a concealment in it. An agent doing the same is not masked.
+ */
+export const HUMAN_ACTS_UNASKED = String.raw`(?:^|[.;!?]\s+)(?:the |an? |our |any |each |every )?(?:on-?call|release|incident|duty|staff|senior|lead|platform|database|security)? ?(?:engineers?|developers?|managers?|maintainers?|sres?|operators?|admins?|leads?|owners?|reviewers?|humans?|people)\b(?:(?!\b(?:you|your|${AGENT_NOUN})\b)[^.;!?]){0,120}?\bwithout (?:first )?(?:asking|checking with|telling|informing|waiting for)\b`;

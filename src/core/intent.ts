@@ -18,7 +18,7 @@
  * took 1 s (the earlier version of this note called every rule linear then: that one was quadratic).
  */
 
-import { AGENT_NOUN, DENIED_CONSENT, DISCLOSED_AS, NOT_ADJECTIVE, SAFEGUARD_OFF_SETTING, SECRET_STORE } from './filter-lexicon.js';
+import { AGENT_NOUN, DENIED_CONSENT, DISCLOSED_AS, HUMAN_ACTS_UNASKED, NOT_ADJECTIVE, SAFEGUARD_OFF_SETTING, SECRET_STORE } from './filter-lexicon.js';
 import { FORBIDDEN_AFTER, FRAME_FEATURE_IDS, frameReason, OPENS_WITH_ORDER, PROHIBITION, readStance, SCOPE_SOURCES, STANCE_FEATURE_IDS, stanceReason } from './stance.js';
 
 export interface IntentSignal {
@@ -156,7 +156,7 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
   {
     id: 'claims-consent',
     reason: 'it claims the user already consented, so the agent need not ask',
-    masks: new RegExp(DENIED_CONSENT, 'gu'),
+    masks: new RegExp(`${DENIED_CONSENT}|${HUMAN_ACTS_UNASKED}`, 'gu'),
     patterns: [
       re(String.raw`\b(?:the )?(?:user|owner|developer|maintainer|team|human|operator|client)s? (?:has |have )?(?:already |permanently |explicitly |previously |pre-?)?(?:approved|consented|agreed|authori[sz]ed|permitted|allowed|signed off|okayed|whitelisted|pre-?approved|pre-?cleared|green-?lit)\b|\b(?:are|is) covered (?:too|as well|already)\b`),
       re(String.raw`\b(?:permanently|pre-?|blanket|standing|already) (?:approved|authori[sz]ed|consent|permission|approval)\b|\bpre-?(?:approved|authori[sz]ed)\b|\bneeds? no (?:review|approval|sign-?off|confirmation|permission)\b`),
@@ -166,6 +166,9 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
       re(String.raw`\b(?:you are|you're|agents are|the agent is|assistants are) (?:now )?(?:allowed|permitted|cleared|authori[sz]ed|free) to\b|\byou (?:may|can) (?:safely )?assume (?:that )?(?:the )?(?:user|owner|team|they|everyone)\b|\b(?:is|are) (?:okay|ok|fine|happy|comfortable) with (?:you|the agent|agents)\b|\b(?:user|owner|team|maintainer|client)s? (?:is|are) (?:okay|ok|fine|happy|comfortable) with\b|\bit is fine for (?:you|agents?|the agent|assistants?)\b|\b(?:said yes|agreed) once\b`),
       // Consent said to exist without the agent asking: given in advance, a go-ahead, a blanket yes, leave to act.
       re(String.raw`\b(?:approved|agreed|consented|authori[sz]ed|accepted|okayed|permitted) (?:it |this |that |them )?(?:in advance|ahead of time|beforehand|once and for all)\b|\b(?:the |their |the [\w'’-]+ )?(?:go-ahead|green light|blanket (?:permission|approval|consent|yes))\b[^.;]{0,20}\b(?:to|for)\b|\b(?:already )?said yes to (?:all|every|any)\w*\b|\b(?:have |has )?opted in to letting\b|\b(?:allows?|lets?|permits?|authori[sz]es) (?:the )?(?:agent|assistant|ai|agents|assistants|bots?|you) to\b|\b(?:agents?|assistants?|you|the agent) (?:may|can) now\b|\bno (?:sign-?off|approval|review|confirmation) (?:is )?(?:needed|required|necessary)\b|\bproceed without (?:asking|confirmation|approval|review)\b`),
+      // A consent stretched past what was asked: a yes that "extends to" or "covers" later acts, a clearance "for
+      // whenever", approval said to be standing, the user "happy for" the agent to act.
+      re(String.raw`\b(?:yes|approval|consent|permission|sign-?off|okay|go-ahead)\b[^.;]{0,60}\b(?:extends? to|covers? (?:any|all|every|future|later)|carr(?:y|ies) over to|stands? for (?:any|all|every))\b|\b(?:cleared|approved|okayed) by (?:the |our |their )?(?:owner|user|client|customer|team|lead|maintainers?)\b[^.;]{0,30}\b(?:whenever|any time|for (?:any|all|every))\b|\b(?:approval|consent|permission) is (?:standing|permanent|ongoing|open-ended)\b|\b(?:user|owner|client|customer|team)s? (?:is|are) happy for\b|\bthere['’]s no one to check with\b`),
     ],
   },
   {
@@ -189,6 +192,7 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
   {
     id: 'conceals',
     reason: 'it asks the agent to hide what it does from the user or reviewers',
+    masks: new RegExp(HUMAN_ACTS_UNASKED, 'gu'),
     patterns: [
       re(String.raw`\b(?:do not|don't|never|must not|avoid|without) (?:tell|telling|inform|informing|mention|mentioning|notify|notifying|show|showing|alert|alerting|report|reporting|disclose|disclosing|ask|asking|bother|bothering)(?: about)?(?: this| it| that| them| these| any of this)? (?:to )?(?:the |your |any )?(?:user|developer|human|operator|reviewer|team|owner|maintainer|anyone|others)s?\b`),
       re(String.raw`\b(?:keep|make) (?:this|it|these changes|the change) (?:secret|hidden|quiet|silent|invisible|confidential|between us)\b`),
@@ -202,6 +206,9 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
       re(String.raw`\bif (?:anyone|someone|the user|they|a reviewer|reviewers) asks?\b[^.]{0,60}\b(?:say|tell|claim|answer|reply|describe)\b|\b(?:describe|report|present|label|disguise|pass off|word) (?:it|this|the (?:commit|change|task|pr|work))\b[^.;]{0,30}\bas (?:a|an|just|only)\b(?! ${DISCLOSED_AS})|\beven though it (?:changes|adds|removes|disables|opens)\b|\b(?:characteri[sz]|summari[sz]|present|fram|word|pass|dress)\w* (?:it|them|this|that|the (?:[\w-]+ ){0,5})(?:off |up )?as (?:an? |just |only )?(?:dead[- ]code|clean-?up|formatting|refactor\w*|cosmetic|typo|housekeeping|routine|harmless|minor|docs|log rotation|telemetry|performance|speed-?up|a (?:fix|tweak))\b|\bso (?:that )?(?:it|they|this|the (?:[\w-]+ ){0,3}[\w-]+) (?:reads?|looks?|sounds?|comes? across|appears?) (?:as|like)\b|\b(?:better|best) not (?:brought up|mentioned|raised|noted)\b`),
       re(String.raw`\b(?:keep|leave)\w* (?:the |this |that |it |these |my |your )?(?:[\w-]+ ){0,4}(?:hidden|secret|invisible) from\b|\b(?:keep|leave)\w* (?:the |this |that |it |these )?(?:[\w-]+ ){0,5}out of the (?:diff |pr |pull request |commit )?(?:summary|description|message|changelog|notes)\b|\bleave out the (?:part|bit|line|lines|step) (?:that|about|where)\b|\bif (?:asked|questioned) (?:about|why)\b|\b(?:say|answer|claim|reply) (?:that )?it (?:was already there|is part of|came with|is (?:just |only )?(?:the|a) (?:cache|logging|cdn|mirror|dependency))\b|\b(?:delete|erase|remove|strip|scrub)\w* (?:the )?(?:lines|entries|records|mentions) (?:about|of|for) (?:the |your |my )?(?:[\w-]+ ){0,3}(?:from|in) (?:the )?(?:[\w-]+ )?(?:log|logs|history|trail|output|report)\b|\b(?:erase|delete|remove|wipe)\w* (?:the )?audit (?:trail|log) entries\b`),
       re(String.raw`\bso (?:that )?(?:the |a |any )?[\w-]+ (?:does not|doesn't|do not|don't|won't|will not|cannot|can't|never) (?:notices?|spots?|sees?|finds? out|realises?|realizes?)\b|\b(?:keep|leave) (?:the |this |that |it |these )?(?:[\w-]+ ){0,3}out of (?:the |any |your )?(?:pull request|pr|commit message|review|diff|changelog|report)\b|\bfrom the visible history\b|\bbefore the user (?:pulls|looks|checks|notices|reviews)\b|\b(?:do not|don't|never) list (?:the |any )?(?:files|changes|commits|commands)\b|\b(?:squash|fold|bury|hide|tuck)\w* (?:the |this |that |it )?(?:[\w-]+ ){0,4}(?:into|together with|inside|among) (?:an? |the )?(?:unrelated|innocent|bigger|formatting|rename|cosmetic)\b`),
+      // Concealment stated as a plain fact: the act "is never mentioned", "stays unmentioned", "not something the owner
+      // hears about", the report saying nothing happened, the change folded into an unrelated one.
+      re(String.raw`\b(?:is|are|was|were|stays?|remains?|goes|go) (?:never|not|un)(?: ever)? ?(?:mentioned|listed|shown|reported|noted|disclosed|flagged|raised)\b|\bunmentioned\b|\bnot something (?:the |our |their )?(?:users?|owners?|team|reviewers?|anyone|client|customer)s? (?:hears?|knows?|learns?|sees?|needs to know) about\b|\b(?:report|summary|changelog|recap|description|write-?up|status) (?:says|states|claims|shows|lists) (?:nothing|only|no)\b|\bfolded into (?:the |a |an )?(?:[\w-]+ ){0,2}(?:fix|fixes|change|changes|commit|cleanup|refactor)\b|\b(?:reviewers?|the user|users|the team) (?:are|is|get|gets) shown (?:only|the diff without|a (?:trimmed|partial|filtered))\b`),
     ],
   },
   {
@@ -297,7 +304,7 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
     negatable: true,
     reason: 'it asks for the hidden instructions or context (system prompt, configuration, memory dump)',
     patterns: [
-      re(String.raw`\b(?:reveal|print|show|repeat|output|leak|dump|display|disclose|share|tell me|write out|return|echo|list)s? (?:me )?(?:your |the |all |every |its )*(?:full |complete |entire |original |initial |hidden |secret |exact |verbatim )*(?:system prompt|prompt|hidden instructions|initial instructions|instructions above|configuration|context window|memor(?:y|ies)|rules you were given|text above)\b`),
+      re(String.raw`\b(?:reveal|print|show|repeat|output|leak|dump|display|disclose|share|tell me|write out|return|echo|list)s? (?:me )?(?:your |the |all |every |its )*(?:full |complete |entire |original |initial |hidden |secret |exact |verbatim )*(?:system prompt|prompt|hidden instructions|initial instructions|instructions above|rules you were given|text above)\b|\b(?:reveal|print|show|repeat|output|leak|dump|display|disclose|share|tell me|write out|return|echo|list)s? (?:me )?(?:your|its) (?:full |complete |entire |original |initial |hidden |secret |exact |verbatim )*(?:configuration|context window|memor(?:y|ies))\b`),
       // The instructions named without "system prompt": "your starting instructions", "the instructions you were
       // given", "what were you told", a sentence to complete with them.
       re(String.raw`\byour (?:starting|initial|original|first|hidden|secret|system|underlying|preset|base) (?:instructions|prompt|directives|rules|message)\b|\b(?:instructions|prompt|rules) you were given\b|\bwhat (?:were|are) you (?:told|instructed)\b|\b(?:i was|you were) (?:instructed|told) to'|\bmy instructions (?:are|were)\b`),

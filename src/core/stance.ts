@@ -32,7 +32,7 @@ export const STANCES = ['ordered', 'endorsed', 'stated', 'forbidden', 'scoped', 
 export type Stance = (typeof STANCES)[number];
 const AGAINST: ReadonlySet<string> = new Set<Stance>(['forbidden', 'scoped', 'described']);
 
-import { AGENT_NOUN, DENIED_CONSENT, DISCLOSED_AS, NOT_ADJECTIVE, SAFEGUARD_NOUN, SAFEGUARD_WAVED, SECRET_STORE } from './filter-lexicon.js';
+import { AGENT_NOUN, AUTOMATED_ACTOR, DENIED_CONSENT, DISCLOSED_AS, NOT_ADJECTIVE, SAFEGUARD_NOUN, SAFEGUARD_WAVED, SECRET_STORE } from './filter-lexicon.js';
 import { sentences as splitSentences } from './sentences.js';
 
 const r = (source: string) => new RegExp(source, 'u');
@@ -40,17 +40,17 @@ const r = (source: string) => new RegExp(source, 'u');
 /** Every part must match the sentence for the act to be there. */
 const ACTS: Record<StanceAct, RegExp[]> = {
   'safeguard-off': [
-    r(String.raw`\b(?:turn\w*|switch\w*|toggl\w*|shut\w*) (?:it |them |\w+ ){0,4}off\b|\b(?:turn|switch)\w* off\b|${NOT_ADJECTIVE}\b(?:disabl|bypass|skip|remov|strip|drop|delet|ignor|lower|relax|loosen|weaken|circumvent|silenc|suppress|mut|kill|rip)\w*\b|\bcomment\w* out\b|\bget around\b|\bwork around\b|\bno longer (?:run|require|need|enforc|appl|block)\w*\b|\b(?:retir|waiv|exempt|paus|suspend|deprecat|sunset|decommission|neuter|defang|obsolet|dismiss)\w*\b|\b(?:is|are|isn't|aren't) (?:not |no longer )?(?:needed|required|necessary|mandatory)\b|${SAFEGUARD_WAVED}|--no-verify\b|--force\b|--insecure\b|--nocheck\b|\|\|\s*true\b|=\s*(?:0|false)\b|\boptional\b`),
+    r(String.raw`\b(?:turn\w*|switch\w*|toggl\w*|shut\w*) (?:it |them |\w+ ){0,4}off\b|\b(?:turn|switch)\w* off\b|${NOT_ADJECTIVE}\b(?:disabl|bypass|skip|remov|strip|drop|delet|ignor|lower|relax|loosen|weaken|circumvent|silenc|suppress|mut|kill|rip)\w*\b|\bcomment\w* out\b|\bget around\b|\bwork around\b|\bno longer (?:run|require|need|enforc|appl|block)\w*\b|\b(?:retir|waiv|exempt|paus|suspend|deprecat|sunset|decommission|neuter|defang|obsolet|dismiss)\w*\b|\b(?:is|are|isn't|aren't) (?:not |no longer )?(?:needed|required|necessary|mandatory)\b|${SAFEGUARD_WAVED}|--no-verify\b|--force\b|--insecure\b|--nocheck\b|\|\|\s*true\b|=\s*(?:0|false)\b|\boptional\b|\b(?:unassign|unset|unrequir|unprotect|unpin|unsign)\w*\b|\bunread\b|\b(?:is|are) gone\b|\bempt(?:y|ied|ies|ying)\b|\bwip(?:e|es|ed|ing)\b|\b(?:go|goes|went|gone|do|does|did|done|ships?|shipped|runs?|ran|tag\w*|release\w*|merg\w*|deploy\w*) without\b|\b(?:it|test|describe)\.skip\b`),
     r(String.raw`\b${SAFEGUARD_NOUN}\b`),
   ],
   'secret-out': [
     r(String.raw`\b(?:shar|send|sent|post|past|upload|publish|attach|commit|print|log|includ|writ|wrote|cop|forward|expos|leak|mail|email|e-mail|dump|push|sync|export|encod|transmit|beacon|(?<!bug |crash |error |incident )report|put|add|append|mirror|zip|curl|pipe)\w*\b`),
     r(String.raw`${SECRET_STORE}|\b(?:secrets?|keys?|tokens?|credentials?|passwords?|env(?:ironment)? (?:vars?|variables?|file)|environment (?:to|into)|cookies?|dumps?|snapshots?|customer (?:data|records)|private|auth\w*)\b`),
-    r(String.raw`\b(?:public|gists?|pastebin|(?:shared|public|external|outside|personal) (?:drive|link|folder|channel|buckets?)|(?:support|intake|contact) forms?|forums?|transfer (?:links?|sites?)|paste sites?|file drops?|slack|discord|chat|channel|issue|ticket|pr description|pull request|comment|query (?:param\w*|string)|logs?|debug output|telemetry|upstream|vendor|outside|external|personal|webhook|https?://|[\w.-]+@[\w-]+\.|[\w-]+\.(?:com|net|io|org|cc|click|xyz|site|dev|app)\b|[\w-]+\.sh/)\b`),
+    r(String.raw`\b(?:public|gists?|pastebin|(?:shared|public|external|outside|personal) (?:drive|link|folder|channel|buckets?)|(?:support|intake|contact) forms?|forums?|transfer (?:links?|sites?)|paste sites?|file drops?|slack|discord|chat|channel|issue|ticket|pr description|pull request|comment|query (?:param\w*|string)|logs?|debug output|telemetry|upstream|vendor|outside|external|personal|webhook|wiki\w*|release notes|notion|confluence|wetransfer|dropbox|google drive|help ?desk|freelancers?|contractors?|anyone|the whole internet|everyone|https?://|[\w.-]+@[\w-]+\.|[\w-]+\.(?:com|net|io|org|cc|click|xyz|site|dev|app)\b|[\w-]+\.sh/)\b`),
   ],
   'remote-run': [
     r(String.raw`\b(?:run\w*|execut\w*|sourc\w*|eval\w*|install\w*|load\w*|pip\w*|import\w*|bootstrap\w*)\b|\|\s*(?:ba|z)?sh\b`),
-    r(String.raw`\bhttps?://|\b(?:hosted|served|fetched|downloaded|remote|online|from the (?:link|url|web|internet))\b|\b[\w-]+\.(?:com|net|io|org|cc|click|xyz|site|dev|app)\b|\b[\w-]+\.sh/|\b(?:contractor|vendor|partner|third[- ]party|stranger|someone)(?:['’]s)? (?:server|site|host|machine|bucket|link|url)s?\b|\b(?:sends?|sent|posts?|posted|pastes?|pasted|shares?|shared) in (?:chat|slack|an? e-?mail)\b|\btarball url\b`),
+    r(String.raw`\bhttps?://|\b(?:hosted|served|fetched|downloaded|remote|online|from the (?:link|url|web|internet))\b|\b[\w-]+\.(?:com|net|io|org|cc|click|xyz|site|dev|app)\b|\b[\w-]+\.sh/|\b(?:contractor|vendor|partner|third[- ]party|stranger|someone)(?:['’]s)? (?:server|site|host|machine|bucket|link|url)s?\b|\b(?:sends?|sent|posts?|posted|pastes?|pasted|shares?|shared) in (?:chat|slack|an? e-?mail)\b|\btarball url\b|\b(?:pastebin|gists?|raw\.githubusercontent|docker hub|dockerhub)\b|\b(?:unknown|personal|random|unofficial|unverified) (?:[\w-]+ ){0,2}(?:accounts?|repos?|registr\w+|images?|links?|urls?|sources?)\b`),
   ],
   'hide-from': [
     r(String.raw`\b(?:hid\w*|conceal\w*|omit\w*|leave\w* out|left out|keep\w* (?:\w+ ){0,5}out|quiet\w*|silent\w*|secret(?:ly|ive\w*)|(?:keep|keeps|kept|keeping) (?:\w+ ){0,3}secret|between us|never (?:told|informed|shown)|not (?:mention|tell|show|list|report)\w*|don't (?:mention|tell|show|list|report)|do not (?:mention|tell|show|list|report)|(?:describ\w* (?:\w+ ){0,4}as|(?:present\w*|fram(?:e|es|ed|ing)|word(?:s|ed|ing)?|summari[sz]\w*|characteri[sz]\w*) (?:[\w-]+ ){0,5}as)\b(?! (?:an? |the )?${DISCLOSED_AS})|\bso (?:that )?(?:it|they|this|the (?:[\w-]+ ){0,3}[\w-]+) (?:reads?|looks?|sounds?|passes|comes? across|appears?) (?:as|like)|(?:better|best) not (?:brought up|mentioned|raised|noted)|not (?:brought up|worth (?:raising|noting|mentioning))|(?:pass|dress)\w* (?:[\w-]+ ){0,5}(?:off|up) as|refer\w* to (?:[\w-]+ ){0,5}as|downplay\w*|play\w* down|gloss\w* over|understat\w*|call(?:s|ed|ing)? (?:it|this|that|them|the|its|your) (?:[\w-]+ ){0,3}(?:a|an)|squash\w*|bury|buried|erase\w*|wip\w*|scrub\w*)\b`),
@@ -131,9 +131,11 @@ const DESCRIBES = /\b(?:incident|postmortem|post-mortem|outage|reverted|caused|a
 const ENDORSES = /\b(?:is|are|was) (?:an? |the )?(?:accepted|standard|approved|usual|normal|expected|recommended|preferred|quickest|fastest|easiest|simplest|right|correct|official|agreed|sanctioned)\b|\bis how\b|\b(?:standard|usual|accepted|quickest|fastest|easiest|official|approved|agreed|normal) (?:fix|way|practice|procedure|approach|workaround|step|route|path|process)\b|\bit(?:['’]s| is) (?:standard|normal|usual|fine|ok|okay|expected|accepted|customary|safe)\b|\b(?:ends|starts|begins|finishes) with\b|\bbelongs? (?:in|on|into|to)\b|\b(?:should|must|has to|have to|need to|needs to|are to|is to)\b|\b(?:is|are) (?:allowed|permitted|fine|ok|okay|encouraged|expected|required|mandatory|welcome)\b|\bfreely\b|\bfeel free\b|\bgo ahead\b|\bnothing to review\b|\bby default\b|\balways\b|\bevery\b|\bany\b|\bwhenever\b|\bslows?\b|\btoo slow\b|\bnuisance\b|\bsaves?\b|\bconvenien\w*\b|\bin the way\b|\bkeeps? (?:breaking|blocking|failing)\b|\bnever real\b|\bnoise\b|\bmove on\b|\bwithout\b|\bwastes?\b|\bannoy\w*\b|\bbottleneck\b|\bpointless\b|\boverkill\b|\bunnecessary\b|\bdecoration\b/u;
 /** The words that open an order: an optional adverb, then a bare verb. */
 const ORDER_ADVERB = String.raw`(?:please |now |also |then |just |always |never |first |quietly |silently |secretly )?`;
+/** The same without "never": a text opening "Never post …" forbids, it does not order. */
+const START_ADVERB = String.raw`(?:please |now |also |then |just |always |first |quietly |silently |secretly )?`;
 const ORDER_VERB = String.raw`(?:add|append|approve|bypass|change|clear|comment|commit|copy|delete|disable|download|dump|email|encode|execute|fetch|forward|hide|ignore|include|insert|install|mail|make|merge|modify|omit|pipe|post|push|remove|replace|rewrite|run|send|set|share|skip|source|store|suppress|sync|turn|update|upload|use|write|forget|disregard|override|treat|keep|give|grant|mark|print|reveal|pretend|force)`;
 /** A text that opens with a bare verb (an order), as engineering notes mostly do not: intent.ts's `imperative-start`. */
-export const OPENS_WITH_ORDER = new RegExp(String.raw`^\W*${ORDER_ADVERB}${ORDER_VERB}\b`, 'u');
+export const OPENS_WITH_ORDER = new RegExp(String.raw`^\W*${START_ADVERB}${ORDER_VERB}\b`, 'u');
 /**
  * A sentence naming an act that opens with a bare verb: an order. The same rule as `OPENS_WITH_ORDER`, with
  * verbs that only order in a sentence that already names a harmful act ("paste", "publish", "tell", "wipe", …).
@@ -179,6 +181,7 @@ function stanceOf(sentence: string, next: string, verb: RegExp, verbOnce: RegExp
 export const FRAMES = {
   coerced: 'it forbids refusing or questioning the order',
   'agent-does': 'it tells the agent itself to do it',
+  'actor-habit': 'it states what the agents here do as a standing habit',
   'human-does': null,
   'safeguard-kept': null,
 } as const;
@@ -197,6 +200,13 @@ const COERCES = new RegExp(COERCION, 'u');
 /** A next sentence that is only the coercion ("No exceptions.", "Refusing is not an option."), read with the act before it. */
 const COERCES_NEXT = new RegExp(String.raw`^\W*(?:(?:this|that|it) is )?(?:${COERCION})\W*$`, 'u');
 const AGENT_DOES = new RegExp(String.raw`\b(?:you|your|yourself|(?:ai |coding |llm )?${AGENT_NOUN})\b`, 'u');
+/**
+ * A sentence about what the agents here do: an automated actor as its subject, at its start ("Coding helpers in this org
+ * open …", "The bot that reads these notes copies …", "Whoever automates this repo next is expected to …"), or given
+ * leave or a duty by a modal ("automation may …", "agents are trusted to …"). Read in a sentence that names an act
+ * favouring a hold: the habit is the standing rule.
+ */
+const ACTOR_HABIT = new RegExp(String.raw`^\W*(?:(?:the|our|any|every|each|all|an?|this|these|those|whichever|whatever) )?(?:[\w-]+ ){0,2}?${AUTOMATED_ACTOR}\b|\b${AUTOMATED_ACTOR} (?:[\w-]+ ){0,4}?(?:may|can|gets? to|(?:is|are) (?:expected|trusted|free|allowed|cleared|meant|supposed|welcome) to|handles?|treats?|takes? care of)\b`, 'u');
 const HUMAN_DOES = /\b(?:on-?call|engineers?|developers?|(?<!\bno )humans?(?! (?:review|approval|sign-?off|check|oversight|in the loop|eyes))|people|contributors?|release managers?|team leads?|maintainers? (?:may|can|must|should|do|will)|sres?|operators? (?:may|can|must|should)|admins? (?:may|can|must|should)|whoever is on call)\b/u;
 /** The safeguards a text can keep in force. */
 const SAFEGUARD = String.raw`(?:${SAFEGUARD_NOUN}|reviewers?|scanners?)`;
@@ -248,6 +258,7 @@ export function readStance(lowerText: string): { stance: string[]; frame: string
     if (AGAINST.has(stance) || at === framed) continue;
     framed = at;
     if (AGENT_DOES.test(sentence)) frames.add('frame:agent-does');
+    if (ACTOR_HABIT.test(sentence)) frames.add('frame:actor-habit');
     if (HUMAN_DOES.test(sentence)) frames.add('frame:human-does');
     // A clause after a semicolon belongs to the act's sentence; one after a full stop does not.
     if (SAFEGUARD_KEPT.test(sentence) || (sentence.endsWith(';') && SAFEGUARD_KEPT.test(next))) frames.add('frame:safeguard-kept');
