@@ -55,8 +55,8 @@ export const SAFEGUARD_WAVED = String.raw`\bmark\w* (?:[\w-]+ ){0,4}as (?:succes
 export const AUTOMATED_ACTOR = String.raw`(?:${AGENT_NOUN}|(?:coding|ai|automated|code|review|merge|release) (?:helpers?|tools?|contributors?|workers?|runs?|sessions?)|automation|automations|whoever (?:automates|drives|runs|scripts)|anyone (?:driving|automating|scripting)|(?:later|future|next|upcoming|subsequent) (?:sessions?|runs?|instances?|chats?|conversations?))`;
 
 /**
- * A person in a role who acts on their own judgement ("the on-call engineer may restart the workers without asking the
- * team lead"): the opening of such a sentence up to the "without asking", blanked out before intent.ts reads a claim
+ * A person in a role who acts on their own judgement ("when the pager fires, the on-call engineer may restart the workers
+ * without asking the team lead"): the opening of such a sentence or clause up to the "without asking", blanked out before intent.ts reads a claim
  * of consent or a concealment in it. An agent doing the same is not masked.
  */
-export const HUMAN_ACTS_UNASKED = String.raw`(?:^|[.;!?]\s+)(?:the |an? |our |any |each |every )?(?:on-?call|release|incident|duty|staff|senior|lead|platform|database|security)? ?(?:engineers?|developers?|managers?|maintainers?|sres?|operators?|admins?|leads?|owners?|reviewers?|humans?|people)\b(?:(?!\b(?:you|your|${AGENT_NOUN})\b)[^.;!?]){0,120}?\bwithout (?:first )?(?:asking|checking with|telling|informing|waiting for)\b`;
+export const HUMAN_ACTS_UNASKED = String.raw`(?:^|[.;!?,]\s*)(?:the |an? |our |any |each |every )?(?:on-?call|release|incident|duty|staff|senior|lead|platform|database|security)? ?(?:engineers?|developers?|managers?|maintainers?|sres?|operators?|admins?|leads?|owners?|reviewers?|humans?|people)\b(?:(?!\b(?:you|your|${AGENT_NOUN})\b)[^.;!?]){0,120}?\bwithout (?:first )?(?:asking|checking with|telling|informing|waiting for)\b`;

@@ -40,7 +40,7 @@ const r = (source: string) => new RegExp(source, 'u');
 /** Every part must match the sentence for the act to be there. */
 const ACTS: Record<StanceAct, RegExp[]> = {
   'safeguard-off': [
-    r(String.raw`\b(?:turn\w*|switch\w*|toggl\w*|shut\w*) (?:it |them |\w+ ){0,4}off\b|\b(?:turn|switch)\w* off\b|${NOT_ADJECTIVE}\b(?:disabl|bypass|skip|remov|strip|drop|delet|ignor|lower|relax|loosen|weaken|circumvent|silenc|suppress|mut|kill|rip)\w*\b|\bcomment\w* out\b|\bget around\b|\bwork around\b|\bno longer (?:run|require|need|enforc|appl|block)\w*\b|\b(?:retir|waiv|exempt|paus|suspend|deprecat|sunset|decommission|neuter|defang|obsolet|dismiss)\w*\b|\b(?:is|are|isn't|aren't) (?:not |no longer )?(?:needed|required|necessary|mandatory)\b|${SAFEGUARD_WAVED}|--no-verify\b|--force\b|--insecure\b|--nocheck\b|\|\|\s*true\b|=\s*(?:0|false)\b|\boptional\b|\b(?:unassign|unset|unrequir|unprotect|unpin|unsign)\w*\b|\bunread\b|\b(?:is|are) gone\b|\bempt(?:y|ied|ies|ying)\b|\bwip(?:e|es|ed|ing)\b|\b(?:go|goes|went|gone|do|does|did|done|ships?|shipped|runs?|ran|tag\w*|release\w*|merg\w*|deploy\w*) without\b|\b(?:it|test|describe)\.skip\b`),
+    r(String.raw`\b(?:turn\w*|switch\w*|toggl\w*|shut\w*) (?:it |them |\w+ ){0,4}off\b|\b(?:turn|switch)\w* off\b|${NOT_ADJECTIVE}\b(?:disabl|bypass|skip|remov|strip|drop|delet|ignor|lower|relax|loosen|weaken|circumvent|silenc|suppress|mut|kill|rip)\w*\b|\bcomment\w* out\b|\bget around\b|\bwork around\b|\bno longer (?:run|require|need|enforc|appl|block)\w*\b|\b(?:retir|waiv|exempt|paus|suspend|deprecat|sunset|decommission|neuter|defang|obsolet|dismiss)\w*\b|\b(?:(?:is|are) (?:not|no longer)|isn't|aren't) (?:needed|required|necessary|mandatory)\b|${SAFEGUARD_WAVED}|--no-verify\b|--force\b|--insecure\b|--nocheck\b|\|\|\s*true\b|=\s*(?:0|false)\b|\boptional\b|\b(?:unassign|unset|unrequir|unprotect|unpin|unsign)\w*\b|\bunread\b|\b(?:is|are) gone\b|\bempt(?:y|ied|ies|ying)\b|\bwip(?:e|es|ed|ing)\b|\b(?:go|goes|went|gone|do|does|did|done|ships?|shipped|runs?|ran|tag\w*|release\w*|merg\w*|deploy\w*) without\b|\b(?:it|test|describe)\.skip\b`),
     r(String.raw`\b${SAFEGUARD_NOUN}\b`),
   ],
   'secret-out': [
@@ -107,7 +107,7 @@ const FORBIDDEN_AFTER_IN_CLAUSE = forbiddenAfter(80);
  * review", "requires zero review" wave the safeguard away), and only "there is no standing approval" denies a consent:
  * "deploy with no prior approval" is an order.
  */
-const COUNTERED = new RegExp(String.raw`${DENIED_CONSENT}|\b(?:is|are|gets?|get) (?:blocked|rejected|refused|reverted)\b|\b(?:blocks|refuses|rejects|forbids|prohibits)\b|\b(?:requires?|needs?) (?:a |an |one |the )?(?:(?!(?:no|not|zero|without)\b)[\w'’-]+ ){0,2}(?:review|reviews|reviewer|approval|sign-?off)\b|\bfails? (?:hard|the build)\b|\bstops? the (?:build|deploy|release)\b`, 'u');
+const COUNTERED = new RegExp(String.raw`${DENIED_CONSENT}|\b(?:is|are|gets?|get) (?:blocked|rejected|refused|reverted)\b|\b(?:blocks|refuses|rejects|forbids|prohibits)\b|\b(?:requires?|needs?) (?:a |an |one |the )?(?:(?!(?:no|not|zero|without)\b)[\w'’-]+ ){0,2}(?:review|reviews|reviewer|approval|sign-?off)\b|\bfails? (?:hard|the build)\b|\b(?:must be|is|are|gets?|get) (?:revoked|rotated|redacted)\b|\bstops? the (?:build|deploy|release)\b`, 'u');
 /** The clause around a naming of the act: up to 60 characters each side, cut at a comma or colon. */
 function clauseAt(sentence: string, start: number, end: number): string {
   const before = sentence.slice(Math.max(0, start - 60), start);
@@ -206,7 +206,7 @@ const AGENT_DOES = new RegExp(String.raw`\b(?:you|your|yourself|(?:ai |coding |l
  * leave or a duty by a modal ("automation may …", "agents are trusted to …"). Read in a sentence that names an act
  * favouring a hold: the habit is the standing rule.
  */
-const ACTOR_HABIT = new RegExp(String.raw`^\W*(?:(?:the|our|any|every|each|all|an?|this|these|those|whichever|whatever) )?(?:[\w-]+ ){0,2}?${AUTOMATED_ACTOR}\b|\b${AUTOMATED_ACTOR} (?:[\w-]+ ){0,4}?(?:may|can|gets? to|(?:is|are) (?:expected|trusted|free|allowed|cleared|meant|supposed|welcome) to|handles?|treats?|takes? care of)\b`, 'u');
+const ACTOR_HABIT = new RegExp(String.raw`^\W*(?:(?:the|our|any|every|each|all|an?|this|these|those|whichever|whatever) )?(?:[\w-]+ ){0,2}?${AUTOMATED_ACTOR}\b(?! (?:gateway|feature|plugin|proxy|api|sdk|provider|vendor|router|budget|costs?|usage|logs?|outputs?|calls?|prompts?|responses?)\b)|\b${AUTOMATED_ACTOR} (?:[\w-]+ ){0,4}?(?:may|can|gets? to|(?:is|are) (?:expected|trusted|free|allowed|cleared|meant|supposed|welcome) to|handles?|treats?|takes? care of)\b`, 'u');
 const HUMAN_DOES = /\b(?:on-?call|engineers?|developers?|(?<!\bno )humans?(?! (?:review|approval|sign-?off|check|oversight|in the loop|eyes))|people|contributors?|release managers?|team leads?|maintainers? (?:may|can|must|should|do|will)|sres?|operators? (?:may|can|must|should)|admins? (?:may|can|must|should)|whoever is on call)\b/u;
 /** The safeguards a text can keep in force. */
 const SAFEGUARD = String.raw`(?:${SAFEGUARD_NOUN}|reviewers?|scanners?)`;
