@@ -17,7 +17,8 @@ export interface RecallStats {
 export interface UsageStats {
   /**
    * Adds one recall to each of these memories of the namespace (ids of memories that no longer exist are
-   * ignored). Best effort: a read-only store records nothing and does not fail.
+   * ignored). Best effort: a read-only store records nothing and does not fail. A store may write them a little
+   * later, in batches (the embedded store: within a second, and before recallStats or close).
    */
   recordRecalls(namespace: string, ids: string[], at: string): Promise<void>;
   /** The namespace's recall statistics over its live memories at `now`, with the `top` most recalled. */

@@ -306,6 +306,8 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    // The recall counts still waiting are written first (statistics: a failure to write them does not stop the close).
+    await this.usage.flushRecalls().catch(() => undefined);
     await this.c.close();
   }
 }
