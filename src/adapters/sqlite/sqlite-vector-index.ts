@@ -21,7 +21,7 @@ import type { BuildRequest } from './sqlite-vector-index-worker.js';
 import { QuantizedVectors } from './sqlite-quantized-vectors.js';
 import { indexedVectorsSql, vectorTableName } from './sqlite-vector-table.js';
 import { BackgroundBuilder, type BuildReply } from './sqlite-background-build.js';
-import { firstFetch, widening } from './sqlite-over-fetch.js';
+import { scanFetch, widening } from './sqlite-over-fetch.js';
 import { NeighbourGraphs, type GraphContext, type NeighbourGraphStatus } from './sqlite-neighbour-graph.js';
 import { savedFileProblem } from './sqlite-saved-files.js';
 
@@ -71,7 +71,7 @@ type Prepare = (sql: string) => Database.Statement;
 /**
  * The embedded store's fast vector search: quantised candidates with exact rescoring. Every namespace's
  * current vectors are held in memory as int8 (sqlite-quantized-vectors.ts) and scanned with usearch's SIMD
- * kernel; the best k + max(64, k/2) are rescored with the exact float cosine of the stored vector in SQL. They are kept
+ * kernel; the best k + 64 are rescored with the exact float cosine of the stored vector in SQL. They are kept
  * consistent with the database through its `vector_changes` counter (bumped by triggers on every change of a
  * memory's vector, namespace or currency) and saved beside it as `<db>.usearch`.
  *
@@ -81,7 +81,7 @@ type Prepare = (sql: string) => Database.Statement;
  * exhaustive. Correctness: the codes only propose candidates; each is rescored exactly and filtered in SQL by
  * namespace, currency, expiry, kind and tags, and when fewer than k pass even after widening, the caller's
  * exhaustive search answers. So stale codes can cost recall, never a wrong hit. Filtering: per-namespace
- * arrays (no cross-namespace over-fetch), then over-fetch (k + max(64, k/2), ×4 up to 4,096) for the other filters.
+ * arrays (no cross-namespace over-fetch), then over-fetch (k + 64, ×4 up to 4,096) for the other filters.
  */
 export class SqliteVectorIndex {
   private readonly minVectors: number;
@@ -158,10 +158,10 @@ export class SqliteVectorIndex {
         if (hits.length >= k || found.length < fetch) return answer(hits);
       }
     }
-    // int8 ranks close to the float order (at 100k the best 64 held all of the exact ten), so k + max(64, k/2)
-    // candidates are rescored: rescoring is most of the cost (a CPU profile of the engine's k = 300 search at
-    // 10k put 23 % of it in rescoring 964 candidates). An advisory search rescores 2 × k here (the exact int8 order), 4 × k from the graph.
-    for (const fetch of widening(filter.approximate ? 2 * k : firstFetch(k), 4096)) {
+    // int8 ranks close to the float order, so k + 64 candidates are rescored (scanFetch): rescoring is most of the
+    // cost (a CPU profile of the engine's k = 300 search at 10k put 14 % of the search in rescoring 450 candidates).
+    // An advisory search rescores 2 × k here (the exact int8 order), 4 × k from the graph.
+    for (const fetch of widening(filter.approximate ? 2 * k : scanFetch(k), 4096)) {
       const found = index.nearest(this.usearch as Usearch, vector, fetch);
       const hits = rescored(found);
       if (hits.length >= k || found.length < fetch) return answer(hits);
