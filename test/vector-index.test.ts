@@ -379,6 +379,6 @@ describe('approximate vector index (usearch) of the SQLite store', () => {
       await store.close();
     }
     const leftovers = readdirSync(root).filter((f) => f.startsWith(`${path.split('/').pop()}.usearch.tmp-`));
-    assert.deepEqual(leftovers, [], 'temporary files of killed writers are removed by the next save');
+    assert.deepEqual(leftovers, [], 'temporary files of killed writers are removed by the next process to open the store');
   });
 });

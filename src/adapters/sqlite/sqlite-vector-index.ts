@@ -23,7 +23,7 @@ import { indexedVectorsSql, vectorTableName } from './sqlite-vector-table.js';
 import { BackgroundBuilder, type BuildReply } from './sqlite-background-build.js';
 import { scanFetch, widening } from './sqlite-over-fetch.js';
 import { NeighbourGraphs, type GraphContext, type NeighbourGraphStatus } from './sqlite-neighbour-graph.js';
-import { savedFileProblem } from './sqlite-saved-files.js';
+import { removeStaleTemporaries, savedFileProblem } from './sqlite-saved-files.js';
 
 export interface SqliteVectorIndexConfig {
   /**
@@ -110,6 +110,9 @@ export class SqliteVectorIndex {
     this.saveEvery = config.saveEvery ?? 5_000;
     this.graphs = new NeighbourGraphs(dbPath, config.graphMinVectors ?? 50_000);
     this.useGraphs = config.neighbourGraphs === true;
+    // Index files of processes killed mid-save; the next save sweeps them too, but a process whose index is
+    // caught up may never save.
+    removeStaleTemporaries(`${this.file}.tmp-`);
   }
 
   /** The index file's path. */
