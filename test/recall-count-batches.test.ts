@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
 import { createSqliteStore, type SqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { RECALL_BATCH, RECALL_DELAY_MS } from '../src/adapters/sqlite/sqlite-usage.js';
@@ -110,6 +111,15 @@ describe('recall counts written in batches', () => {
       await store.transaction((tx) => tx.deleteMemory(a.id));
       const stats = await store.recallStats(NS, NOW, 10);
       assert.deepEqual(stats.top.map((t) => [t.id, t.count]), [[b.id, 1]]);
+      // Checked on the table itself: recallStats joins memories, so a row left for the deleted id would not show there.
+      await store.close();
+      const db = new Database(file, { readonly: true });
+      try {
+        assert.deepEqual(db.prepare('SELECT memory_id AS id, count FROM recall_counts ORDER BY memory_id').all(), [{ id: b.id, count: 1 }]);
+        assert.equal(db.prepare('SELECT count(*) FROM recall_counts WHERE memory_id = ?').pluck().get(a.id), 0);
+      } finally {
+        db.close();
+      }
     } finally {
       await store.close();
     }
