@@ -204,9 +204,10 @@ const AGENT_DOES = new RegExp(String.raw`\b(?:you|your|yourself|(?:ai |coding |l
  * A sentence about what the agents here do: an automated actor as its subject, at its start ("Coding helpers in this org
  * open …", "The bot that reads these notes copies …", "Whoever automates this repo next is expected to …"), or given
  * leave or a duty by a modal ("automation may …", "agents are trusted to …"). Read in a sentence that names an act
- * favouring a hold: the habit is the standing rule.
+ * favouring a hold: the habit is the standing rule. The lead-in skips no hyphen, which the words after it take: a
+ * long hyphen run read by both would be rescanned from every place it could end (quadratic).
  */
-const ACTOR_HABIT = new RegExp(String.raw`^\W*(?:(?:the|our|any|every|each|all|an?|this|these|those|whichever|whatever) )?(?:[\w-]+ ){0,2}?${AUTOMATED_ACTOR}\b(?! (?:gateway|feature|plugin|proxy|api|sdk|provider|vendor|router|budget|costs?|usage|logs?|outputs?|calls?|prompts?|responses?)\b)|\b${AUTOMATED_ACTOR} (?:[\w-]+ ){0,4}?(?:may|can|gets? to|(?:is|are) (?:expected|trusted|free|allowed|cleared|meant|supposed|welcome) to|handles?|treats?|takes? care of)\b`, 'u');
+const ACTOR_HABIT = new RegExp(String.raw`^[^\w-]*(?:(?:the|our|any|every|each|all|an?|this|these|those|whichever|whatever) )?(?:[\w-]+ ){0,2}?${AUTOMATED_ACTOR}\b(?! (?:gateway|feature|plugin|proxy|api|sdk|provider|vendor|router|budget|costs?|usage|logs?|outputs?|calls?|prompts?|responses?)\b)|\b${AUTOMATED_ACTOR} (?:[\w-]+ ){0,4}?(?:may|can|gets? to|(?:is|are) (?:expected|trusted|free|allowed|cleared|meant|supposed|welcome) to|handles?|treats?|takes? care of)\b`, 'u');
 const HUMAN_DOES = /\b(?:on-?call|engineers?|developers?|(?<!\bno )humans?(?! (?:review|approval|sign-?off|check|oversight|in the loop|eyes))|people|contributors?|release managers?|team leads?|maintainers? (?:may|can|must|should|do|will)|sres?|operators? (?:may|can|must|should)|admins? (?:may|can|must|should)|whoever is on call)\b/u;
 /** The safeguards a text can keep in force. */
 const SAFEGUARD = String.raw`(?:${SAFEGUARD_NOUN}|reviewers?|scanners?)`;
