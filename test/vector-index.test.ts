@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -366,7 +366,13 @@ describe('approximate vector index (usearch) of the SQLite store', () => {
     }
     // The killed writers' temporaries, as a later process finds them once the grace period is over.
     const then = new Date(Date.now() - UNNAMED_FILE_GRACE_MS - 3_600_000);
-    for (const f of readdirSync(root).filter((f) => f.startsWith(`${path.split('/').pop()}.usearch.tmp-`))) utimesSync(join(root, f), then, then);
+    const temporaries = () => readdirSync(root).filter((f) => f.startsWith(`${path.split('/').pop()}.usearch.tmp-`));
+    writeFileSync(`${path}.usearch.tmp-999999-1`, 'a killed writer\'s half-written index'); // at least one, whatever the kills left
+    for (const f of temporaries()) utimesSync(join(root, f), then, then);
+    assert.ok(temporaries().length >= 1);
+    // Opening and closing the store, with no search and so no save of the index, sweeps them.
+    await open(path).close();
+    assert.deepEqual(temporaries(), [], 'temporary files of killed writers are removed when the next process opens the store');
     const store = open(path);
     try {
       const next = vectorSource(999);
@@ -380,5 +386,22 @@ describe('approximate vector index (usearch) of the SQLite store', () => {
     }
     const leftovers = readdirSync(root).filter((f) => f.startsWith(`${path.split('/').pop()}.usearch.tmp-`));
     assert.deepEqual(leftovers, [], 'temporary files of killed writers are removed by the next process to open the store');
+  });
+
+  it('a stale temporary that cannot be removed is left alone, and the store still opens', async () => {
+    const path = freshPath();
+    await open(path).close();
+    // rmSync without `recursive` refuses a directory, as it refuses another user's file (EPERM) in a shared folder.
+    const stuck = `${path}.usearch.tmp-424242-1`;
+    mkdirSync(stuck);
+    const then = new Date(Date.now() - UNNAMED_FILE_GRACE_MS - 3_600_000);
+    utimesSync(stuck, then, then);
+    const store = open(path);
+    try {
+      assert.deepEqual(await store.vectorCandidates(vectorSource(7)(), 5, { namespace: NS, now: now() }), []);
+    } finally {
+      await store.close();
+    }
+    assert.ok(existsSync(stuck));
   });
 });

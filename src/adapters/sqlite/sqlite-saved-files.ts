@@ -121,11 +121,16 @@ export function olderThanGrace(path: string): boolean {
 /**
  * Removes temporary files named `<start>…` (`start` a path, e.g. `<db>.usearch.tmp-`) written more than the grace
  * period ago: left by processes killed mid-save or before deleting them. A fresh one may be another process's
- * save in flight, whatever pid its name carries.
+ * save in flight, whatever pid its name carries. One this process may not remove (EPERM, EACCES) is left.
  */
 export function removeStaleTemporaries(start: string): void {
   for (const name of namesStartingWith(start)) {
     const path = join(dirname(start), name);
-    if (olderThanGrace(path)) rmSync(path, { force: true });
+    if (!olderThanGrace(path)) continue;
+    try {
+      rmSync(path, { force: true });
+    } catch {
+      // Left alone: one that cannot be removed (another user's, in a shared folder) must not fail an open or a save.
+    }
   }
 }
