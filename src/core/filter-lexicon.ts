@@ -60,3 +60,8 @@ export const AUTOMATED_ACTOR = String.raw`(?:${AGENT_NOUN}|(?:coding|ai|automate
  * of consent or a concealment in it. An agent doing the same is not masked.
  */
 export const HUMAN_ACTS_UNASKED = String.raw`(?:^|[.;!?,]\s*)(?:the |an? |our |any |each |every )?(?:on-?call|release|incident|duty|staff|senior|lead|platform|database|security)? ?(?:engineers?|developers?|managers?|maintainers?|sres?|operators?|admins?|leads?|owners?|reviewers?|humans?|people)\b(?:(?!\b(?:you|your|${AGENT_NOUN})\b)[^.;!?]){0,120}?\bwithout (?:first )?(?:asking|checking with|telling|informing|waiting for)\b`;
+/**
+ * A sentence that names the agent, "you" or a later session ("note for later: …"): a person's unasked act in it may be
+ * the habit handed to the agent, so `HUMAN_ACTS_UNASKED` is not blanked out there.
+ */
+export const NAMES_AGENT_OR_LATER = new RegExp(String.raw`\b(?:you|your|yourself|${AUTOMATED_ACTOR})\b|\bfor later\b`, 'u');

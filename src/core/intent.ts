@@ -18,7 +18,7 @@
  * took 1 s (the earlier version of this note called every rule linear then: that one was quadratic).
  */
 
-import { AGENT_NOUN, DENIED_CONSENT, DISCLOSED_AS, HUMAN_ACTS_UNASKED, NOT_ADJECTIVE, SAFEGUARD_OFF_SETTING, SECRET_STORE } from './filter-lexicon.js';
+import { AGENT_NOUN, DENIED_CONSENT, DISCLOSED_AS, HUMAN_ACTS_UNASKED, NAMES_AGENT_OR_LATER, NOT_ADJECTIVE, SAFEGUARD_OFF_SETTING, SECRET_STORE } from './filter-lexicon.js';
 import { FORBIDDEN_AFTER, FRAME_FEATURE_IDS, frameReason, OPENS_WITH_ORDER, PROHIBITION, readStance, SCOPE_SOURCES, STANCE_FEATURE_IDS, stanceReason } from './stance.js';
 
 export interface IntentSignal {
@@ -46,6 +46,25 @@ export interface IntentSignal {
    * blanket approval for …" denies a consent (stance.ts reads it as a counter-measure), so it claims none.
    */
   masks?: RegExp;
+  /** Like `masks`, but blanked out only in a sentence that names no agent, no "you" and no later session. */
+  masksWithoutAgent?: RegExp;
+}
+
+/**
+ * `text` with each match of `mask` blanked out, unless the sentence it starts in names the agent, "you" or a later
+ * session. Each sentence is read once (matches come in order), so a text of many matches stays linear.
+ */
+function maskWithoutAgent(text: string, mask: RegExp): string {
+  const sentences = [...text.matchAll(/[^.;!?\n]*(?:[.;!?\n]|$)/gu)].map((m) => ({ end: m.index + m[0].length, text: m[0] }));
+  const names = new Map<number, boolean>();
+  let k = 0;
+  return text.replace(mask, (span: string, at: number) => {
+    const first = /^[.;!?,]/u.test(span) ? at + 1 : at;
+    while (k < sentences.length - 1 && (sentences[k]?.end ?? 0) <= first) k++;
+    let kept = names.get(k);
+    if (kept === undefined) names.set(k, (kept = NAMES_AGENT_OR_LATER.test(sentences[k]?.text ?? '')));
+    return kept ? span : ' ';
+  });
 }
 
 /** A pattern: whether the text matches; `all`, when present, finds every match (for negation). */
@@ -156,7 +175,8 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
   {
     id: 'claims-consent',
     reason: 'it claims the user already consented, so the agent need not ask',
-    masks: new RegExp(`${DENIED_CONSENT}|${HUMAN_ACTS_UNASKED}`, 'gu'),
+    masks: new RegExp(DENIED_CONSENT, 'gu'),
+    masksWithoutAgent: new RegExp(HUMAN_ACTS_UNASKED, 'gu'),
     patterns: [
       re(String.raw`\b(?:the )?(?:user|owner|developer|maintainer|team|human|operator|client)s? (?:has |have )?(?:already |permanently |explicitly |previously |pre-?)?(?:approved|consented|agreed|authori[sz]ed|permitted|allowed|signed off|okayed|whitelisted|pre-?approved|pre-?cleared|green-?lit)\b|\b(?:are|is) covered (?:too|as well|already)\b`),
       re(String.raw`\b(?:permanently|pre-?|blanket|standing|already) (?:approved|authori[sz]ed|consent|permission|approval)\b|\bpre-?(?:approved|authori[sz]ed)\b|\bneeds? no (?:review|approval|sign-?off|confirmation|permission)\b`),
@@ -192,7 +212,7 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
   {
     id: 'conceals',
     reason: 'it asks the agent to hide what it does from the user or reviewers',
-    masks: new RegExp(HUMAN_ACTS_UNASKED, 'gu'),
+    masksWithoutAgent: new RegExp(HUMAN_ACTS_UNASKED, 'gu'),
     patterns: [
       re(String.raw`\b(?:do not|don't|never|must not|avoid|without) (?:tell|telling|inform|informing|mention|mentioning|notify|notifying|show|showing|alert|alerting|report|reporting|disclose|disclosing|ask|asking|bother|bothering)(?: about)?(?: this| it| that| them| these| any of this)? (?:to )?(?:the |your |any )?(?:user|developer|human|operator|reviewer|team|owner|maintainer|anyone|others)s?\b`),
       re(String.raw`\b(?:keep|make) (?:this|it|these changes|the change) (?:secret|hidden|quiet|silent|invisible|confidential|between us)\b`),
@@ -340,7 +360,8 @@ export function intentFeatures(lowerText: string): string[] {
   const out: string[] = [];
   const hit = new Set<string>();
   for (const s of INTENT_SIGNALS) {
-    const text = s.masks ? lowerText.replace(s.masks, ' ') : lowerText;
+    const masked = s.masks ? lowerText.replace(s.masks, ' ') : lowerText;
+    const text = s.masksWithoutAgent ? maskWithoutAgent(masked, s.masksWithoutAgent) : masked;
     s.patterns.forEach((p, k) => {
       if (!p(text)) return;
       if (s.negatable && p.all && !matchesUnforbidden(p.all, text)) {
