@@ -163,6 +163,7 @@ export async function reindex(ctx: EngineContext, onProgress?: ProgressFn, batch
     onProgress?.(pending.length, total);
   }
   await ctx.store.prepareVectors(info); // the new embedder's vector objects, before the swap's transaction
+  // Bulk: resetting every memory's vector rewrites every row of the store in this one transaction.
   await ctx.store.transaction(async (tx) => {
     const now = ctx.now();
     await tx.lockScopes?.([STORE_SCOPE, ...pending.map((p) => p.namespace)]);
@@ -172,7 +173,7 @@ export async function reindex(ctx: EngineContext, onProgress?: ProgressFn, batch
       const hash = (await putVector(tx, p.vector)) as string;
       await emit(tx, p.namespace, { type: 'memory.reembedded', id: p.id, vector: hash }, now);
     }
-  });
+  }, { bulk: true });
   return { reindexed: pending.length, embedder: info };
 }
 

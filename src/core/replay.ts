@@ -231,6 +231,7 @@ export async function recover(store: Store, options: { namespace?: string } = {}
   if (!options.namespace) for (const n of (await store.stats(new Date(0).toISOString())).namespaces) names.add(n.namespace);
   const targets = options.namespace ? [options.namespace] : [...names].sort();
   if (!options.namespace) for await (const page of scopePages(store, STORE_SCOPE)) await prepareRecordedEmbedders(store, page);
+  // Bulk: the projection is cleared and rebuilt in this one transaction.
   await store.transaction(async (tx) => {
     if (!options.namespace) {
       // Store-wide scope first: the embedder record decides which vectors the namespaces can hold.
@@ -258,7 +259,7 @@ export async function recover(store: Store, options: { namespace?: string } = {}
       const n = await replayScopeTail(store, tx, scope, fromSeq);
       reports.push({ scope, mode: fromSeq > 0 ? 'snapshot+tail' : 'full-replay', snapshotSeq: fromSeq || null, snapshotProblem: problem, eventsReplayed: n });
     }
-  });
+  }, { bulk: true });
   const { checksum } = await stateChecksum(store);
   return { scopes: reports, eventsReplayed: reports.reduce((s, r) => s + r.eventsReplayed, 0), checksum, gaps, ms: Math.round(performance.now() - started) };
 }

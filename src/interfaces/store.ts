@@ -43,6 +43,12 @@ export type { ErasureOps, ErasureProof, ErasureProofReport, ErasureTx, PendingEr
  * What a backend can do. Core asks these flags, never which backend it talks to; a missing capability has a
  * documented fallback that `cairn doctor` reports.
  */
+/** How a write transaction is run (Store.transaction). */
+export interface TransactionOptions {
+  /** The transaction touches most rows (every memory's vector reset, a projection rebuilt). */
+  bulk?: boolean;
+}
+
 export interface StoreCapabilities {
   /** Native nearest-neighbour search over vectors. Fallback: recall runs on lexical + recency only. */
   vectorSearch: boolean;
@@ -121,8 +127,10 @@ export interface Store extends MemoryReads, MemorySearch, VectorSetup, LogReads,
    * Runs `fn` in one write transaction: all of its writes commit together, or none does when it throws (the
    * error is rethrown, driver errors translated into CairnError). Transactions of one process run one after
    * another; across processes the backend serialises conflicting ones, so no write is lost.
+   * `bulk`: the transaction rewrites much of the store (reindex, recover); the backend then keeps its working
+   * space where it can grow with the store rather than in memory.
    */
-  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>, options?: TransactionOptions): Promise<T>;
 
   /** What `cairn doctor` shows about the backend: versions, schema, size, which paths are in use, problems. */
   diagnostics(): Promise<StoreReport>;

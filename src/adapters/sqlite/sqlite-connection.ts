@@ -52,8 +52,9 @@ const MMAP_BYTES = 1024 * 1024 * 1024;
  * statement inside its transaction; with 16 KB pages it passes SQLite's 64 KB in-memory limit, so every save
  * created, wrote and deleted two temporary files (seen with strace). In memory they cost nothing of that; the WAL
  * keeps a crash safe exactly as before. Sorts without an index are then held in memory too (at 1M memories, the
- * usage report's GROUP BY of every live memory: tens of MB). VACUUM switches back to files (`withTempFiles`),
- * since it would build its copy of the whole database in memory.
+ * usage report's GROUP BY of every live memory: tens of MB). VACUUM, the erasure's compaction and bulk
+ * transactions (reindex, recover: one statement updating every row keeps a statement journal the size of the
+ * table) switch back to files (`withTempFiles`).
  */
 const TEMP_STORE = 'MEMORY';
 
@@ -344,7 +345,7 @@ export class SqliteConnection {
     this.vectorDims = dims !== null && this.hasVectorTable(dims) ? dims : null;
   }
 
-  /** Runs `fn` (a VACUUM) with SQLite's transient files on disk, as SQLite's default has them. */
+  /** Runs `fn` with SQLite's transient files on disk, as SQLite's default has them. Call outside a transaction. */
   async withTempFiles<T>(fn: () => Promise<T>): Promise<T> {
     this.db.pragma('temp_store = FILE');
     try {

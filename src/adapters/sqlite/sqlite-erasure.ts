@@ -80,51 +80,55 @@ export class SqliteErasure {
     this.c.ensureOpen();
     this.c.refuseWrite('compacting after an erasure');
     const what = 'compacting after an erasure';
-    await this.c.mutex.run(async () => {
-      try {
-        // Under the write lock, so no other process's write falls between reading the rows and rebuilding.
-        await this.c.whileBusy(what, () => this.c.db.exec('BEGIN IMMEDIATE'));
+    // The FTS merge and the vector table's rebuild rewrite most of their tables inside one transaction, and VACUUM
+    // copies the whole database: their transient files on disk, not in memory (switched outside the transaction).
+    await this.c.mutex.run(() =>
+      this.c.withTempFiles(async () => {
         try {
-          // FTS5 keeps deleted entries in its segments until they are merged.
-          this.c.db.exec(`INSERT INTO memories_fts (memories_fts) VALUES ('optimize')`);
-          steps.push('full-text index optimized (FTS5 segments merged, deleted entries dropped)');
-          if (options.vectorsRemoved) {
-            // The erasure marker: every process drops, and never saves, a neighbour graph made before it.
-            this.c.db.exec(`INSERT INTO meta (key, value) VALUES ('erasures', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`);
-            steps.push('erasure recorded: saved neighbour graphs made before it are refused and never saved again');
-          }
-          if (options.vectorsRemoved && this.c.vectorDims !== null) {
-            steps.push(`vector table ${this.c.vectorTable} rebuilt from the remaining vectors`);
-            // vec0 marks deleted rows but may keep their bytes in its chunks: rebuild the index from the rows left.
-            const rows = this.c.stmt('SELECT m.rowid AS rowid, m.namespace, m.kind, m.forgotten_at, m.superseded_by, b.data FROM memories m JOIN vector_blobs b ON b.hash = m.vector_hash').all() as Row[];
-            // A maintenance transaction of its own (not a StoreTx), so dropping and re-creating the table is allowed.
-            this.c.db.exec(`DROP TABLE ${this.c.vectorTable}`);
-            this.c.statements.clear();
-            this.c.db.exec(vectorTableSql(this.c.vectorDims));
-            const ins = this.c.stmt(`INSERT INTO ${this.c.vectorTable} (rowid, namespace, active, kind, embedding) VALUES (?, ?, ?, ?, ?)`);
-            for (const r of rows) {
-              const current = isCurrent({ forgottenAt: r['forgotten_at'] as string | null, supersededBy: r['superseded_by'] as string | null });
-              ins.run(BigInt(r['rowid'] as number), r['namespace'], current ? 1n : 0n, r['kind'], r['data']);
+          // Under the write lock, so no other process's write falls between reading the rows and rebuilding.
+          await this.c.whileBusy(what, () => this.c.db.exec('BEGIN IMMEDIATE'));
+          try {
+            // FTS5 keeps deleted entries in its segments until they are merged.
+            this.c.db.exec(`INSERT INTO memories_fts (memories_fts) VALUES ('optimize')`);
+            steps.push('full-text index optimized (FTS5 segments merged, deleted entries dropped)');
+            if (options.vectorsRemoved) {
+              // The erasure marker: every process drops, and never saves, a neighbour graph made before it.
+              this.c.db.exec(`INSERT INTO meta (key, value) VALUES ('erasures', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`);
+              steps.push('erasure recorded: saved neighbour graphs made before it are refused and never saved again');
             }
+            if (options.vectorsRemoved && this.c.vectorDims !== null) {
+              steps.push(`vector table ${this.c.vectorTable} rebuilt from the remaining vectors`);
+              // vec0 marks deleted rows but may keep their bytes in its chunks: rebuild the index from the rows left.
+              const rows = this.c.stmt('SELECT m.rowid AS rowid, m.namespace, m.kind, m.forgotten_at, m.superseded_by, b.data FROM memories m JOIN vector_blobs b ON b.hash = m.vector_hash').all() as Row[];
+              // A maintenance transaction of its own (not a StoreTx), so dropping and re-creating the table is allowed.
+              this.c.db.exec(`DROP TABLE ${this.c.vectorTable}`);
+              this.c.statements.clear();
+              this.c.db.exec(vectorTableSql(this.c.vectorDims));
+              const ins = this.c.stmt(`INSERT INTO ${this.c.vectorTable} (rowid, namespace, active, kind, embedding) VALUES (?, ?, ?, ?, ?)`);
+              for (const r of rows) {
+                const current = isCurrent({ forgottenAt: r['forgotten_at'] as string | null, supersededBy: r['superseded_by'] as string | null });
+                ins.run(BigInt(r['rowid'] as number), r['namespace'], current ? 1n : 0n, r['kind'], r['data']);
+              }
+            }
+            this.c.db.exec('COMMIT');
+          } catch (err) {
+            if (this.c.db.inTransaction) this.c.db.exec('ROLLBACK');
+            throw err;
           }
-          this.c.db.exec('COMMIT');
+          if (options.vectorsRemoved && this.c.vectorIndex) {
+            this.c.vectorIndex.discard();
+            steps.push('quantised vector index file discarded (rebuilt from the remaining vectors on next use)');
+          }
+          await this.c.checkpoint();
+          this.c.db.pragma('secure_delete = ON');
+          await this.c.whileBusy(what, () => this.c.db.exec('VACUUM'));
+          await this.c.checkpoint();
+          steps.push('WAL checkpointed, VACUUM with secure_delete on (freed pages zeroed), WAL checkpointed and truncated');
         } catch (err) {
-          if (this.c.db.inTransaction) this.c.db.exec('ROLLBACK');
-          throw err;
+          throw translate(err, what);
         }
-        if (options.vectorsRemoved && this.c.vectorIndex) {
-          this.c.vectorIndex.discard();
-          steps.push('quantised vector index file discarded (rebuilt from the remaining vectors on next use)');
-        }
-        await this.c.checkpoint();
-        this.c.db.pragma('secure_delete = ON');
-        await this.c.withTempFiles(() => this.c.whileBusy(what, () => this.c.db.exec('VACUUM')));
-        await this.c.checkpoint();
-        steps.push('WAL checkpointed, VACUUM with secure_delete on (freed pages zeroed), WAL checkpointed and truncated');
-      } catch (err) {
-        throw translate(err, what);
-      }
-    });
+      }),
+    );
     return steps;
   }
 

@@ -17,6 +17,7 @@ import type {
   StoreReport,
   StoredEvent,
   StoreTx,
+  TransactionOptions,
   VectorHit,
   VectorIndexCheck,
 } from '../../interfaces/store.js';
@@ -77,26 +78,30 @@ export class SqliteStore implements Store {
     return this.c.readOnly;
   }
 
-  async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: StoreTx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     this.c.ensureOpen();
     this.c.refuseWrite('writing');
-    return this.c.mutex.run(async () => {
-      await this.c.whileBusy('starting a write', () => this.c.db.exec('BEGIN IMMEDIATE'));
-      this.c.beginEffects();
-      const vectorDimsBefore = this.c.vectorDims;
-      try {
-        this.c.loadVectorInfo(); // another process may have created or reset the vector index
-        const result = await fn(this.txOps);
-        this.c.db.exec('COMMIT');
-        this.c.committed();
-        return result;
-      } catch (err) {
-        if (this.c.db.inTransaction) this.c.db.exec('ROLLBACK');
-        this.c.rolledBack();
-        this.c.vectorDims = vectorDimsBefore;
-        throw translate(err, 'writing');
-      }
-    });
+    // A bulk transaction's statement journals (one statement updating every row fires a trigger per row) are as
+    // large as the rows it changes: on disk, not in memory. The pragma is switched outside the transaction.
+    return this.c.mutex.run(() => (options.bulk ? this.c.withTempFiles(() => this.run(fn)) : this.run(fn)));
+  }
+
+  private async run<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    await this.c.whileBusy('starting a write', () => this.c.db.exec('BEGIN IMMEDIATE'));
+    this.c.beginEffects();
+    const vectorDimsBefore = this.c.vectorDims;
+    try {
+      this.c.loadVectorInfo(); // another process may have created or reset the vector index
+      const result = await fn(this.txOps);
+      this.c.db.exec('COMMIT');
+      this.c.committed();
+      return result;
+    } catch (err) {
+      if (this.c.db.inTransaction) this.c.db.exec('ROLLBACK');
+      this.c.rolledBack();
+      this.c.vectorDims = vectorDimsBefore;
+      throw translate(err, 'writing');
+    }
   }
 
   private makeTx(): StoreTx {
