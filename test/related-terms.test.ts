@@ -47,10 +47,19 @@ describe('the vocabulary', () => {
     has('where are the infra modules', 'infrastructur');
     has('the tmp dir', 'temporari');
     has('the tmp dir', 'directori');
-    // Porter keeps "defined" (defin) and "definitions" (definit) apart; the vocabulary joins them.
-    has('where is the cluster defined', 'definit');
+    has('the func is slow', 'fn');
     // "specific" is not "specification": the stemmer gives both specif, so no such group is kept.
     assert.ok(!related('what specific themes').some((t) => t.startsWith('spec')), related('what specific themes').join(' '));
+    // Ordinary words sharing a stem with a short form's group: definite(ly) and definition give defin/definit,
+    // resolved and resolution resolv/resolut, applicable and application applic, functional and function function.
+    const none = (query: string, start: string) => assert.ok(!related(query).some((t) => t.startsWith(start)), `${query}: ${related(query).join(' ')}`);
+    none('is it definitely fixed', 'defin');
+    none('the ruling is definitive', 'defin');
+    none('the bug was resolved', 'resolut');
+    none('is this applicable to staging', 'app');
+    none('a functional test', 'fn');
+    none('a functional test', 'func');
+    none('set the model temp to 0.2', 'tmp');
   });
 
   it('never expands an identifier, nor a word inside one, nor adds a term the query already has', () => {

@@ -339,11 +339,8 @@ implementation, impl, implement
 parameter, parameters, param, params, argument, arguments, arg, args
 message, messages, msg
 context, ctx
-temporary, tmp, temp
-function, functions, func, fn
+temporary, tmp
+func, fn
 service, services, svc
-application, applications, app
-definition, definitions, define, defined
-resolution, resolve, resolver
 readonly, read-only
 `;
