@@ -236,11 +236,12 @@
       show(tab, !eraseOff && (!need || (admin && (need !== 'all' || (everywhere && session.auth)))));
     }
     show($('detail-readonly'), t.scope === 'read');
+    // The first tab before anything is awaited: a tab someone opens while the namespaces load is kept.
+    selectTab('memories', false);
     show($('login-view'), false);
     show($('app-view'), true);
     show($('session-bar'), true);
     await loadNamespaces(sessionStorage.getItem('cairn.namespace'));
-    selectTab('memories', false);
     await loadList();
   }
 

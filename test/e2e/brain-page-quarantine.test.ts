@@ -84,6 +84,29 @@ describe('reviewing held writes in bulk on the brain page in headless Chromium',
 
   after(() => stopBrain(b));
 
+  it('a tab opened while the session is still loading stays open', STEP, async () => {
+    const early = await b.browser.newContext({ viewport: { width: 1366, height: 860 } });
+    try {
+      const p = watch(await early.newPage(), 'early', problems);
+      // The namespaces answer late, so the tab is clicked before the session has finished starting.
+      let release!: () => void;
+      const answered = new Promise<void>((resolve) => (release = resolve));
+      await p.route('**/api/namespaces*', async (route) => {
+        await answered;
+        await route.continue();
+      });
+      await login(p, b.base, b.token);
+      await p.getByTestId('tab-quarantine').click();
+      release();
+      await p.getByTestId('quarantine-total').filter({ hasText: /^6 held in total; 6 match/u }).waitFor({ timeout: 3 * WAIT });
+      await p.locator('#results[aria-busy="false"]').waitFor({ state: 'attached' });
+      assert.equal(await p.getByTestId('tab-quarantine').getAttribute('aria-selected'), 'true', 'still on the quarantine tab once the memories have loaded');
+      assert.equal(await p.locator('#panel-quarantine').isVisible(), true);
+    } finally {
+      await early.close();
+    }
+  });
+
   it('releases the selected held writes: a reason is required, the dry-run count comes first, and they are stored as memories', STEP, async () => {
     await totals(page, /^6 held in total; 6 match/u, () => page.getByTestId('tab-quarantine').click());
     assert.equal(await page.getByTestId('quarantine-select').count(), 6, 'a checkbox on every held row');
