@@ -17,6 +17,7 @@ import {
 import { DEFAULT_RECORDED_UPDATE, DEFAULT_STATED_UPDATE, type RecordedUpdateRule, type StatedUpdateRule } from './topics.js';
 import { DEFAULT_SESSION_CONTEXT, type SessionContextWeights } from './session-context.js';
 import { DEFAULT_TERM_COVERAGE, type TermCoverage } from './term-coverage.js';
+import { DEFAULT_ROUTE_ANSWERS, type RouteAnswers } from './route-answers.js';
 import { DEFAULT_RELATED_TERMS, type RelatedTerms } from './related-terms.js';
 import { CodeAwareness } from './code-awareness.js';
 import { DEFAULT_FILTER_CONFIG, type IngestFilterConfig } from './ingest-filter.js';
@@ -74,6 +75,8 @@ export interface EngineConfig {
   sessionContext?: SessionContextWeights | null;
   /** Score fusion only: how much query-term coverage counts in the lexical signal (term-coverage.ts); null: none. */
   termCoverage?: TermCoverage | null;
+  /** Score fusion only: what a route counts for a question that does not ask where (route-answers.ts); null: as any note. */
+  routeAnswers?: RouteAnswers | null;
   /**
    * Score fusion only: when recall ranks a note above the older notes it probably updates (its
    * `likelyReplaces`, found at write time) and brings it in when one of them is found (likely-replaces.ts).
@@ -139,6 +142,7 @@ export interface EngineContext {
   readonly statedUpdate: StatedUpdateRule | null;
   readonly sessionContext: SessionContextWeights | null;
   readonly termCoverage: TermCoverage | null;
+  readonly routeAnswers: RouteAnswers | null;
   readonly likelyReplaces: RecordedUpdateRule | null;
   readonly relatedTerms: RelatedTerms | null;
   readonly candidateFactor: number;
@@ -181,6 +185,7 @@ export function createEngineContext(config: EngineConfig): EngineContext {
     throw new CairnError('INVALID_INPUT', 'relevanceFloor: relevance must be 0–100, margin and unknownMargin −2 to 2, unknownShare 0–1', { field: 'relevanceFloor' });
   }
   if (config.termCoverage) validateShare(config.termCoverage.share, 'termCoverage.share');
+  if (config.routeAnswers) validateShare(config.routeAnswers.factor, 'routeAnswers.factor');
   if (config.relatedTerms) validateShare(config.relatedTerms.weight, 'relatedTerms.weight');
   const clock = config.now ?? (() => new Date());
   const snapshotEvery = config.snapshotEvery ?? 10;
@@ -216,6 +221,7 @@ export function createEngineContext(config: EngineConfig): EngineContext {
     statedUpdate: config.statedUpdate === undefined ? DEFAULT_STATED_UPDATE : config.statedUpdate,
     sessionContext: config.sessionContext === undefined ? DEFAULT_SESSION_CONTEXT : config.sessionContext,
     termCoverage: config.termCoverage === undefined ? DEFAULT_TERM_COVERAGE : config.termCoverage,
+    routeAnswers: config.routeAnswers === undefined ? DEFAULT_ROUTE_ANSWERS : config.routeAnswers,
     likelyReplaces: config.likelyReplaces === undefined ? DEFAULT_RECORDED_UPDATE : config.likelyReplaces,
     relatedTerms: config.relatedTerms === undefined ? DEFAULT_RELATED_TERMS : config.relatedTerms,
     candidateFactor: config.candidateFactor ?? DEFAULT_CANDIDATE_FACTOR,

@@ -10,6 +10,7 @@ import { indexText } from './events.js';
 import { dot, inverseDocumentFrequency, preferNewerOnSameTopic, termsNeedingWeights, termsOf } from './topics.js';
 import { applyTermCoverage, COVERAGE_MIN_WINDOW } from './term-coverage.js';
 import { addLikelyReplacing } from './likely-replaces.js';
+import { weighRoutes } from './route-answers.js';
 import { defaultVocabulary, relatedPool, relatedTermsFor, withRelated } from './related-terms.js';
 import { demoteDoubted, netDoubt } from './feedback.js';
 import { addSessionContext } from './session-context.js';
@@ -123,6 +124,11 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
     results = applyTermCoverage(results, { terms, idf: termWeights.idf, termsOf: (r) => termsOf(r, termCache), weights, calibration: ctx.calibration, coverage, window, related: related && coverageStandIns(related.byTerm), plainTermsOf: (r) => new Set(plainTerms(indexText(r.memory))) });
   }
   if (method === 'score' && ctx.relevanceFloor && !clearsFloor(results, ctx.relevanceFloor, bestCosine, await backgroundCosine(ctx, queryVector), unknownShare)) results = [];
+  if (method === 'score' && ctx.routeAnswers && results.length > 1) {
+    // After the floor: a route counts less against an answer, it does not make a query irrelevant.
+    const window = Math.max(limit * 3, COVERAGE_MIN_WINDOW);
+    results = weighRoutes(await readWhole(ctx.store, results, window), query, ctx.routeAnswers, window);
+  }
   if (method === 'score' && ctx.sessionContext) results = addSessionContext(results, ctx.sessionContext);
   // After the floor: a doubted memory sinks among the relevant ones, it does not make a query irrelevant.
   results = demoteDoubted(results);
