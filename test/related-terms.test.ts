@@ -193,7 +193,7 @@ for (const factory of storeFactories()) {
 
     it('a namespace turns it off and on again, and a bad weight is refused', async () => {
       const e = engine();
-      assert.deepEqual(await e.getRelatedTerms(), { weight: 0.5 });
+      assert.deepEqual(await e.getRelatedTerms(), { weight: 0.7 });
       assert.deepEqual(await e.setRelatedTerms(0), { weight: 0 });
       const off = await e.search('where does i18n happen');
       assert.equal(find(off, answerId)?.scoreDetails.signals.lexical.rank ?? null, null, explain(off));

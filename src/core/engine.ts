@@ -284,7 +284,7 @@ export class Engine {
 
   /**
    * Sets how much terms related to a query's words (an engineering vocabulary: i18n ↔ translation, k8s ↔
-   * kubernetes, …) count in this namespace's lexical signal, 0 to 1 (0: off; default 0.5).
+   * kubernetes, …) count in this namespace's lexical signal, 0 to 1 (0: off; default 0.7).
    */
   async setRelatedTerms(weight: number, options: { namespace?: string } = {}): Promise<RelatedTerms> {
     return settings.setRelatedTerms(this.ctx, weight, options);

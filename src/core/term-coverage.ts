@@ -35,7 +35,7 @@ export const COVERAGE_MIN_WINDOW = 30;
  * 0.967 / 0.967; without it 0.818 / 0.942). With only whole members standing in (recall.ts coverageStandIns)
  * and only as a note's plain words: 0.818 / 0.959, and LoCoMo dev hybrid 60.2 / 77.0 / 85.7 / 89.9 against
  * 60.2 / 76.9 / 85.7 / 89.9 without it. The BM25 half of the lexical part still weighs a related term at the namespace's
- * related-terms weight (0.5 by default), so a note holding the word itself keeps its edge there.
+ * related-terms weight (0.7 by default), so a note holding the word itself keeps its edge there.
  */
 export const RELATED_COVERAGE_CREDIT = 1;
 
