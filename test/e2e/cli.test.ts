@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createSqliteStore } from '../../src/adapters/sqlite/sqlite-store.js';
 import { insertVectors } from '../fixtures/vector-index-data.js';
+import { DEFAULT_RELATED_TERMS } from '../../src/core/related-terms.js';
 
 // dist/test/e2e/cli.test.js → repository root
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -531,11 +532,11 @@ describe('cairn CLI end to end', { concurrency: 3 }, () => {
     const g = ['--db', db, '--namespace', ns, '--json'];
 
     it('related-terms shows the default, --set persists per namespace, and a bad weight is refused', async () => {
-      assert.deepEqual(await ok(['related-terms', ...g]), { weight: 0.5 });
+      assert.deepEqual(await ok(['related-terms', ...g]), { weight: DEFAULT_RELATED_TERMS.weight });
       assert.deepEqual(await ok(['related-terms', '--set', '0', ...g]), { weight: 0 });
       const [stored, other] = await Promise.all([ok(['related-terms', ...g]), ok(['related-terms', '--db', db, '--namespace', 'e2e/other', '--json'])]);
       assert.deepEqual(stored, { weight: 0 }, 'a later process reads the stored setting');
-      assert.deepEqual(other, { weight: 0.5 }, 'other namespaces keep the default');
+      assert.deepEqual(other, { weight: DEFAULT_RELATED_TERMS.weight }, 'other namespaces keep the default');
       for (const value of ['lots', '', ' ', '0x1', '1e', 'Infinity']) {
         const bad = await cairn(['related-terms', '--set', value, ...g]);
         assert.notEqual(bad.code, 0, JSON.stringify(value));
