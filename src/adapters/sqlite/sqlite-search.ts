@@ -5,6 +5,7 @@ import { vectorTableSql } from './sqlite-vector-table.js';
 import type { SqliteConnection, WriteEffects } from './sqlite-connection.js';
 import { filterSql, nsToken, quoteTerm, type Row } from './sqlite-rows.js';
 import { firstFetch, widening } from './sqlite-over-fetch.js';
+import { mergePruned, prunedMatches, splitForPruning, type RankedRow } from './sqlite-bm25-pruning.js';
 
 /** sqlite-vec's largest k in one KNN query. */
 const MAX_KNN = 4096;
@@ -107,6 +108,11 @@ export class SqliteSearch {
       const words = `terms:(${terms.map(quoteTerm).join(' OR ')})`;
       const match = byToken ? `ns:${quoteTerm(nsToken(filter.namespace))} AND ${words}` : words;
       const first = firstFetch(k);
+      const pruned = this.prunedCandidates(terms, k, byToken ? `ns:${quoteTerm(nsToken(filter.namespace))} AND ` : '', first, (rowids) => {
+        const rows = passing.all({ ...params, rowids: JSON.stringify(rowids) }) as { rowid: number; id: string }[];
+        return new Map(rows.map((r) => [r.rowid, r.id]));
+      });
+      if (pruned) return pruned;
       // Ends once k pass or the matches run out (fewer rows than fetched).
       let hits: LexicalHit[] = [];
       for (const fetch of widening(byToken ? first : Math.ceil(first / share))) {
@@ -121,6 +127,36 @@ export class SqliteSearch {
       }
       return hits;
     });
+  }
+
+  /**
+   * The best k of a query holding a common term without scoring each of its matches (sqlite-bm25-pruning.ts):
+   * the rows matching a rare term, and those matching a common and a rare term, each ranked by FTS5 (the same
+   * scores as the whole query's, up to the last bits of their sum); null when the query does not split or the
+   * two do not prove their best k after a few widenings, and the whole query runs.
+   */
+  private prunedCandidates(terms: string[], k: number, scope: string, first: number, passingIds: (rowids: number[]) => Map<number, string>): LexicalHit[] | null {
+    const rows = this.fullTextRows();
+    const split = splitForPruning(terms, this.termDocumentFrequenciesSync(terms).frequencies, rows);
+    if (!split) return null;
+    const ranked = this.c.stmt(`SELECT rowid, bm25(memories_fts, 0.0, 1.0) AS rank FROM memories_fts WHERE memories_fts MATCH @match ORDER BY rank LIMIT @fetch`);
+    const { rareOnly, both } = prunedMatches(split, scope);
+    for (const fetch of widening(first, first * 4)) {
+      const rareRows = ranked.all({ match: rareOnly, fetch }) as RankedRow[];
+      const bothRows = ranked.all({ match: both, fetch }) as RankedRow[];
+      const ids = passingIds([...rareRows, ...bothRows].map((r) => r.rowid));
+      const merged = mergePruned(rareRows, bothRows, fetch, split.commonBound, k, (rowid) => ids.has(rowid));
+      if ('best' in merged) return merged.best.map((r) => ({ id: ids.get(r.rowid) as string, score: r.score }));
+      // Both parts hold all their matches, or no fetch can lift the k-th best above the bound.
+      if (merged.failed === 'bound' || (rareRows.length < fetch && bothRows.length < fetch)) return null;
+    }
+    return null;
+  }
+
+  /** Rows of the full-text table (FTS5's own count, which its IDF uses): the first varint of its averages record. */
+  private fullTextRows(): number {
+    const row = this.c.stmt('SELECT block FROM memories_fts_data WHERE id = 1').get() as { block: Buffer } | undefined;
+    return row ? readVarint(row.block) : 0;
   }
 
   /**
@@ -177,25 +213,27 @@ export class SqliteSearch {
    * otherwise from counting the matches of its namespace token and the term (the index holds both in one row).
    */
   async termDocumentFrequencies(terms: string[], namespace?: string): Promise<{ documents: number; frequencies: Map<string, number> }> {
-    return this.c.read('counting terms', () => {
-      const cache = this.counted(namespace);
-      const storeWide = namespace === undefined || cache.documents === this.counted().documents;
-      const count = storeWide
-        ? (term: string) => (this.c.stmt(`SELECT doc FROM memories_fts_vocab WHERE col = 'terms' AND term = ?`).get(term) as { doc: number } | undefined)?.doc ?? 0
-        : (term: string) =>
-            (this.c.stmt('SELECT COUNT(*) AS n FROM memories_fts WHERE memories_fts MATCH ?').get(`ns:${quoteTerm(nsToken(namespace))} AND terms:${quoteTerm(term)}`) as { n: number }).n;
-      const frequencies = new Map<string, number>();
-      const keep = !this.c.db.inTransaction;
-      for (const term of new Set(terms)) {
-        let df = cache.frequencies.get(term);
-        if (df === undefined) {
-          df = count(term);
-          if (keep) cache.frequencies.set(term, df);
-        }
-        if (df > 0) frequencies.set(term, df);
+    return this.c.read('counting terms', () => this.termDocumentFrequenciesSync(terms, namespace));
+  }
+
+  private termDocumentFrequenciesSync(terms: string[], namespace?: string): { documents: number; frequencies: Map<string, number> } {
+    const cache = this.counted(namespace);
+    const storeWide = namespace === undefined || cache.documents === this.counted().documents;
+    const count = storeWide
+      ? (term: string) => (this.c.stmt(`SELECT doc FROM memories_fts_vocab WHERE col = 'terms' AND term = ?`).get(term) as { doc: number } | undefined)?.doc ?? 0
+      : (term: string) =>
+          (this.c.stmt('SELECT COUNT(*) AS n FROM memories_fts WHERE memories_fts MATCH ?').get(`ns:${quoteTerm(nsToken(namespace))} AND terms:${quoteTerm(term)}`) as { n: number }).n;
+    const frequencies = new Map<string, number>();
+    const keep = !this.c.db.inTransaction;
+    for (const term of new Set(terms)) {
+      let df = cache.frequencies.get(term);
+      if (df === undefined) {
+        df = count(term);
+        if (keep) cache.frequencies.set(term, df);
       }
-      return { documents: cache.documents, frequencies };
-    });
+      if (df > 0) frequencies.set(term, df);
+    }
+    return { documents: cache.documents, frequencies };
   }
 
   private embedderSync(): EmbedderInfo | null {
@@ -250,4 +288,15 @@ export class SqliteSearch {
     },
     };
   }
+}
+
+/** SQLite's varint (FTS5 writes its records with it): big-endian 7-bit groups, the ninth byte whole. */
+function readVarint(buf: Buffer): number {
+  let value = 0;
+  for (let i = 0; i < 8; i++) {
+    const byte = buf[i] ?? 0;
+    value = value * 128 + (byte & 0x7f);
+    if (!(byte & 0x80)) return value;
+  }
+  return value * 256 + (buf[8] ?? 0);
 }
