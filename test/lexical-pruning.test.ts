@@ -111,7 +111,7 @@ describe('pruned BM25 candidates on the embedded store', () => {
     for (const q of QUERIES) {
       const terms = queryTerms(q);
       const frequencies = new Map(terms.map((t) => [t, (df.get(t) as { doc: number } | undefined)?.doc ?? 0]));
-      const split = splitForPruning(terms, frequencies, rows);
+      const split = splitForPruning(terms, frequencies, rows, rows, (t) => frequencies.get(t) ?? 0);
       if (!split) continue;
       const { rareOnly, both } = prunedMatches(split, `ns:${quote(token(NS))} AND `);
       const fetch = 40;
@@ -136,14 +136,21 @@ describe('the pruning rules', () => {
       ['config', 30_000],
       ['widget7', 40],
     ]);
-    const split = splitForPruning(['service', 'config', 'widget7'], frequencies, 100_000);
+    const split = splitForPruning(['service', 'config', 'widget7'], frequencies, 100_000, 100_000, (t) => frequencies.get(t) ?? 0);
     assert.deepEqual(split?.common, ['service', 'config']);
     assert.deepEqual(split?.rare, ['widget7']);
     // Two common terms of equal weight against one rare term that cannot outscore both.
-    assert.deepEqual(splitForPruning(['service', 'config', 'widget7'], new Map([['service', 20_000], ['config', 20_000], ['widget7', 15_000]]), 100_000)?.common, ['service']);
-    assert.equal(splitForPruning(['service', 'widget7'], new Map([['service', 3_000], ['widget7', 40]]), 10_000), null, 'too few postings to pay');
-    assert.equal(splitForPruning(['service', 'service', 'widget7'], frequencies, 100_000), null, 'a repeated term is a phrase of its own');
-    assert.equal(splitForPruning(['service', 'config'], new Map([['service', 30_000], ['config', 30_000]]), 100_000), null, 'no term rare enough');
+    const even = new Map([['service', 20_000], ['config', 20_000], ['widget7', 15_000]]);
+    assert.deepEqual(splitForPruning(['service', 'config', 'widget7'], even, 100_000, 100_000, (t) => even.get(t) ?? 0)?.common, ['service']);
+    // A namespace of 10,000 in a store of 100,000 rows: what is common is the namespace's, the bound the store's idf.
+    const inNamespace = new Map([['service', 6_000], ['widget7', 40]]);
+    const split2 = splitForPruning(['service', 'widget7'], inNamespace, 10_000, 100_000, (t) => (t === 'service' ? 60_000 : 400));
+    assert.deepEqual(split2?.common, ['service']);
+    assert.equal(split2?.commonBound, 2.2 * 1e-6, 'the store-wide idf of a term in 60 % of the rows');
+    assert.equal(splitForPruning(['service', 'widget7'], new Map([['service', 3_000], ['widget7', 40]]), 10_000, 10_000, () => 3_000), null, 'too few postings to pay');
+    assert.equal(splitForPruning(['service', 'service', 'widget7'], frequencies, 100_000, 100_000, (t) => frequencies.get(t) ?? 0), null, 'a repeated term is a phrase of its own');
+    const both = new Map([['service', 30_000], ['config', 30_000]]);
+    assert.equal(splitForPruning(['service', 'config'], both, 100_000, 100_000, (t) => both.get(t) ?? 0), null, 'no term rare enough');
   });
 
   it('accept a cut only where what was left out ranks after the k-th best', () => {

@@ -31,17 +31,26 @@ export interface PrunedSplit {
  * The query split for pruning, or null when it would not pay or could not prove its answer: the common terms
  * are taken most common first while the rare ones, each matched once, still outscore everything the common ones
  * can add — without that, the k-th best score rarely clears the bound and the query would run twice.
- * `frequencies` are the terms' store-wide row counts in the full-text index of `rows` rows.
+ * `frequencies` are the terms' counts among the `documents` memories of the namespace searched (which decide
+ * what is common and what each term costs), `rows` the full-text rows of the store, and `storeFrequency` a
+ * term's count over the whole store, as FTS5 weighs it, read for the common terms only (the bound).
  */
-export function splitForPruning(terms: readonly string[], frequencies: ReadonlyMap<string, number>, rows: number): PrunedSplit | null {
+export function splitForPruning(
+  terms: readonly string[],
+  frequencies: ReadonlyMap<string, number>,
+  documents: number,
+  rows: number,
+  storeFrequency: (term: string) => number,
+): PrunedSplit | null {
   if (new Set(terms).size !== terms.length || rows <= 0) return null;
   const df = (t: string) => frequencies.get(t) ?? 0;
   const idf = (t: string) => fts5Idf(rows, df(t));
-  const byFrequency = [...terms].filter((t) => df(t) > COMMON_TERM_SHARE * rows).sort((a, b) => df(b) - df(a));
+  const byFrequency = [...terms].filter((t) => df(t) > COMMON_TERM_SHARE * documents).sort((a, b) => df(b) - df(a));
+  if (byFrequency.reduce((sum, t) => sum + df(t), 0) < MIN_COMMON_POSTINGS) return null;
   const common = new Set<string>();
   let bound = 0;
   for (const t of byFrequency) {
-    const next = bound + (K1 + 1) * idf(t);
+    const next = bound + (K1 + 1) * fts5Idf(rows, storeFrequency(t));
     const rareIdf = terms.filter((x) => x !== t && !common.has(x) && df(x) > 0).reduce((sum, x) => sum + idf(x), 0);
     if (!(rareIdf > next)) break;
     common.add(t);

@@ -108,7 +108,7 @@ export class SqliteSearch {
       const words = `terms:(${terms.map(quoteTerm).join(' OR ')})`;
       const match = byToken ? `ns:${quoteTerm(nsToken(filter.namespace))} AND ${words}` : words;
       const first = firstFetch(k);
-      const pruned = this.prunedCandidates(terms, k, byToken ? `ns:${quoteTerm(nsToken(filter.namespace))} AND ` : '', first, (rowids) => {
+      const pruned = this.prunedCandidates(terms, k, filter.namespace, byToken ? `ns:${quoteTerm(nsToken(filter.namespace))} AND ` : '', first, (rowids) => {
         const rows = passing.all({ ...params, rowids: JSON.stringify(rowids) }) as { rowid: number; id: string }[];
         return new Map(rows.map((r) => [r.rowid, r.id]));
       });
@@ -135,9 +135,10 @@ export class SqliteSearch {
    * scores as the whole query's, up to the last bits of their sum); null when the query does not split or the
    * two do not prove their best k after a few widenings, and the whole query runs.
    */
-  private prunedCandidates(terms: string[], k: number, scope: string, first: number, passingIds: (rowids: number[]) => Map<number, string>): LexicalHit[] | null {
+  private prunedCandidates(terms: string[], k: number, namespace: string, scope: string, first: number, passingIds: (rowids: number[]) => Map<number, string>): LexicalHit[] | null {
     const rows = this.fullTextRows();
-    const split = splitForPruning(terms, this.termDocumentFrequenciesSync(terms).frequencies, rows);
+    const { documents, frequencies } = this.termDocumentFrequenciesSync(terms, namespace);
+    const split = splitForPruning(terms, frequencies, documents, rows, (term) => this.termDocumentFrequenciesSync([term]).frequencies.get(term) ?? 0);
     if (!split) return null;
     const ranked = this.c.stmt(`SELECT rowid, bm25(memories_fts, 0.0, 1.0) AS rank FROM memories_fts WHERE memories_fts MATCH @match ORDER BY rank LIMIT @fetch`);
     const { rareOnly, both } = prunedMatches(split, scope);
