@@ -81,12 +81,12 @@ export function prunedMatches(split: PrunedSplit, scope: string): { rareOnly: st
  * rows FTS5 ranked; or why they cannot prove it: too few pass or a part was cut too early (a wider fetch may
  * prove it), or the k-th best does not outscore the common bound (only the full query can rank them).
  * - A row holding rare terms only scores in the full query exactly what `rareOnly` scores (an absent phrase
- *   adds 0), one holding both kinds what `both` scores (the same phrases summed in another order: the same up
- *   to the last bits).
+ *   adds 0), one holding both kinds exactly what `both` scores when the full query lists the common terms
+ *   first, as `both` does (in another order the sum can differ in its last bit, enough to swap a tie).
  * - A row neither returned holds common terms only, and scores at most the common bound; or it was left out of
- *   a part that filled its fetch, and ranks after that part's last row: FTS5 returns its matches in rowid
- *   order and ORDER BY with LIMIT keeps equal keys in the order they came, so a row left out with the last
- *   row's score has a higher rowid.
+ *   a part that filled its fetch, and ranks after that part's last row (each part is ordered by BM25 then
+ *   rowid, so a row left out with the last row's score has a higher rowid).
+ * - The whole query, when it runs instead, lists the common terms first too: both answers are the same to the bit.
  * So the k-th best passing row must outscore the common bound and rank no later than the last row of each full
  * part. Ties are ordered by rowid, as FTS5 orders them.
  */

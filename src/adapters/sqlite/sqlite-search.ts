@@ -5,7 +5,10 @@ import { vectorTableSql } from './sqlite-vector-table.js';
 import type { SqliteConnection, WriteEffects } from './sqlite-connection.js';
 import { filterSql, nsToken, quoteTerm, type Row } from './sqlite-rows.js';
 import { firstFetch, widening } from './sqlite-over-fetch.js';
-import { mergePruned, prunedMatches, splitForPruning, type RankedRow } from './sqlite-bm25-pruning.js';
+import { mergePruned, prunedMatches, splitForPruning, type PrunedSplit, type RankedRow } from './sqlite-bm25-pruning.js';
+
+/** The best `fetch` full-text rows of a match, by BM25 then rowid (ties as FTS5 returns its matches). */
+const RANKED_SQL = `SELECT rowid, bm25(memories_fts, 0.0, 1.0) AS rank FROM memories_fts WHERE memories_fts MATCH @match ORDER BY rank, rowid LIMIT @fetch`;
 
 /** sqlite-vec's largest k in one KNN query. */
 const MAX_KNN = 4096;
@@ -85,74 +88,96 @@ export class SqliteSearch {
   async lexicalCandidates(terms: string[], k: number, filter: CandidateFilter): Promise<LexicalHit[]> {
     if (terms.length === 0 || k <= 0) return [];
     return this.c.read('full-text search', () => {
-      const params: Row = { now: filter.now, namespace: filter.namespace };
-      const post = filterSql(filter, params);
-      // FTS5 ranks alone, then only the best rows are looked up in memories for the filter: joining every match
-      // cost as much as scoring it (a 4-term query matches a fifth of a 100k namespace). The same rows as ranking
-      // the filtered join: both orders are by BM25, ties in FTS5's order of rows (ORDER BY with LIMIT keeps
-      // equal keys in the order they came), so the best rows that pass among the best `fetch` are the best that
-      // pass. Fewer than k passing among a full `fetch` widens it, up to every match. The namespace is part of
-      // the filter.
-      const ranked = this.c.stmt(
-        `SELECT rowid, bm25(memories_fts, 0.0, 1.0) AS rank FROM memories_fts WHERE memories_fts MATCH @match ORDER BY rank LIMIT @fetch`,
-      );
-      const passing = this.c.stmt(
-        `SELECT m.rowid AS rowid, m.id AS id FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(@rowids)) AND +m.namespace = @namespace AND ${post}`,
-      );
-      // A namespace holding most of the store is matched without its token, and the rows of other namespaces
-      // are left out with the filter: BM25 sums over the query's phrases and the token's adds exactly 0 (its
-      // column weighs 0), so the scores are the same, but FTS5 then neither intersects every match with the
-      // namespace's posting list nor reads all of it for the token's IDF (0.82 of the time at 100k).
-      const share = this.counted(filter.namespace).documents / Math.max(1, this.counted().documents);
-      const byToken = share < 0.5;
-      const words = `terms:(${terms.map(quoteTerm).join(' OR ')})`;
-      const match = byToken ? `ns:${quoteTerm(nsToken(filter.namespace))} AND ${words}` : words;
-      const first = firstFetch(k);
-      const pruned = this.prunedCandidates(terms, k, filter.namespace, byToken ? `ns:${quoteTerm(nsToken(filter.namespace))} AND ` : '', first, (rowids) => {
-        const rows = passing.all({ ...params, rowids: JSON.stringify(rowids) }) as { rowid: number; id: string }[];
-        return new Map(rows.map((r) => [r.rowid, r.id]));
-      });
-      if (pruned) return pruned;
-      // Ends once k pass or the matches run out (fewer rows than fetched).
-      let hits: LexicalHit[] = [];
-      for (const fetch of widening(byToken ? first : Math.ceil(first / share))) {
-        const rows = ranked.all({ match, fetch }) as { rowid: number; rank: number }[];
-        const ids = new Map((passing.all({ ...params, rowids: JSON.stringify(rows.map((r) => r.rowid)) }) as { rowid: number; id: string }[]).map((r) => [r.rowid, r.id]));
-        hits = [];
-        for (const r of rows) {
-          const id = ids.get(r.rowid);
-          if (id !== undefined && hits.push({ id, score: -r.rank }) === k) break;
-        }
-        if (hits.length >= k || rows.length < fetch) break;
+      // Inside a write transaction of this connection the averages record lags FTS5's own count: no pruning.
+      if (this.c.db.inTransaction) return this.rankedCandidates(terms, k, filter, false);
+      // One snapshot for the counts, the parts and the whole query: a commit between them would mix two states.
+      // It writes nothing, so the counts it reads are committed ones and may be kept (see countsKept).
+      this.readSnapshot = true;
+      try {
+        return this.c.db.transaction(() => this.rankedCandidates(terms, k, filter, true))();
+      } finally {
+        this.readSnapshot = false;
       }
-      return hits;
     });
+  }
+
+  private rankedCandidates(terms: string[], k: number, filter: CandidateFilter, mayPrune: boolean): LexicalHit[] {
+    const params: Row = { now: filter.now, namespace: filter.namespace };
+    const post = filterSql(filter, params);
+    // FTS5 ranks alone, then only the best rows are looked up in memories for the filter: joining every match
+    // cost as much as scoring it (a 4-term query matches a fifth of a 100k namespace). The same rows as ranking
+    // the filtered join: both orders are by BM25 then rowid, so the best rows that pass among the best `fetch`
+    // are the best that pass. Fewer than k passing among a full `fetch` widens it, up to every match. The
+    // namespace is part of the filter.
+    const ranked = this.c.stmt(RANKED_SQL);
+    const passing = this.c.stmt(
+      `SELECT m.rowid AS rowid, m.id AS id FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(@rowids)) AND +m.namespace = @namespace AND ${post}`,
+    );
+    const passingIds = (rowids: number[]) => new Map((passing.all({ ...params, rowids: JSON.stringify(rowids) }) as { rowid: number; id: string }[]).map((r) => [r.rowid, r.id]));
+    // A namespace holding most of the store is matched without its token, and the rows of other namespaces
+    // are left out with the filter: BM25 sums over the query's phrases and the token's adds exactly 0 (its
+    // column weighs 0), so the scores are the same, but FTS5 then neither intersects every match with the
+    // namespace's posting list nor reads all of it for the token's IDF (0.82 of the time at 100k).
+    const share = this.counted(filter.namespace).documents / Math.max(1, this.counted().documents);
+    const byToken = share < 0.5;
+    const scope = byToken ? `ns:${quoteTerm(nsToken(filter.namespace))} AND ` : '';
+    const first = firstFetch(k);
+    const split = mayPrune ? this.split(terms, filter.namespace) : null;
+    if (split) {
+      const pruned = this.prunedCandidates(split, k, scope, first, passingIds);
+      if (pruned) return pruned;
+    }
+    // A split query runs with its common terms first, the order its parts sum them in: the same bits either way.
+    const ordered = split ? [...split.common, ...split.rare] : terms;
+    const match = `${scope}terms:(${ordered.map(quoteTerm).join(' OR ')})`;
+    // Ends once k pass or the matches run out (fewer rows than fetched).
+    let hits: LexicalHit[] = [];
+    for (const fetch of widening(byToken ? first : Math.ceil(first / share))) {
+      const rows = ranked.all({ match, fetch }) as RankedRow[];
+      const ids = passingIds(rows.map((r) => r.rowid));
+      hits = [];
+      for (const r of rows) {
+        const id = ids.get(r.rowid);
+        if (id !== undefined && hits.push({ id, score: -r.rank }) === k) break;
+      }
+      if (hits.length >= k || rows.length < fetch) break;
+    }
+    return hits;
+  }
+
+  /** How a query splits for pruning (sqlite-bm25-pruning.ts), or null. */
+  private split(terms: string[], namespace: string): PrunedSplit | null {
+    const { documents, frequencies } = this.termDocumentFrequenciesSync(terms, namespace);
+    return splitForPruning(terms, frequencies, documents, this.fullTextRows(), (term) => this.termDocumentFrequenciesSync([term]).frequencies.get(term) ?? 0);
   }
 
   /**
    * The best k of a query holding a common term without scoring each of its matches (sqlite-bm25-pruning.ts):
-   * the rows matching a rare term, and those matching a common and a rare term, each ranked by FTS5 (the same
-   * scores as the whole query's, up to the last bits of their sum); null when the query does not split or the
-   * two do not prove their best k after a few widenings, and the whole query runs.
+   * the rows matching a rare term and no common one, and those matching both kinds, each ranked by FTS5 with the
+   * whole query's scores; null when the two do not prove their best k after one widening, and the whole query
+   * runs. Counted in `pruning`.
    */
-  private prunedCandidates(terms: string[], k: number, namespace: string, scope: string, first: number, passingIds: (rowids: number[]) => Map<number, string>): LexicalHit[] | null {
-    const rows = this.fullTextRows();
-    const { documents, frequencies } = this.termDocumentFrequenciesSync(terms, namespace);
-    const split = splitForPruning(terms, frequencies, documents, rows, (term) => this.termDocumentFrequenciesSync([term]).frequencies.get(term) ?? 0);
-    if (!split) return null;
-    const ranked = this.c.stmt(`SELECT rowid, bm25(memories_fts, 0.0, 1.0) AS rank FROM memories_fts WHERE memories_fts MATCH @match ORDER BY rank LIMIT @fetch`);
+  private prunedCandidates(split: PrunedSplit, k: number, scope: string, first: number, passingIds: (rowids: number[]) => Map<number, string>): LexicalHit[] | null {
+    const ranked = this.c.stmt(RANKED_SQL);
     const { rareOnly, both } = prunedMatches(split, scope);
     for (const fetch of widening(first, first * 4)) {
       const rareRows = ranked.all({ match: rareOnly, fetch }) as RankedRow[];
       const bothRows = ranked.all({ match: both, fetch }) as RankedRow[];
       const ids = passingIds([...rareRows, ...bothRows].map((r) => r.rowid));
       const merged = mergePruned(rareRows, bothRows, fetch, split.commonBound, k, (rowid) => ids.has(rowid));
-      if ('best' in merged) return merged.best.map((r) => ({ id: ids.get(r.rowid) as string, score: r.score }));
+      if ('best' in merged) {
+        this.pruning.proved++;
+        return merged.best.map((r) => ({ id: ids.get(r.rowid) as string, score: r.score }));
+      }
       // Both parts hold all their matches, or no fetch can lift the k-th best above the bound.
-      if (merged.failed === 'bound' || (rareRows.length < fetch && bothRows.length < fetch)) return null;
+      if (merged.failed === 'bound' || (rareRows.length < fetch && bothRows.length < fetch)) break;
     }
+    this.pruning.wholeQuery++;
     return null;
   }
+
+  /** Queries that split for pruning (sqlite-bm25-pruning.ts): answered from the parts, or by the whole query. */
+  readonly pruning = { proved: 0, wholeQuery: 0 };
 
   /** Rows of the full-text table (FTS5's own count, which its IDF uses): the first varint of its averages record. */
   private fullTextRows(): number {
@@ -189,6 +214,17 @@ export class SqliteSearch {
     }
   }
 
+  /** True while lexicalCandidates reads in its own read-only transaction. */
+  private readSnapshot = false;
+
+  /**
+   * Counts may be kept outside a transaction and in lexicalCandidates' read-only one (its data version is its
+   * snapshot's, which counted() compares), never in a write transaction, which may see its uncommitted rows.
+   */
+  private countsKept(): boolean {
+    return !this.c.db.inTransaction || this.readSnapshot;
+  }
+
   /** The cached counts of the namespace (or the whole store): its memories, and the terms counted so far. */
   private counted(namespace?: string): { documents: number; frequencies: Map<string, number> } {
     const version = this.c.dataVersion();
@@ -204,7 +240,7 @@ export class SqliteSearch {
           ? (this.c.stmt('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n
           : (this.c.stmt('SELECT COUNT(*) AS n FROM memories WHERE namespace = ?').get(namespace) as { n: number }).n;
       cache = { documents, frequencies: new Map() };
-      if (!this.c.db.inTransaction) this.dfCache.set(key, cache);
+      if (this.countsKept()) this.dfCache.set(key, cache);
     }
     return cache;
   }
@@ -225,7 +261,7 @@ export class SqliteSearch {
       : (term: string) =>
           (this.c.stmt('SELECT COUNT(*) AS n FROM memories_fts WHERE memories_fts MATCH ?').get(`ns:${quoteTerm(nsToken(namespace))} AND terms:${quoteTerm(term)}`) as { n: number }).n;
     const frequencies = new Map<string, number>();
-    const keep = !this.c.db.inTransaction;
+    const keep = this.countsKept();
     for (const term of new Set(terms)) {
       let df = cache.frequencies.get(term);
       if (df === undefined) {

@@ -162,6 +162,11 @@ export class SqliteStore implements Store {
     return this.search.lexicalCandidates(terms, k, filter);
   }
 
+  /** Lexical searches that split for pruning since the store opened: answered from the parts, or by the whole query. */
+  lexicalPruning(): { proved: number; wholeQuery: number } {
+    return { ...this.search.pruning };
+  }
+
   termDocumentFrequencies(terms: string[], namespace?: string): Promise<{ documents: number; frequencies: Map<string, number> }> {
     return this.search.termDocumentFrequencies(terms, namespace);
   }
