@@ -216,7 +216,7 @@ describe('pruned BM25 candidates on random stores', () => {
           );
           let compared = 0;
           let exact = 0;
-          for (let q = 0; q < 100; q++) {
+          for (let q = 0; q < 60; q++) {
             const terms = [...new Set(Array.from({ length: 2 + Math.floor(rnd() * 4) }, () => (rnd() < 0.4 ? common() : zipf())))];
             if (rnd() < 0.1) terms.push('absentword');
             for (const ns of namespaces) {
@@ -242,7 +242,7 @@ describe('pruned BM25 candidates on random stores', () => {
             }
           }
           const { proved, wholeQuery } = random.lexicalPruning();
-          assert.ok(proved >= 150, `answered from the parts ${proved} times (whole query ${wholeQuery})`);
+          assert.ok(proved >= 90, `answered from the parts ${proved} times (whole query ${wholeQuery})`);
           // The rest differ only where rows tie within the last bits (a split sums its common words first).
           assert.ok(exact >= compared * 0.75, `exact ${exact} of ${compared}`);
         } finally {
