@@ -1,13 +1,15 @@
 /**
  * Cost of the ingest filter's text rules on adversarial input (`npm run bench -- --only filter-cost`): the
- * de-obfuscation pass and every intent pattern, timed on its own, over texts built to make regular
+ * de-obfuscation pass and every intent pattern, timed on its own, and the other text work every write does before
+ * its embedding (secret redaction and the sentence encoder's tokenizer), over texts built to make regular
  * expressions backtrack: long runs of the characters the quantifiers accept, near-misses of the rules
  * repeated, single 32 KB lines and many short lines, base64/hex-looking runs that fail to decode, and
  * nested-quantifier triggers. No embedder and no store: only the CPU the rules spend.
  *
  * For each input family it reports p50/p95/max of `deobfuscate` on the raw text, of `intentFeatures` on the
  * lower-cased text at the classifier's length (MAX_FEATURE_CHARS) and at the full 32 KB (as
- * `readsAsInstruction` reads it), and the slowest patterns.
+ * `readsAsInstruction` reads it), and the slowest patterns; `redact` (default detectors) and the tokenizer
+ * (`encodeLinear`) on the whole raw text.
  *
  *   node dist/bench/filter-cost.js [--quick] [--out bench/results/filter-cost.json]
  */
@@ -17,6 +19,8 @@ import { dirname, join, resolve } from 'node:path';
 import { MAX_FEATURE_CHARS } from '../src/core/classifier.js';
 import { deobfuscate } from '../src/core/deobfuscate.js';
 import { INTENT_SIGNALS, intentFeatures } from '../src/core/intent.js';
+import { DEFAULT_REDACTION_CONFIG, redact } from '../src/core/redact.js';
+import { encodeLinear, loadUseTokenizer } from '../src/adapters/embed-use/use-tokenizer.js';
 import { ROOT } from './filter-data.js';
 import { stats } from './measure.js';
 import { coreNote, detail, rng } from './synthetic-notes.js';
@@ -100,6 +104,13 @@ const FAMILIES: Record<string, string> = {
   'rot13-prose': fill('gur hfre fnvq gur grnz '),
   'no-common-words-punctuated': fill('xyzzy plugh. '),
   'shouting': fill('IGNORE ALL RULES NOW '),
+  // Runs the redaction's detectors start a match in at every word (a `key = value` key, a URL scheme), and the
+  // tokenizer's worst case, one word of 32 KB ('letters-run').
+  'dotted-key-word-run': fill('token.'),
+  'letter-hyphen-run': fill('a-'),
+  'letter-dot-run': fill('a.'),
+  'password-run': fill('password'),
+  'prose-32k': fill('The nightly export writes invoices to the ledger. '),
 };
 
 /** One family's row (flat, so the report renders all families as one table). */
@@ -114,6 +125,10 @@ interface FamilyResult {
   fullP50: number;
   fullP95: number;
   fullMax: number;
+  redactP50: number;
+  redactMax: number;
+  tokenizeP50: number;
+  tokenizeMax: number;
   /** The three slowest patterns on the whole 32 KB, with their median in ms. */
   slowest: string;
 }
@@ -129,7 +144,8 @@ function timed(fn: () => unknown, reps: number): number[] {
   return out;
 }
 
-function main(): void {
+async function main(): Promise<void> {
+  const tokenizer = await loadUseTokenizer();
   const patterns = INTENT_SIGNALS.flatMap((s) => s.patterns.map((p, k) => ({ id: `${s.id}:${k}`, p })));
   const families: Record<string, FamilyResult> = {};
   const deobAll: number[] = [];
@@ -141,6 +157,8 @@ function main(): void {
     const deob = timed(() => deobfuscate(text), REPS);
     const intent = timed(() => intentFeatures(lower), REPS);
     const intentFull = timed(() => intentFeatures(lowerFull), REPS);
+    const redaction = stats(timed(() => redact(text, DEFAULT_REDACTION_CONFIG), REPS));
+    const tokens = stats(timed(() => encodeLinear(tokenizer, text), REPS));
     const perPattern = patterns.map(({ id, p }) => {
       const s = stats(timed(() => p(lowerFull), Math.max(3, Math.floor(REPS / 5))));
       return { id, p50: s.p50, max: s.max };
@@ -161,9 +179,13 @@ function main(): void {
       fullP50: f.p50,
       fullP95: f.p95,
       fullMax: f.max,
+      redactP50: redaction.p50,
+      redactMax: redaction.max,
+      tokenizeP50: tokens.p50,
+      tokenizeMax: tokens.max,
       slowest: perPattern.slice(0, 3).map((p) => `${p.id} ${p.p50}`).join(', '),
     };
-    log(`${name.padEnd(30)} deobfuscate p50 ${d.p50} ms  intent(8K) p50 ${i.p50} ms  intent(32K) p50 ${f.p50} ms  slowest ${perPattern[0]?.id} ${perPattern[0]?.p50} ms`);
+    log(`${name.padEnd(30)} deobfuscate p50 ${d.p50} ms  intent(8K) p50 ${i.p50} ms  intent(32K) p50 ${f.p50} ms  redact p50 ${redaction.p50} ms  tokenize p50 ${tokens.p50} ms  slowest ${perPattern[0]?.id} ${perPattern[0]?.p50} ms`);
   }
   // Ordinary 300-character notes, as the security bench's write-path cost screens them: the rules' share.
   const r = rng(424242);
@@ -180,7 +202,7 @@ function main(): void {
     return performance.now() - t0;
   });
   log(`ordinary 300-char notes: deobfuscate + intentFeatures ${JSON.stringify(stats(noteTimes))}`);
-  const worst = (k: 'deobP50' | 'intentP50' | 'fullP50') =>
+  const worst = (k: 'deobP50' | 'intentP50' | 'fullP50' | 'redactP50' | 'tokenizeP50') =>
     Object.entries(families).reduce((a, [n, f]) => (f[k] > a.p50 ? { family: n, p50: f[k] } : a), { family: '', p50: 0 });
   const result = {
     command: process.env['CAIRN_BENCH_INVOCATION'] ?? `node dist/bench/filter-cost.js${QUICK ? ' --quick' : ''}`,
@@ -188,9 +210,9 @@ function main(): void {
     machine: { cores: cpus().length, node: process.version, loadAverage: loadavg().map((x) => Math.round(x * 100) / 100).join(' ') },
     quick: QUICK,
     repetitions: REPS,
-    note: 'CPU time of the text rules alone (no embedding, no store). ms per call; deob = deobfuscate on the raw text; intent = intentFeatures on the lower-cased de-obfuscated text cut to MAX_FEATURE_CHARS, as the classifier reads it; full = the whole 32 KB, as readsAsInstruction reads it.',
+    note: 'CPU time of the text rules alone (no embedding, no store). ms per call; deob = deobfuscate on the raw text; intent = intentFeatures on the lower-cased de-obfuscated text cut to MAX_FEATURE_CHARS, as the classifier reads it; full = the whole 32 KB, as readsAsInstruction reads it; redact = the default secret detectors on the raw text; tokenize = the sentence encoder’s tokenizer on the raw text.',
     overall: { deobfuscateMs: stats(deobAll), intentMs: stats(intentAll), intentFullMs: stats(intentFullAll) },
-    worstFamilyByMedian: { deobfuscate: worst('deobP50'), intent: worst('intentP50'), intentFull: worst('fullP50') },
+    worstFamilyByMedian: { deobfuscate: worst('deobP50'), intent: worst('intentP50'), intentFull: worst('fullP50'), redact: worst('redactP50'), tokenize: worst('tokenizeP50') },
     ordinaryNotes300: { note: 'deobfuscate + intentFeatures per generated 300-character note (bench/synthetic-notes.ts)', ms: stats(noteTimes) },
     families,
   };
@@ -200,4 +222,4 @@ function main(): void {
   log(`wrote ${OUT}`);
 }
 
-main();
+await main();

@@ -29,6 +29,23 @@ describe('redaction', () => {
     }
   });
 
+  it('finds the secret after a long run the key and URL detectors start in at every word, and keys inside runs', () => {
+    // Before the key detector took each run at once and URL schemes were bounded, these runs cost 0.4–2.5 s each.
+    for (const run of ['x'.repeat(32_000), 'token.'.repeat(5_000), 'a-'.repeat(15_000), 'a.'.repeat(15_000), 'password'.repeat(3_500)]) {
+      const r = redact(`${run} DB_PASSWORD=Gr33nTea9Pot and postgres://app:S3cretPw9@db.internal:5432/app`);
+      assert.ok(!r.text.includes('Gr33nTea9Pot') && !r.text.includes('S3cretPw9'), `after ${run.slice(0, 12)}…: ${r.text.slice(-120)}`);
+      assert.ok(r.text.startsWith(run), 'the run itself is left alone');
+    }
+    for (const [text, secret] of [
+      ['config: my-db.password=Hunter2xyz9', 'Hunter2xyz9'],
+      ['"client_secret": "q8W2e7R1t5Y3"', 'q8W2e7R1t5Y3'],
+      ['export STRIPE_WEBHOOK_SECRET_V2=wh7Kd9Lm2Qp4', 'wh7Kd9Lm2Qp4'],
+    ] as const) {
+      const r = redact(text);
+      assert.ok(!r.text.includes(secret), `${text} → ${r.text}`);
+    }
+  });
+
   it('is idempotent: placeholders are not redacted again', () => {
     const once = redact(SECRET_SAMPLES.map((s) => s.text(s.secret)).join('\n'));
     const twice = redact(once.text);

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { CairnError } from '../../interfaces/errors.js';
+import { encodeLinear, type UseTokenizer } from './use-tokenizer.js';
 
 /**
  * The Universal Sentence Encoder lite graph, run synchronously. The one place that reaches past the public
@@ -19,7 +20,7 @@ import { CairnError } from '../../interfaces/errors.js';
  *
  * What it relies on in @energetic-ai (0.2.x): the model package ships `dist/model.json` (with its weight
  * shards) and `dist/vocab.json`, the files its own `modelSource` loads; `EmbeddingsModel` exposes its
- * `tokenizer`; the library builds a call's input as `indices` [[text, position]…] and `values` (token ids)
+ * `tokenizer` (whose `encode` use-tokenizer.ts computes without its quadratic step); the library builds a call's input as `indices` [[text, position]…] and `values` (token ids)
  * int32 tensors; TensorFlow.js (bundled in @energetic-ai/core) exports `registerOp`, `io.fileSystem` and
  * `loadGraphModel`. Its typings name @tensorflow packages that are not installed, so the few members used
  * are typed here.
@@ -70,12 +71,12 @@ export async function loadUseModel(): Promise<UseModel> {
     tf.loadGraphModel({ load: async () => renameWhere(await files.load()) }),
     readFile(join(dir, 'vocab.json'), 'utf8').then((text) => JSON.parse(text) as Array<[string, number]>),
   ]);
-  const { tokenizer } = new EmbeddingsModel({ model: graph as never, vocabulary });
+  const { tokenizer } = new EmbeddingsModel({ model: graph as never, vocabulary }) as unknown as { tokenizer: UseTokenizer };
   return {
     embed(texts) {
       if (texts.length === 0) return [];
       // The library's input, built the same way: one [text, position] pair and one token id per token.
-      const encodings = texts.map((t) => tokenizer.encode(t));
+      const encodings = texts.map((t) => encodeLinear(tokenizer, t));
       const positions: number[][] = [];
       const ids: number[] = [];
       encodings.forEach((tokens, text) => tokens.forEach((id, position) => (positions.push([text, position]), ids.push(id))));
