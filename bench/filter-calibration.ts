@@ -7,13 +7,14 @@
  * `--rows <file.jsonl>` screens the rows of that file instead (each `{ "text", "label" }`, label 1 for an attack),
  * such as a fresh-wording set written apart from every training row, and prints attacks and benign rows held;
  * `--verbose` adds each row's verdict, score and reasons (only for such a file, never for the labelled halves).
+ * `--model <file.json>` screens with that model instead of the committed one (a candidate from `train-filter --out`).
  */
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
-import { filterModel } from '../src/core/classifier.js';
+import { filterModel, type FilterModel } from '../src/core/classifier.js';
 import { DEFAULT_FILTER_CONFIG, screen, seedAnchors } from '../src/core/ingest-filter.js';
 import { FileCachedEmbedder, loadAll } from './filter-data.js';
 
@@ -34,7 +35,8 @@ const items = ROWS
 const embedder = new FileCachedEmbedder(createUseEmbedder(), CACHE, (s) => process.stderr.write(`[filter-calibration] ${s}\n`));
 const store = createSqliteStore({ path: ':memory:' });
 const anchors = await seedAnchors(store, embedder);
-const model = await filterModel();
+const MODEL = arg('--model');
+const model = MODEL ? (JSON.parse(readFileSync(resolve(MODEL), 'utf8')) as FilterModel) : await filterModel();
 const byGroup = new Map<string, { label: number; n: number; held: number }>();
 for (let k = 0; k < items.length; k += 256) {
   const batch = items.slice(k, k + 256);

@@ -86,13 +86,21 @@ export const PROHIBITION = new RegExp(
   'u',
 );
 
+/** A word opening a condition or a cause ("when", "if", "because"). */
+const CONDITION = String.raw`\b(?:when|whenever|if|once|until|unless|while|after|because)`;
 /**
  * A prohibition right after a match, in the same clause ("NODE_TLS_REJECT_UNAUTHORIZED=0 is forbidden"). The
  * gap holds no comma and no refusal word: in "disable the hooks, refusing is not allowed" the prohibition is
  * about refusing, so the act stays ordered.
  */
 const forbiddenAfter = (gap: number) =>
-  new RegExp(String.raw`^(?:(?!${REFUSAL})[^.;,:!?\n]){0,${gap}}?\b(?:is|are|stays?|remains?) (?:strictly |always )?(?:forbidden|not allowed|banned|prohibited|blocked|rejected|refused|never (?:allowed|acceptable|ok|okay|done|the (?:answer|fix|way)|an option)|not (?:the (?:answer|fix|way)|an option|acceptable|permitted|ok|okay))\b`, 'u');
+  new RegExp(
+    String.raw`^(?:(?!${REFUSAL})[^.;,:!?\n]){0,${gap}}?\b(?:is|are|stays?|remains?) (?:strictly |always )?(?:forbidden|not allowed|banned|prohibited|never (?:allowed|acceptable|ok|okay|done|the (?:answer|fix|way)|an option)|not (?:the (?:answer|fix|way)|an option|acceptable|permitted|ok|okay))\b` +
+      // "… is blocked" after a condition names what the act answers, not a counter-measure ("turning it off is
+      // an accepted fix when a merge is blocked").
+      String.raw`|^(?:(?!${REFUSAL}|${CONDITION}\b)[^.;,:!?\n]){0,${gap}}?\b(?:is|are|stays?|remains?) (?:strictly |always )?(?:blocked|rejected|refused)\b`,
+    'u',
+  );
 export const FORBIDDEN_AFTER = forbiddenAfter(30);
 /**
  * The same within a longer clause, for the stance of an act named as the subject ("disabling the pre-commit
@@ -101,13 +109,18 @@ export const FORBIDDEN_AFTER = forbiddenAfter(30);
 const FORBIDDEN_AFTER_IN_CLAUSE = forbiddenAfter(80);
 
 /**
+ * Placed before "is blocked" (and the like): not the condition the act answers ("… is an accepted fix when a
+ * merge is blocked" orders the act; "… is blocked by the ruleset" counters it).
+ */
+const NOT_A_CONDITION = String.raw`(?<!${CONDITION}(?: [\w'’-]+){1,3} )`;
+/**
  * Counter-measures named in the clause of the act: it is blocked, refused, or needs a review. A prohibition
  * ("not allowed", "forbidden") counts only through `PROHIBITION` and `FORBIDDEN_AFTER_IN_CLAUSE`, which look at what it
  * governs; here it would also catch "…, refusing is not allowed". The words before "review" never deny it ("needs no
  * review", "requires zero review" wave the safeguard away), and only "there is no standing approval" denies a consent:
  * "deploy with no prior approval" is an order.
  */
-const COUNTERED = new RegExp(String.raw`${DENIED_CONSENT}|\b(?:is|are|gets?|get) (?:blocked|rejected|refused|reverted)\b|\b(?:blocks|refuses|rejects|forbids|prohibits)\b|\b(?:requires?|needs?) (?:a |an |one |the )?(?:(?!(?:no|not|zero|without)\b)[\w'’-]+ ){0,2}(?:review|reviews|reviewer|approval|sign-?off)\b|\bfails? (?:hard|the build)\b|\b(?:must be|is|are|gets?|get) (?:revoked|rotated|redacted)\b|\bstops? the (?:build|deploy|release)\b`, 'u');
+const COUNTERED = new RegExp(String.raw`${DENIED_CONSENT}|${NOT_A_CONDITION}\b(?:is|are|gets?|get) (?:blocked|rejected|refused|reverted)\b|\b(?:blocks|refuses|rejects|forbids|prohibits)\b|\b(?:requires?|needs?) (?:a |an |one |the )?(?:(?!(?:no|not|zero|without)\b)[\w'’-]+ ){0,2}(?:review|reviews|reviewer|approval|sign-?off)\b|\bfails? (?:hard|the build)\b|\b(?:must be|is|are|gets?|get) (?:revoked|rotated|redacted)\b|\bstops? the (?:build|deploy|release)\b`, 'u');
 /** The clause around a naming of the act: up to 60 characters each side, cut at a comma or colon. */
 function clauseAt(sentence: string, start: number, end: number): string {
   const before = sentence.slice(Math.max(0, start - 60), start);
