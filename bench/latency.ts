@@ -57,6 +57,8 @@ interface Options {
   reuseDir: string | null;
   /** Open the store without neighbour graphs (as a short command does). */
   noGraph: boolean;
+  /** Open the store without kept BM25 posting lists (as a short command does). */
+  noPostingCache: boolean;
   /** Page size of the new database (default: the store's). */
   pageSize: number | null;
   /** A timed series stops after this long once it has 30 samples. */
@@ -90,6 +92,7 @@ function parseArgs(argv: string[]): Options {
     keepDb: argv.includes('--keep-db') || value('--reuse-db') !== undefined,
     reuseDir: value('--reuse-db') ? resolve(value('--reuse-db') as string) : null,
     noGraph: argv.includes('--no-graph'),
+    noPostingCache: argv.includes('--no-posting-cache'),
     pageSize: value('--page-size') ? Number(value('--page-size')) : null,
     seriesBudgetMs: quick ? 5_000 : 15_000,
     fillBudgetMs: value('--fill-budget-s') ? Number(value('--fill-budget-s')) * 1000 : null,
@@ -419,7 +422,7 @@ async function main(): Promise<void> {
     const queries = [...new Set(Array.from({ length: queryCount * 2 }, () => query(r)))].slice(0, queryCount);
     const queryVectors = await phase(`embed ${queries.length} queries`, async () => real.embed(queries));
 
-    const store = createSqliteStore({ path: dbPath, vectorIndex: { neighbourGraphs: !opts.noGraph }, ...(opts.pageSize ? { pageSize: opts.pageSize } : {}) });
+    const store = createSqliteStore({ path: dbPath, vectorIndex: { neighbourGraphs: !opts.noGraph }, postingCache: !opts.noPostingCache, ...(opts.pageSize ? { pageSize: opts.pageSize } : {}) });
     // The same file through sqlite-vec's exhaustive search only: the ground truth for recall, and the fallback's cost.
     const exhaustive = createSqliteStore({ path: dbPath, vectorIndex: false });
     const timed = new TimedEmbedder(real);
@@ -576,6 +579,7 @@ async function main(): Promise<void> {
           fillBudgetMs: opts.fillBudgetMs,
           reused,
           noGraph: opts.noGraph,
+          noPostingCache: opts.noPostingCache,
         },
         method: [
           'One SQLite file in a temp dir (WAL, synchronous=NORMAL), the real Engine, FTS5 and sqlite-vec; grown in place from the smallest size to the largest.',
@@ -586,6 +590,9 @@ async function main(): Promise<void> {
           'Vector index: the first search at each size brings the store\'s quantised vector index (int8 codes, usearch\'s SIMD scan, exact rescoring) up to date (a rebuild in a worker thread when far behind, during which searches are exhaustive), and the time until it answers is reported. Recall@k: the ids of store.vectorCandidates(q, k) (index, rescored exactly) that are among the exhaustive search\'s k nearest on the same file (a second store with vectorIndex: false), averaged over real embedded queries. Resident memory: process.memoryUsage().rss of the bench process after that (it also holds the model, the pool and the engine).',
           'Neighbour graph: in a namespace of the store\'s graphMinVectors or more, the write-time likely-update check of every save asks a usearch HNSW graph over the same int8 codes (sqlite-neighbour-graph.ts) instead of scanning the namespace. At each such size the bench starts its build with an approximate search, waits for the worker, and reports the wall time until the graph answered, the worker\'s build time, its vectors, recall@10 of approximate searches (graph candidates rescored exactly) against the exhaustive ten, for queries as the check asks them (the vector of a new memory: a fresh noisy copy of a pool note, as many as the recall queries) and for the recall\'s text queries, and process RSS with the graph loaded (vectorIndex.residentMiB is before it). The save series run after it, so they measure the graph\'s path.' +
             (opts.noGraph ? ' This run left the graph out (--no-graph): the saves measure the exact scan of the check, as a short command does.' : ''),
+          opts.noPostingCache
+            ? 'BM25 candidates: FTS5 scores every match (--no-posting-cache, as a short command does).'
+            : 'BM25 candidates: as in `cairn serve` and `cairn mcp`, the store keeps the posting lists of the terms searched in memory and sums FTS5\'s bm25 from them (sqlite-postings.ts: the same scores to the last bit); the first search of a term reads its list, the warm-up calls included.',
           `The ingest filter is on (the default). Each pool note, and each text of an end-to-end save, was first screened on a scratch store with seed anchors only; ${held.pool} of ${opts.poolSize} generated notes were held there and left out, so the measured store never quarantines anything and learns no anchors (a held text becomes a learned anchor that holds its neighbours too).`,
           'Save end to end: Engine.save with the real model embedding the text (one text per call), default engine configuration (redaction, dedupe, ingest filter, event log). Save excluding embedding: Engine.save of a new text through the same engine code with an Embedder that returns the text\'s vector computed beforehand by the real model (a map lookup); any other text the write path sends to the model (the ingest filter\'s extra passes) goes to the real model and its time is subtracted. No engine change. The end-to-end run also records the time spent inside the model and reports end-to-end minus that as a cross-check.',
           'Search end to end: Engine.search (limit 10, default weights) with the real model embedding the query. Without query embedding: the same search with the query vector computed beforehand; lexical+recency only: weights { vector: 0 }; vector KNN alone: store.vectorCandidates with a precomputed query vector and k = 50 (the engine itself asks for 300 per signal), through the index and through the exhaustive search.',

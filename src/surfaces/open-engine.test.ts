@@ -41,8 +41,8 @@ describe('composition root: where the local model runs', () => {
   });
 });
 
-describe('composition root: neighbour graphs only in long-lived processes', () => {
-  it('serve and mcp open the SQLite store with neighbour graphs; every other command opens it without', async () => {
+describe('composition root: neighbour graphs and kept posting lists only in long-lived processes', () => {
+  it('serve and mcp open the SQLite store with neighbour graphs and posting lists; every other command opens it without', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cairn-open-engine-graphs-'));
     const environment = { env: { HOME: dir, XDG_CONFIG_HOME: dir, XDG_CACHE_HOME: dir }, cwd: dir };
     try {
@@ -56,6 +56,18 @@ describe('composition root: neighbour graphs only in long-lived processes', () =
       };
       assert.match((await graphs(false))?.reason ?? '', /^off: this process is short-lived/u);
       assert.equal((await graphs(true))?.reason, null);
+      const postings = async (longLived: boolean) => {
+        const opened = openEngine({ db: join(dir, 'c.db'), namespace: 'ns' }, { withoutEmbedder: true, longLived }, environment);
+        try {
+          await opened.engine.save({ text: 'the deploy worker retries three times', kind: 'fact' });
+          await opened.engine.search('deploy worker');
+          return (opened.engine.store as SqliteStore).lexicalPostings();
+        } finally {
+          await opened.close();
+        }
+      };
+      assert.equal(await postings(false), null);
+      assert.ok(((await postings(true))?.scored ?? 0) > 0, 'the search was scored from kept lists');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

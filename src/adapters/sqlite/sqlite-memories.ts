@@ -223,7 +223,7 @@ export class SqliteMemories {
       const rowid = BigInt(info.lastInsertRowid);
       this.c.stmt('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)').run(rowid, nsToken(memory.namespace), terms.join(' '));
       if (vector) this.insertVectorRow(rowid, memory, vector);
-      this.c.effects.inserted.push({ namespace: memory.namespace, terms });
+      this.c.effects.inserted.push({ rowid: Number(rowid), namespace: memory.namespace, terms });
     },
     updateMemory: async (memory, index) => {
       const row = this.c.stmt('SELECT rowid, namespace FROM memories WHERE id = ?').get(memory.id) as { rowid: number; namespace: string } | undefined;

@@ -5,6 +5,7 @@ import { vectorTableSql } from './sqlite-vector-table.js';
 import type { SqliteConnection, WriteEffects } from './sqlite-connection.js';
 import { filterSql, nsToken, quoteTerm, type Row } from './sqlite-rows.js';
 import { firstFetch, widening } from './sqlite-over-fetch.js';
+import { SqlitePostings, readVarints, type PostingCacheConfig, type PostingStats } from './sqlite-postings.js';
 import { mergePruned, prunedMatches, splitForPruning, type PrunedSplit, type RankedRow } from './sqlite-bm25-pruning.js';
 
 /** The best `fetch` full-text rows of a match, by BM25 then rowid (ties as FTS5 returns its matches). */
@@ -15,8 +16,15 @@ const MAX_KNN = 4096;
 
 /** Search: cosine KNN over sqlite-vec, BM25 over FTS5, term document frequencies, the embedder record and vector index. */
 export class SqliteSearch {
-  constructor(private readonly c: SqliteConnection) {
+  /** BM25 from posting lists kept in memory, when configured (long-lived processes). */
+  private readonly postings: SqlitePostings | null;
+
+  constructor(
+    private readonly c: SqliteConnection,
+    postingCache: PostingCacheConfig | boolean = false,
+  ) {
     c.onCommit((effects) => this.countsCommitted(effects));
+    this.postings = postingCache ? new SqlitePostings(c, postingCache === true ? {} : postingCache) : null;
   }
 
   async getVectors(ids: string[]): Promise<Map<string, Float32Array>> {
@@ -91,14 +99,21 @@ export class SqliteSearch {
       // Inside a write transaction of this connection the averages record lags FTS5's own count: no pruning.
       if (this.c.db.inTransaction) return this.rankedCandidates(terms, k, filter, false);
       // One snapshot for the counts, the parts and the whole query: a commit between them would mix two states.
-      // It writes nothing, so the counts it reads are committed ones and may be kept (see countsKept).
-      this.readSnapshot = true;
-      try {
-        return this.c.db.transaction(() => this.rankedCandidates(terms, k, filter, true))();
-      } finally {
-        this.readSnapshot = false;
-      }
+      return this.inSnapshot(() => this.rankedCandidates(terms, k, filter, true));
     });
+  }
+
+  /**
+   * `read` in a read-only transaction of its own: one snapshot. It writes nothing, so the counts it reads are
+   * committed ones and may be kept (see countsKept), and posting lists may be read and used.
+   */
+  private inSnapshot<T>(read: () => T): T {
+    this.readSnapshot = true;
+    try {
+      return this.c.db.transaction(read)();
+    } finally {
+      this.readSnapshot = false;
+    }
   }
 
   private rankedCandidates(terms: string[], k: number, filter: CandidateFilter, mayPrune: boolean): LexicalHit[] {
@@ -123,26 +138,17 @@ export class SqliteSearch {
     const scope = byToken ? `ns:${quoteTerm(nsToken(filter.namespace))} AND ` : '';
     const first = firstFetch(k);
     const split = mayPrune ? this.split(terms, filter.namespace) : null;
+    // A split query runs with its common terms first, the order its parts sum them in: the same bits either way.
+    const ordered = split ? [...split.common, ...split.rare] : terms;
+    // Scored from the kept posting lists when there are some, summed in the same order: the same bits, the same rows.
+    const scored = mayPrune && this.postings ? this.postings.score(ordered, filter.namespace, nsToken(filter.namespace)) : null;
+    if (scored) return bestPassing((fetch) => scored.best(fetch), first, k, passingIds);
     if (split) {
       const pruned = this.prunedCandidates(split, k, scope, first, passingIds);
       if (pruned) return pruned;
     }
-    // A split query runs with its common terms first, the order its parts sum them in: the same bits either way.
-    const ordered = split ? [...split.common, ...split.rare] : terms;
     const match = `${scope}terms:(${ordered.map(quoteTerm).join(' OR ')})`;
-    // Ends once k pass or the matches run out (fewer rows than fetched).
-    let hits: LexicalHit[] = [];
-    for (const fetch of widening(byToken ? first : Math.ceil(first / share))) {
-      const rows = ranked.all({ match, fetch }) as RankedRow[];
-      const ids = passingIds(rows.map((r) => r.rowid));
-      hits = [];
-      for (const r of rows) {
-        const id = ids.get(r.rowid);
-        if (id !== undefined && hits.push({ id, score: -r.rank }) === k) break;
-      }
-      if (hits.length >= k || rows.length < fetch) break;
-    }
-    return hits;
+    return bestPassing((fetch) => ranked.all({ match, fetch }) as RankedRow[], byToken ? first : Math.ceil(first / share), k, passingIds);
   }
 
   /** How a query splits for pruning (sqlite-bm25-pruning.ts), or null. */
@@ -176,13 +182,18 @@ export class SqliteSearch {
     return null;
   }
 
+  /** The kept posting lists (sqlite-postings.ts), or null when none are kept. */
+  postingStats(): PostingStats | null {
+    return this.postings?.stats() ?? null;
+  }
+
   /** Queries that split for pruning (sqlite-bm25-pruning.ts): answered from the parts, or by the whole query. */
   readonly pruning = { proved: 0, wholeQuery: 0 };
 
   /** Rows of the full-text table (FTS5's own count, which its IDF uses): the first varint of its averages record. */
   private fullTextRows(): number {
     const row = this.c.stmt('SELECT block FROM memories_fts_data WHERE id = 1').get() as { block: Buffer } | undefined;
-    return row ? readVarint(row.block) : 0;
+    return row ? (readVarints(row.block, 1)[0] ?? 0) : 0;
   }
 
   /**
@@ -247,16 +258,23 @@ export class SqliteSearch {
 
   /**
    * Store-wide counts come from the FTS5 vocabulary table, and so do a namespace's when it holds every memory;
-   * otherwise from counting the matches of its namespace token and the term (the index holds both in one row).
+   * otherwise from the kept posting lists, or by counting the matches of its namespace token and the term (the
+   * index holds both in one row).
    */
   async termDocumentFrequencies(terms: string[], namespace?: string): Promise<{ documents: number; frequencies: Map<string, number> }> {
-    return this.c.read('counting terms', () => this.termDocumentFrequenciesSync(terms, namespace));
+    return this.c.read('counting terms', () =>
+      this.postings && !this.c.db.inTransaction ? this.inSnapshot(() => this.termDocumentFrequenciesSync(terms, namespace)) : this.termDocumentFrequenciesSync(terms, namespace),
+    );
   }
 
   private termDocumentFrequenciesSync(terms: string[], namespace?: string): { documents: number; frequencies: Map<string, number> } {
     const cache = this.counted(namespace);
     const storeWide = namespace === undefined || cache.documents === this.counted().documents;
-    const count = storeWide
+    const missing = [...new Set(terms)].filter((t) => !cache.frequencies.has(t));
+    const listed = !storeWide && missing.length > 0 && this.postings && this.readSnapshot ? this.postings.namespaceFrequencies(missing, namespace, nsToken(namespace)) : null;
+    const count = listed
+      ? (term: string) => listed.get(term) ?? 0
+      : storeWide
       ? (term: string) => (this.c.stmt(`SELECT doc FROM memories_fts_vocab WHERE col = 'terms' AND term = ?`).get(term) as { doc: number } | undefined)?.doc ?? 0
       : (term: string) =>
           (this.c.stmt('SELECT COUNT(*) AS n FROM memories_fts WHERE memories_fts MATCH ?').get(`ns:${quoteTerm(nsToken(namespace))} AND terms:${quoteTerm(term)}`) as { n: number }).n;
@@ -327,13 +345,21 @@ export class SqliteSearch {
   }
 }
 
-/** SQLite's varint (FTS5 writes its records with it): big-endian 7-bit groups, the ninth byte whole. */
-function readVarint(buf: Buffer): number {
-  let value = 0;
-  for (let i = 0; i < 8; i++) {
-    const byte = buf[i] ?? 0;
-    value = value * 128 + (byte & 0x7f);
-    if (!(byte & 0x80)) return value;
+/**
+ * The best k ranked rows that pass the filter: the best `fetch` ranked rows (by BM25, then rowid), widened while
+ * fewer than k of them pass; ends once k pass or the matches run out (fewer rows than fetched).
+ */
+function bestPassing(rowsOf: (fetch: number) => RankedRow[], first: number, k: number, passingIds: (rowids: number[]) => Map<number, string>): LexicalHit[] {
+  let hits: LexicalHit[] = [];
+  for (const fetch of widening(first)) {
+    const rows = rowsOf(fetch);
+    const ids = passingIds(rows.map((r) => r.rowid));
+    hits = [];
+    for (const r of rows) {
+      const id = ids.get(r.rowid);
+      if (id !== undefined && hits.push({ id, score: -r.rank }) === k) break;
+    }
+    if (hits.length >= k || rows.length < fetch) break;
   }
-  return value * 256 + (buf[8] ?? 0);
+  return hits;
 }

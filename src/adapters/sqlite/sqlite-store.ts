@@ -25,6 +25,7 @@ import type { SqliteVectorIndex } from './sqlite-vector-index.js';
 import { SqliteConnection, translate, type SqliteStoreConfig } from './sqlite-connection.js';
 import { SqliteMemories } from './sqlite-memories.js';
 import { SqliteSearch } from './sqlite-search.js';
+import type { PostingStats } from './sqlite-postings.js';
 import { SqliteLog } from './sqlite-log.js';
 import { SqliteQuarantine } from './sqlite-quarantine.js';
 import { SqliteAccess } from './sqlite-access.js';
@@ -62,7 +63,7 @@ export class SqliteStore implements Store {
     this.c = new SqliteConnection(config);
     this.location = this.c.location;
     this.memories = new SqliteMemories(this.c);
-    this.search = new SqliteSearch(this.c);
+    this.search = new SqliteSearch(this.c, config.postingCache);
     this.log = new SqliteLog(this.c);
     this.quarantine = new SqliteQuarantine(this.c);
     this.access = new SqliteAccess(this.c);
@@ -165,6 +166,11 @@ export class SqliteStore implements Store {
   /** Lexical searches that split for pruning since the store opened: answered from the parts, or by the whole query. */
   lexicalPruning(): { proved: number; wholeQuery: number } {
     return { ...this.search.pruning };
+  }
+
+  /** The BM25 posting lists kept in memory (long-lived processes), or null when the store keeps none. */
+  lexicalPostings(): PostingStats | null {
+    return this.search.postingStats();
   }
 
   termDocumentFrequencies(terms: string[], namespace?: string): Promise<{ documents: number; frequencies: Map<string, number> }> {

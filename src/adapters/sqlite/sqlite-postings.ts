@@ -1,0 +1,401 @@
+// BM25 over posting lists kept in memory: FTS5's own scores, bit for bit, without FTS5 scoring every match.
+import type { SqliteConnection, WriteEffects } from './sqlite-connection.js';
+import type { RankedRow } from './sqlite-bm25-pruning.js';
+
+/** FTS5's bm25 constants (fts5Bm25Function in SQLite's sources). */
+const K1 = 1.2;
+const B = 0.75;
+
+/** Postings kept by default: 4 bytes of rowid and 4 of frequency each, 64 MB in all. */
+export const DEFAULT_MAX_POSTINGS = 8_000_000;
+
+/** Namespaces whose membership (one byte a rowid) is kept at once. */
+const MAX_NAMESPACES = 8;
+
+export interface PostingCacheConfig {
+  /** Postings kept in memory across all terms; a term holding more is scored by FTS5. Default 8M. */
+  maxPostings?: number;
+}
+
+/** One term's rows in the `terms` column and how often each holds it, in arrays that grow as rows arrive. */
+interface Postings {
+  rows: Int32Array;
+  freqs: Uint32Array;
+  length: number;
+}
+
+/** What the kept lists hold, and how the searches since the store opened were scored. */
+export interface PostingStats {
+  terms: number;
+  postings: number;
+  maxPostings: number;
+  /** Searches scored from the lists, and searches left to FTS5 (a term with more postings than may be kept). */
+  scored: number;
+  leftToFts5: number;
+}
+
+/** A query's matches in one namespace with their scores, unordered; `best` orders as FTS5's `ORDER BY rank, rowid`. */
+export interface ScoredMatches {
+  readonly count: number;
+  best(fetch: number): RankedRow[];
+}
+
+/**
+ * Posting lists of the full-text table read once (through an fts5vocab `instance` table) and kept, with every
+ * row's token count (its `docsize` record) and the rows of recently searched namespaces. A query then sums
+ * FTS5's bm25 terms itself: the same idf (ln in SQLite, as FTS5 computes it), the same average length (the
+ * table's averages record), each phrase added in the query's order, so each score has FTS5's bits. At 100k
+ * memories a query of three common terms matches 56k rows: FTS5 scores them in about 50 ms, the sums here
+ * take a few.
+ *
+ * For long-lived processes (a first search reads its terms' lists, which costs about what FTS5 would), and
+ * only inside a read transaction, so every list comes from one snapshot. This connection's commits update
+ * the lists (a new row appends to its terms' lists); a delete, an update of the indexed terms, or another
+ * process's commit (`PRAGMA data_version`) drops everything.
+ */
+export class SqlitePostings {
+  private readonly maxPostings: number;
+  private readonly lists = new Map<string, Postings>();
+  private readonly members = new Map<string, Uint8Array>();
+  /** Tokens of each row in both columns, by rowid (0: no row). */
+  private docSize: Int32Array | null = null;
+  private held = 0;
+  private version = -1;
+  private acc = new Float64Array(0);
+  private touched = new Int32Array(0);
+  private vocabReady = false;
+  private scored = 0;
+  private leftToFts5 = 0;
+
+  constructor(
+    private readonly c: SqliteConnection,
+    config: PostingCacheConfig,
+  ) {
+    this.maxPostings = config.maxPostings ?? DEFAULT_MAX_POSTINGS;
+    c.onCommit((effects) => this.committed(effects));
+  }
+
+  /** Drops everything when another connection committed since the lists were read. Call inside the read transaction. */
+  private sync(): void {
+    const version = this.c.dataVersion();
+    if (version !== this.version) {
+      this.clear();
+      this.version = version;
+    }
+  }
+
+  private clear(): void {
+    this.lists.clear();
+    this.members.clear();
+    this.docSize = null;
+    this.held = 0;
+  }
+
+  private committed({ inserted, recounted }: WriteEffects): void {
+    if (recounted.size > 0) {
+      this.clear();
+      return;
+    }
+    if (!this.docSize) return;
+    for (const { rowid, namespace, terms } of inserted) {
+      this.ensureRow(rowid);
+      // Each term is one token of the `terms` column and the namespace one of `ns` (sqlite-schema.ts).
+      (this.docSize as Int32Array)[rowid] = terms.length + 1;
+      const counts = new Map<string, number>();
+      for (const t of terms) counts.set(t, (counts.get(t) ?? 0) + 1);
+      for (const [term, f] of counts) {
+        const list = this.lists.get(term);
+        if (!list) continue;
+        if (list.length === list.rows.length) {
+          const rows = new Int32Array(Math.max(16, list.length * 2));
+          const freqs = new Uint32Array(rows.length);
+          rows.set(list.rows);
+          freqs.set(list.freqs);
+          list.rows = rows;
+          list.freqs = freqs;
+        }
+        list.rows[list.length] = rowid;
+        list.freqs[list.length] = f;
+        list.length++;
+        this.held++;
+      }
+      const member = this.members.get(namespace);
+      if (member) member[rowid] = 1;
+    }
+    this.evict();
+  }
+
+  /** Grows the per-row arrays so `rowid` has a place. */
+  private ensureRow(rowid: number): void {
+    const size = this.docSize as Int32Array;
+    if (rowid < size.length) return;
+    const grown = new Int32Array(Math.max(rowid + 1, Math.ceil(size.length * 1.5)));
+    grown.set(size);
+    this.docSize = grown;
+    for (const [ns, member] of this.members) {
+      const m = new Uint8Array(grown.length);
+      m.set(member);
+      this.members.set(ns, m);
+    }
+  }
+
+  /**
+   * Every row of `namespaceToken`'s namespace matching any of `terms` (a `terms:(a OR b …)` match), scored as
+   * `bm25(memories_fts, 0.0, 1.0)` would score it; null when a term's list is too large to keep (FTS5 then
+   * scores the query). Call inside a read transaction.
+   */
+  score(terms: readonly string[], namespace: string, namespaceToken: string): ScoredMatches | null {
+    if (new Set(terms).size !== terms.length) return null; // a repeated phrase counts twice in FTS5: left to it
+    this.sync();
+    const lists: Postings[] = [];
+    for (const term of terms) {
+      const list = this.list(term);
+      if (!list) {
+        this.leftToFts5++;
+        return null;
+      }
+      lists.push(list);
+    }
+    this.scored++;
+    const member = this.member(namespace, namespaceToken);
+    const docSize = this.docSize as Int32Array;
+    const { rows: nRow, tokens } = this.totals();
+    if (nRow === 0) return { count: 0, best: () => [] };
+    const avgdl = tokens / nRow;
+    if (this.acc.length < docSize.length) {
+      this.acc = new Float64Array(docSize.length);
+      this.touched = new Int32Array(docSize.length);
+    }
+    const acc = this.acc;
+    const touched = this.touched;
+    let n = 0;
+    const ln = this.c.stmt('SELECT ln(?) AS v').pluck();
+    for (const list of lists) {
+      // FTS5's idf: its count of rows holding the phrase is over the whole table, whatever the namespace.
+      const raw = ln.get((nRow - list.length + 0.5) / (list.length + 0.5)) as number;
+      const idf = raw <= 0 ? 1e-6 : raw;
+      const { rows, freqs, length } = list;
+      for (let i = 0; i < length; i++) {
+        const row = rows[i] as number;
+        if (member[row] !== 1) continue;
+        const f = freqs[i] as number;
+        // The expression of fts5Bm25Function, in its order of operations.
+        const term = idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * (docSize[row] as number)) / avgdl)));
+        if (acc[row] === 0) touched[n++] = row;
+        acc[row] = (acc[row] as number) + term;
+      }
+    }
+    const found = touched.slice(0, n);
+    const scores = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const row = found[i] as number;
+      scores[i] = acc[row] as number;
+      acc[row] = 0;
+    }
+    return { count: n, best: (fetch) => bestOf(found, scores, fetch) };
+  }
+
+  stats(): PostingStats {
+    return { terms: this.lists.size, postings: this.held, maxPostings: this.maxPostings, scored: this.scored, leftToFts5: this.leftToFts5 };
+  }
+
+  /** How many rows of the namespace hold each term (the namespace's document frequencies), or null as in score. */
+  namespaceFrequencies(terms: readonly string[], namespace: string, namespaceToken: string): Map<string, number> | null {
+    this.sync();
+    const out = new Map<string, number>();
+    for (const term of terms) {
+      const list = this.list(term);
+      if (!list) return null;
+      out.set(term, 0);
+    }
+    const member = this.member(namespace, namespaceToken);
+    for (const term of out.keys()) {
+      const { rows, length } = this.lists.get(term) as Postings;
+      let df = 0;
+      for (let i = 0; i < length; i++) if (member[rows[i] as number] === 1) df++;
+      out.set(term, df);
+    }
+    return out;
+  }
+
+  /** The term's list (read now when missing), or null when it holds more postings than may be kept. */
+  private list(term: string): Postings | null {
+    const kept = used(this.lists, term);
+    if (kept) return kept;
+    this.loadDocSizes();
+    const rows = this.instances(term, 'terms');
+    const freqs = new Uint32Array(rows.length);
+    let length = 0;
+    for (let i = 0; i < rows.length; i++) {
+      // An instance per occurrence, in rowid order: a row holding the term twice comes twice in a row.
+      if (length > 0 && rows[length - 1] === rows[i]) freqs[length - 1] = (freqs[length - 1] as number) + 1;
+      else {
+        rows[length] = rows[i] as number;
+        freqs[length] = 1;
+        length++;
+      }
+    }
+    if (length > this.maxPostings) return null;
+    const list = { rows, freqs, length };
+    this.lists.set(term, list);
+    this.held += length;
+    this.evict();
+    return list;
+  }
+
+  /** Drops the least recently used lists while more postings are held than allowed. */
+  private evict(): void {
+    for (const [term, list] of this.lists) {
+      if (this.held <= this.maxPostings) return;
+      this.lists.delete(term);
+      this.held -= list.length;
+    }
+  }
+
+  /** Which rows belong to the namespace (read from its token's postings in `ns` when not kept). */
+  private member(namespace: string, namespaceToken: string): Uint8Array {
+    const kept = used(this.members, namespace);
+    if (kept) return kept;
+    this.loadDocSizes();
+    const member = new Uint8Array((this.docSize as Int32Array).length);
+    for (const row of this.instances(namespaceToken, 'ns')) member[row] = 1;
+    this.members.set(namespace, member);
+    for (const ns of this.members.keys()) {
+      if (this.members.size <= MAX_NAMESPACES) break;
+      this.members.delete(ns);
+    }
+    return member;
+  }
+
+  /** The rowid of each instance of `token` in `column`, in rowid order (one string from SQLite: 10× fewer calls than a row each). */
+  private instances(token: string, column: 'ns' | 'terms'): Int32Array {
+    if (!this.vocabReady) {
+      // A table of the connection's temporary schema: nothing is written to the store.
+      this.c.db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_instances USING fts5vocab(main, memories_fts, instance)');
+      this.vocabReady = true;
+    }
+    const joined = this.c.stmt(`SELECT group_concat(doc, ',') FROM temp.memories_fts_instances WHERE term = ? AND col = ?`).pluck().get(token, column) as string | null;
+    if (!joined) return new Int32Array(0);
+    const parts = joined.split(',');
+    const rows = new Int32Array(parts.length);
+    for (let i = 0; i < parts.length; i++) rows[i] = Number(parts[i]);
+    return rows;
+  }
+
+  /** Every row's token count, from the `docsize` records (each a varint per column). */
+  private loadDocSizes(): void {
+    if (this.docSize) return;
+    const max = (this.c.stmt('SELECT max(id) FROM memories_fts_docsize').pluck().get() as number | null) ?? 0;
+    const sizes = new Int32Array(max + 1);
+    const joined = this.c.stmt(`SELECT group_concat(id || ' ' || hex(sz), ',') FROM memories_fts_docsize`).pluck().get() as string | null;
+    if (joined) {
+      for (const record of joined.split(',')) {
+        const space = record.indexOf(' ');
+        sizes[Number(record.slice(0, space))] = sumHexVarints(record, space + 1);
+      }
+    }
+    this.docSize = sizes;
+    for (const [ns, member] of this.members) if (member.length < sizes.length) this.members.delete(ns);
+  }
+
+  /** FTS5's row count and token total over both columns (its averages record, which bm25 reads). */
+  private totals(): { rows: number; tokens: number } {
+    const row = this.c.stmt('SELECT block FROM memories_fts_data WHERE id = 1').get() as { block: Buffer } | undefined;
+    if (!row) return { rows: 0, tokens: 0 };
+    const values = readVarints(row.block);
+    return { rows: values[0] ?? 0, tokens: values.slice(1).reduce((a, b) => a + b, 0) };
+  }
+}
+
+/** The kept value of `key`, moved to the end of `map` (most recently used last: eviction takes the first). */
+function used<T>(map: Map<string, T>, key: string): T | undefined {
+  const kept = map.get(key);
+  if (kept !== undefined) {
+    map.delete(key);
+    map.set(key, kept);
+  }
+  return kept;
+}
+
+/** The best `fetch` of the scored rows by score, then rowid (FTS5's `ORDER BY rank, rowid`, rank being −score). */
+function bestOf(rows: Int32Array, scores: Float64Array, fetch: number): RankedRow[] {
+  const n = rows.length;
+  let picked: number[];
+  if (fetch >= n) picked = Array.from({ length: n }, (_, i) => i);
+  else {
+    const threshold = kthLargest(scores.slice(), fetch);
+    picked = [];
+    for (let i = 0; i < n; i++) if ((scores[i] as number) >= threshold) picked.push(i);
+  }
+  picked.sort((a, b) => (scores[b] as number) - (scores[a] as number) || (rows[a] as number) - (rows[b] as number));
+  return picked.slice(0, fetch).map((i) => ({ rowid: rows[i] as number, rank: -(scores[i] as number) }));
+}
+
+/** The k-th largest value (1-based) of `values`, which it reorders (quickselect). */
+function kthLargest(values: Float64Array, k: number): number {
+  let lo = 0;
+  let hi = values.length - 1;
+  const target = k - 1;
+  while (lo < hi) {
+    const pivot = values[(lo + hi) >>> 1] as number;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while ((values[i] as number) > pivot) i++;
+      while ((values[j] as number) < pivot) j--;
+      if (i <= j) {
+        const t = values[i] as number;
+        values[i] = values[j] as number;
+        values[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
+    else return values[target] as number;
+  }
+  return values[target] as number;
+}
+
+/** SQLite's varints (FTS5 writes its records with them): big-endian 7-bit groups, the ninth byte whole. */
+export function readVarints(buf: Uint8Array, max = Infinity): number[] {
+  const out: number[] = [];
+  let i = 0;
+  while (i < buf.length && out.length < max) {
+    let value = 0;
+    let j = 0;
+    for (; j < 8; j++) {
+      const byte = buf[i++] ?? 0;
+      value = value * 128 + (byte & 0x7f);
+      if (!(byte & 0x80)) break;
+    }
+    if (j === 8) value = value * 256 + (buf[i++] ?? 0);
+    out.push(value);
+  }
+  return out;
+}
+
+/** The sum of the varints written in hex from `start` to the end of `hex` (as readVarints reads them). */
+function sumHexVarints(hex: string, start: number): number {
+  let sum = 0;
+  let value = 0;
+  let bytes = 0;
+  for (let i = start; i + 1 < hex.length; i += 2) {
+    const byte = parseInt(hex.slice(i, i + 2), 16);
+    if (bytes === 8) {
+      sum += value * 256 + byte;
+      value = 0;
+      bytes = 0;
+      continue;
+    }
+    value = value * 128 + (byte & 0x7f);
+    bytes++;
+    if (!(byte & 0x80)) {
+      sum += value;
+      value = 0;
+      bytes = 0;
+    }
+  }
+  return sum;
+}
