@@ -7,6 +7,9 @@
  *   node dist/bench/search-builds.js --db <store.db> --build old=/tmp/old/dist --build new=dist
  *                                    [--queries 300] [--warmup 10] [--lexical-only] [--out file.json]
  *
+ * `--build name=dist:postings` opens that build's store with kept BM25 posting lists (`postingCache`, as `cairn
+ * serve` and `cairn mcp` do; builds before 19eb7a0 ignore it); the same dist may run with and without.
+ *
  * A build is a compiled `dist` folder (another commit's: `git worktree add --detach /tmp/old <commit>`, link
  * node_modules, `npx tsc -p tsconfig.json` there). The store: one the latency bench kept (`node
  * dist/bench/latency.js --sizes 10000 --keep-db` logs its path); each build migrates its own copy. Queries
@@ -27,11 +30,12 @@ const TARGET = 'github.com/acme/shop';
 interface Build {
   name: string;
   dist: string;
+  postings: boolean;
 }
 
 /** What this bench uses of a build's src/index.js (any commit's). */
 interface BuildModule {
-  createSqliteStore(config: { path: string; vectorIndex: { neighbourGraphs: boolean } }): BuildStore;
+  createSqliteStore(config: { path: string; vectorIndex: { neighbourGraphs: boolean }; postingCache?: boolean }): BuildStore;
   Engine: new (options: { store: BuildStore; embedder: unknown; defaultNamespace: string }) => { search(q: string, options: object): Promise<unknown[]> };
 }
 
@@ -47,9 +51,10 @@ function parseArgs(argv: string[]) {
     return i >= 0 ? argv[i + 1] : undefined;
   };
   const builds: Build[] = argv.flatMap((a, i) => (a === '--build' && argv[i + 1] ? [argv[i + 1] as string] : [])).map((spec) => {
-    const [name, dist] = spec.split('=');
-    if (!name || !dist) throw new Error(`--build ${spec}: expected name=dist-folder`);
-    return { name, dist: resolve(dist) };
+    const [name, where] = spec.split('=');
+    const [dist, flag] = (where ?? '').split(':');
+    if (!name || !dist || (flag !== undefined && flag !== 'postings')) throw new Error(`--build ${spec}: expected name=dist-folder[:postings]`);
+    return { name, dist: resolve(dist), postings: flag === 'postings' };
   });
   const db = value('--db');
   if (!db || builds.length < 1) throw new Error('usage: --db <store.db> --build name=dist [--build name=dist …]');
@@ -80,7 +85,7 @@ async function main(): Promise<void> {
       const path = join(dir, `${build.name}.db`);
       copyFileSync(opts.db, path);
       if (existsSync(`${opts.db}-wal`)) copyFileSync(`${opts.db}-wal`, `${path}-wal`);
-      const store = cairn.createSqliteStore({ path, vectorIndex: { neighbourGraphs: true } });
+      const store = cairn.createSqliteStore({ path, vectorIndex: { neighbourGraphs: true }, ...(build.postings ? { postingCache: true } : {}) });
       const engine = new cairn.Engine({ store, embedder, defaultNamespace: TARGET });
       // The int8 index brought up (or built in its worker) before anything is timed.
       const probe = () => store.vectorCandidates(vectors.get(texts[0] as string) as Float32Array, 10, { namespace: TARGET, now: new Date().toISOString() });

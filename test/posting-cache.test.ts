@@ -8,6 +8,7 @@ import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-count
 import { Engine } from '../src/core/engine.js';
 import { queryTerms } from '../src/core/lexical.js';
 import type { MemoryInput } from '../src/interfaces/memory.js';
+import { QUIET_SEARCHES } from '../src/adapters/sqlite/sqlite-postings.js';
 
 /**
  * BM25 from the posting lists kept in memory (sqlite-postings.ts) against FTS5 scoring every match, on two
@@ -103,6 +104,18 @@ describe('BM25 from kept posting lists', () => {
     await assertSame('after a purge');
   });
 
+  it('reads new lists after a bulk transaction switched its temporary files (which drops temporary tables)', async () => {
+    await cached.transaction(async () => undefined, { bulk: true });
+    await cachedEngine.save({ namespace: MAIN, text: 'retry queue handler after the bulk transaction', kind: 'fact' });
+    await assertSame('after a bulk transaction');
+    // Terms no search read before: their lists are read through the temporary table now.
+    const terms = queryTerms('bulk transaction');
+    const filter = { namespace: MAIN, now: new Date().toISOString() };
+    const got = await cached.lexicalCandidates(terms, 10, filter);
+    assert.equal(got.length, 1);
+    assert.deepEqual(got, await plain.lexicalCandidates(terms, 10, filter));
+  });
+
   it('sees what another connection wrote', async () => {
     await plainEngine.saveMany([
       { namespace: MAIN, text: 'deploy token cache handler handler from the other connection', kind: 'fact' },
@@ -113,6 +126,19 @@ describe('BM25 from kept posting lists', () => {
     assert.ok(one);
     await plainEngine.update(one.id, { text: 'layer layer layer' });
     await assertSame('after another connection re-indexed a note');
+  });
+
+  it('leaves the searches right after another connection wrote to FTS5, then reads lists again', async () => {
+    const terms = queryTerms('service config');
+    const filter = { namespace: MAIN, now: new Date().toISOString() };
+    for (let i = 0; i <= QUIET_SEARCHES; i++) await cached.lexicalCandidates(terms, 10, filter);
+    const before = cached.lexicalPostings();
+    await plainEngine.save({ namespace: MAIN, text: 'service config written while the other connection was quiet', kind: 'fact' });
+    for (let i = 0; i < QUIET_SEARCHES + 3; i++) assert.deepEqual(await cached.lexicalCandidates(terms, 10, filter), await plain.lexicalCandidates(terms, 10, filter));
+    const after = cached.lexicalPostings();
+    assert.ok(before && after);
+    assert.equal(after.leftToFts5 - before.leftToFts5, QUIET_SEARCHES);
+    assert.equal(after.scored - before.scored, 3);
   });
 
   it('leaves a term with more postings than it may keep to FTS5, with the same answer', async () => {

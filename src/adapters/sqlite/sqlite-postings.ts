@@ -9,6 +9,14 @@ const B = 0.75;
 /** Postings kept by default: 4 bytes of rowid and 4 of frequency each, 64 MB in all. */
 export const DEFAULT_MAX_POSTINGS = 8_000_000;
 
+/**
+ * After the lists were dropped (another process's commit, a delete or re-index), this many lexical searches are
+ * left to FTS5 before lists are read again: reading them costs several FTS5 searches (at 100k, 270 ms against
+ * 36 ms; at 1M seconds), so a store written between most searches never pays it every time, and one written now
+ * and then reads them once it is quiet again.
+ */
+export const QUIET_SEARCHES = 16;
+
 /** Namespaces whose membership (one byte a rowid) is kept at once. */
 const MAX_NAMESPACES = 8;
 
@@ -29,7 +37,7 @@ export interface PostingStats {
   terms: number;
   postings: number;
   maxPostings: number;
-  /** Searches scored from the lists, and searches left to FTS5 (a term with more postings than may be kept). */
+  /** Searches scored from the lists, and searches left to FTS5 (soon after a drop, or a term with more postings than may be kept). */
   scored: number;
   leftToFts5: number;
 }
@@ -51,7 +59,7 @@ export interface ScoredMatches {
  * For long-lived processes (a first search reads its terms' lists, which costs about what FTS5 would), and
  * only inside a read transaction, so every list comes from one snapshot. This connection's commits update
  * the lists (a new row appends to its terms' lists); a delete, an update of the indexed terms, or another
- * process's commit (`PRAGMA data_version`) drops everything.
+ * process's commit (`PRAGMA data_version`) drops everything, and FTS5 scores the next QUIET_SEARCHES searches.
  */
 export class SqlitePostings {
   private readonly maxPostings: number;
@@ -63,9 +71,10 @@ export class SqlitePostings {
   private version = -1;
   private acc = new Float64Array(0);
   private touched = new Int32Array(0);
-  private vocabReady = false;
   private scored = 0;
   private leftToFts5 = 0;
+  /** Lexical searches since the lists were last dropped (none were yet: as if long quiet). */
+  private quiet = QUIET_SEARCHES;
 
   constructor(
     private readonly c: SqliteConnection,
@@ -79,12 +88,13 @@ export class SqlitePostings {
   private sync(): void {
     const version = this.c.dataVersion();
     if (version !== this.version) {
-      this.clear();
+      if (this.version !== -1) this.clear();
       this.version = version;
     }
   }
 
   private clear(): void {
+    this.quiet = 0;
     this.lists.clear();
     this.members.clear();
     this.docSize = null;
@@ -147,6 +157,11 @@ export class SqlitePostings {
   score(terms: readonly string[], namespace: string, namespaceToken: string): ScoredMatches | null {
     if (new Set(terms).size !== terms.length) return null; // a repeated phrase counts twice in FTS5: left to it
     this.sync();
+    if (this.quiet < QUIET_SEARCHES) {
+      this.quiet++;
+      this.leftToFts5++;
+      return null;
+    }
     const lists: Postings[] = [];
     for (const term of terms) {
       const list = this.list(term);
@@ -202,15 +217,17 @@ export class SqlitePostings {
   /** How many rows of the namespace hold each term (the namespace's document frequencies), or null as in score. */
   namespaceFrequencies(terms: readonly string[], namespace: string, namespaceToken: string): Map<string, number> | null {
     this.sync();
-    const out = new Map<string, number>();
+    if (this.quiet < QUIET_SEARCHES) return null;
+    // Held here: reading one term's list may evict another's from the kept ones.
+    const lists = new Map<string, Postings>();
     for (const term of terms) {
       const list = this.list(term);
       if (!list) return null;
-      out.set(term, 0);
+      lists.set(term, list);
     }
     const member = this.member(namespace, namespaceToken);
-    for (const term of out.keys()) {
-      const { rows, length } = this.lists.get(term) as Postings;
+    const out = new Map<string, number>();
+    for (const [term, { rows, length }] of lists) {
       let df = 0;
       for (let i = 0; i < length; i++) if (member[rows[i] as number] === 1) df++;
       out.set(term, df);
@@ -269,10 +286,10 @@ export class SqlitePostings {
 
   /** The rowid of each instance of `token` in `column`, in rowid order (one string from SQLite: 10× fewer calls than a row each). */
   private instances(token: string, column: 'ns' | 'terms'): Int32Array {
-    if (!this.vocabReady) {
-      // A table of the connection's temporary schema: nothing is written to the store.
-      this.c.db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_instances USING fts5vocab(main, memories_fts, instance)');
-      this.vocabReady = true;
+    // A table of the connection's temporary schema: nothing is written to the store. Looked for each time, since
+    // changing `temp_store` (bulk transactions and the erasure's compaction do) drops every temporary table.
+    if (this.c.stmt(`SELECT 1 FROM temp.sqlite_master WHERE name = 'memories_fts_instances'`).get() === undefined) {
+      this.c.db.exec('CREATE VIRTUAL TABLE temp.memories_fts_instances USING fts5vocab(main, memories_fts, instance)');
     }
     const joined = this.c.stmt(`SELECT group_concat(doc, ',') FROM temp.memories_fts_instances WHERE term = ? AND col = ?`).pluck().get(token, column) as string | null;
     if (!joined) return new Int32Array(0);
