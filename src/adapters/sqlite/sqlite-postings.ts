@@ -6,8 +6,12 @@ import type { RankedRow } from './sqlite-bm25-pruning.js';
 const K1 = 1.2;
 const B = 0.75;
 
-/** Postings kept by default: 4 bytes of rowid and 4 of frequency each, 64 MB in all. */
-export const DEFAULT_MAX_POSTINGS = 8_000_000;
+/**
+ * Postings kept by default: 4 bytes of rowid and 4 of frequency each, 256 MB at most. A 100k store holds 3.5M in
+ * all; at 1M (35M) the latency bench's searches read 27M over 70 queries, and with 8M kept they thrashed (p50
+ * 176 ms against 127 ms with 40M).
+ */
+export const DEFAULT_MAX_POSTINGS = 32_000_000;
 
 /**
  * After the lists were dropped (another process's commit, a delete or re-index), this many lexical searches are
@@ -21,7 +25,7 @@ export const QUIET_SEARCHES = 16;
 const MAX_NAMESPACES = 8;
 
 export interface PostingCacheConfig {
-  /** Postings kept in memory across all terms; a term holding more is scored by FTS5. Default 8M. */
+  /** Postings kept in memory across all terms; a term holding more is scored by FTS5. Default 32M. */
   maxPostings?: number;
 }
 
