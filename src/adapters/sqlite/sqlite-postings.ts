@@ -21,6 +21,12 @@ export const DEFAULT_MAX_POSTINGS = 32_000_000;
  */
 export const QUIET_SEARCHES = 16;
 
+/**
+ * Terms this long are never cut: FTS5 cuts tokens over 32 KB short, and a UTF-16 unit is at most 3 bytes of UTF-8.
+ * Saves and queries are at most 32 KB, so none reaches the cut through them; a longer term is left to FTS5.
+ */
+const MAX_TERM_CHARS = 8192;
+
 /** Namespaces whose membership (one byte a rowid) is kept at once. */
 const MAX_NAMESPACES = 8;
 
@@ -34,6 +40,8 @@ interface Postings {
   rows: Int32Array;
   freqs: Uint32Array;
   length: number;
+  /** What it counts in `held`: its rows, and one for a list of none. */
+  weight: number;
 }
 
 /** What the kept lists hold, and how the searches since the store opened were scored. */
@@ -132,6 +140,7 @@ export class SqlitePostings {
         list.rows[list.length] = rowid;
         list.freqs[list.length] = f;
         list.length++;
+        list.weight++;
         this.held++;
       }
       const member = this.members.get(namespace);
@@ -161,6 +170,8 @@ export class SqlitePostings {
    */
   score(terms: readonly string[], namespace: string, namespaceToken: string): ScoredMatches | null {
     if (new Set(terms).size !== terms.length) return null; // a repeated phrase counts twice in FTS5: left to it
+    // FTS5 cuts a token of more than 32 KB short, in the index and in a query; left to it.
+    if (terms.some((t) => t.length > MAX_TERM_CHARS)) return null;
     this.sync();
     if (this.quiet < QUIET_SEARCHES) {
       this.quiet++;
@@ -190,10 +201,14 @@ export class SqlitePostings {
     const touched = this.touched;
     let n = 0;
     const ln = this.c.stmt('SELECT ln(?) AS v').pluck();
-    for (const list of lists) {
-      // FTS5's idf: its count of rows holding the phrase is over the whole table, whatever the namespace.
+    // FTS5's idf: its count of rows holding the phrase is over the whole table, whatever the namespace. Read
+    // before any sum, so nothing can throw while `acc` holds a query's partial sums.
+    const idfs = lists.map((list) => {
       const raw = ln.get((nRow - list.length + 0.5) / (list.length + 0.5)) as number;
-      const idf = raw <= 0 ? 1e-6 : raw;
+      return raw <= 0 ? 1e-6 : raw;
+    });
+    for (const [l, list] of lists.entries()) {
+      const idf = idfs[l] as number;
       const { rows, freqs, length } = list;
       for (let i = 0; i < length; i++) {
         const row = rows[i] as number;
@@ -221,6 +236,7 @@ export class SqlitePostings {
 
   /** How many rows of the namespace hold each term (the namespace's document frequencies), or null as in score. */
   namespaceFrequencies(terms: readonly string[], namespace: string, namespaceToken: string): Map<string, number> | null {
+    if (terms.some((t) => t.length > MAX_TERM_CHARS)) return null;
     this.sync();
     if (this.quiet < QUIET_SEARCHES) return null;
     // Held here: reading one term's list may evict another's from the kept ones.
@@ -246,6 +262,13 @@ export class SqlitePostings {
     if (kept) return kept;
     this.loadDocSizes();
     const rows = this.instances(term, 'terms');
+    // fts5vocab returns a term's instances in rowid order; sorted if ever not, so a row's instances sit together.
+    for (let i = 1; i < rows.length; i++) {
+      if ((rows[i] as number) < (rows[i - 1] as number)) {
+        rows.sort();
+        break;
+      }
+    }
     const freqs = new Uint32Array(rows.length);
     let length = 0;
     for (let i = 0; i < rows.length; i++) {
@@ -258,9 +281,10 @@ export class SqlitePostings {
       }
     }
     if (length > this.maxPostings) return null;
-    const list = { rows, freqs, length };
+    // Trimmed to its rows (the instances may be several a row); a list holding none still counts one.
+    const list = { rows: rows.slice(0, length), freqs: freqs.slice(0, length), length, weight: Math.max(1, length) };
     this.lists.set(term, list);
-    this.held += length;
+    this.held += list.weight;
     this.evict();
     return list;
   }
@@ -270,7 +294,7 @@ export class SqlitePostings {
     for (const [term, list] of this.lists) {
       if (this.held <= this.maxPostings) return;
       this.lists.delete(term);
-      this.held -= list.length;
+      this.held -= list.weight;
     }
   }
 
