@@ -190,7 +190,7 @@ export class SqlitePostings {
     this.scored++;
     const member = this.member(namespace, namespaceToken);
     const docSize = this.docSize as Int32Array;
-    const { rows: nRow, tokens } = this.totals();
+    const { rows: nRow, tokens } = fullTextTotals(this.c);
     if (nRow === 0) return { count: 0, best: () => [] };
     const avgdl = tokens / nRow;
     if (this.acc.length < docSize.length) {
@@ -328,29 +328,31 @@ export class SqlitePostings {
     return rows;
   }
 
-  /** Every row's token count, from the `docsize` records (each a varint per column). */
+  /** Every row's token count, from the `docsize` records (a varint per column). */
   private loadDocSizes(): void {
     if (this.docSize) return;
-    const max = (this.c.stmt('SELECT max(id) FROM memories_fts_docsize').pluck().get() as number | null) ?? 0;
-    const sizes = new Int32Array(max + 1);
-    const joined = this.c.stmt(`SELECT group_concat(id || ' ' || hex(sz), ',') FROM memories_fts_docsize`).pluck().get() as string | null;
-    if (joined) {
-      for (const record of joined.split(',')) {
-        const space = record.indexOf(' ');
-        sizes[Number(record.slice(0, space))] = sumHexVarints(record, space + 1);
-      }
+    // Both aggregates read the rows in one pass, so the nth id goes with the nth record.
+    const row = this.c.stmt(`SELECT group_concat(id, ',') AS ids, group_concat(hex(sz), '') AS sizes FROM memories_fts_docsize`).get() as { ids: string | null; sizes: string | null };
+    const ids = row.ids ? row.ids.split(',').map(Number) : [];
+    const values = readVarints(Buffer.from(row.sizes ?? '', 'hex'));
+    const columns = ids.length > 0 ? values.length / ids.length : 0;
+    const sizes = new Int32Array(ids.reduce((max, id) => Math.max(max, id), 0) + 1);
+    for (const [n, id] of ids.entries()) {
+      let tokens = 0;
+      for (let c = 0; c < columns; c++) tokens += values[n * columns + c] as number;
+      sizes[id] = tokens;
     }
     this.docSize = sizes;
     for (const [ns, member] of this.members) if (member.length < sizes.length) this.members.delete(ns);
   }
+}
 
-  /** FTS5's row count and token total over both columns (its averages record, which bm25 reads). */
-  private totals(): { rows: number; tokens: number } {
-    const row = this.c.stmt('SELECT block FROM memories_fts_data WHERE id = 1').get() as { block: Buffer } | undefined;
-    if (!row) return { rows: 0, tokens: 0 };
-    const values = readVarints(row.block);
-    return { rows: values[0] ?? 0, tokens: values.slice(1).reduce((a, b) => a + b, 0) };
-  }
+/** FTS5's row count and token total over both columns: its averages record, which bm25 reads. */
+export function fullTextTotals(c: SqliteConnection): { rows: number; tokens: number } {
+  const row = c.stmt('SELECT block FROM memories_fts_data WHERE id = 1').get() as { block: Buffer } | undefined;
+  if (!row) return { rows: 0, tokens: 0 };
+  const values = readVarints(row.block);
+  return { rows: values[0] ?? 0, tokens: values.slice(1).reduce((a, b) => a + b, 0) };
 }
 
 /** The kept value of `key`, moved to the end of `map` (most recently used last: eviction takes the first). */
@@ -405,10 +407,10 @@ function kthLargest(values: Float64Array, k: number): number {
 }
 
 /** SQLite's varints (FTS5 writes its records with them): big-endian 7-bit groups, the ninth byte whole. */
-export function readVarints(buf: Uint8Array, max = Infinity): number[] {
+function readVarints(buf: Uint8Array): number[] {
   const out: number[] = [];
   let i = 0;
-  while (i < buf.length && out.length < max) {
+  while (i < buf.length) {
     let value = 0;
     let j = 0;
     for (; j < 8; j++) {
@@ -420,28 +422,4 @@ export function readVarints(buf: Uint8Array, max = Infinity): number[] {
     out.push(value);
   }
   return out;
-}
-
-/** The sum of the varints written in hex from `start` to the end of `hex` (as readVarints reads them). */
-function sumHexVarints(hex: string, start: number): number {
-  let sum = 0;
-  let value = 0;
-  let bytes = 0;
-  for (let i = start; i + 1 < hex.length; i += 2) {
-    const byte = parseInt(hex.slice(i, i + 2), 16);
-    if (bytes === 8) {
-      sum += value * 256 + byte;
-      value = 0;
-      bytes = 0;
-      continue;
-    }
-    value = value * 128 + (byte & 0x7f);
-    bytes++;
-    if (!(byte & 0x80)) {
-      sum += value;
-      value = 0;
-      bytes = 0;
-    }
-  }
-  return sum;
 }

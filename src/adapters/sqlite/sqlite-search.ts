@@ -5,7 +5,7 @@ import { vectorTableSql } from './sqlite-vector-table.js';
 import type { SqliteConnection, WriteEffects } from './sqlite-connection.js';
 import { filterSql, nsToken, quoteTerm, type Row } from './sqlite-rows.js';
 import { firstFetch, widening } from './sqlite-over-fetch.js';
-import { SqlitePostings, readVarints, type PostingCacheConfig, type PostingStats } from './sqlite-postings.js';
+import { SqlitePostings, fullTextTotals, type PostingCacheConfig, type PostingStats } from './sqlite-postings.js';
 import { mergePruned, prunedMatches, splitForPruning, type PrunedSplit, type RankedRow } from './sqlite-bm25-pruning.js';
 
 /** The best `fetch` full-text rows of a match, by BM25 then rowid (ties as FTS5 returns its matches). */
@@ -192,8 +192,7 @@ export class SqliteSearch {
 
   /** Rows of the full-text table (FTS5's own count, which its IDF uses): the first varint of its averages record. */
   private fullTextRows(): number {
-    const row = this.c.stmt('SELECT block FROM memories_fts_data WHERE id = 1').get() as { block: Buffer } | undefined;
-    return row ? (readVarints(row.block, 1)[0] ?? 0) : 0;
+    return fullTextTotals(this.c).rows;
   }
 
   /**
@@ -272,14 +271,13 @@ export class SqliteSearch {
     const storeWide = namespace === undefined || cache.documents === this.counted().documents;
     const missing = [...new Set(terms)].filter((t) => !cache.frequencies.has(t));
     const listed = !storeWide && missing.length > 0 && this.postings && this.readSnapshot ? this.postings.namespaceFrequencies(missing, namespace, nsToken(namespace)) : null;
-    const count = listed
-      ? (term: string) => listed.get(term) ?? 0
-      : storeWide
+    const counted = storeWide
       ? (term: string) => (this.c.stmt(`SELECT doc FROM memories_fts_vocab WHERE col = 'terms' AND term = ?`).get(term) as { doc: number } | undefined)?.doc ?? 0
       : (term: string) =>
           (this.c.stmt('SELECT COUNT(*) AS n FROM memories_fts WHERE memories_fts MATCH ?').get(`ns:${quoteTerm(nsToken(namespace))} AND terms:${quoteTerm(term)}`) as { n: number }).n;
     const frequencies = new Map<string, number>();
     const keep = this.countsKept();
+    const count = (term: string) => listed?.get(term) ?? counted(term);
     for (const term of new Set(terms)) {
       let df = cache.frequencies.get(term);
       if (df === undefined) {
