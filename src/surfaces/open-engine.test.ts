@@ -41,21 +41,26 @@ describe('composition root: where the local model runs', () => {
   });
 });
 
-describe('composition root: neighbour graphs and kept posting lists only in long-lived processes', () => {
-  it('serve and mcp open the SQLite store with neighbour graphs and posting lists; every other command opens it without', async () => {
+describe('composition root: neighbour graphs, the vector scan worker and kept posting lists only in long-lived processes', () => {
+  it('serve and mcp open the SQLite store with neighbour graphs, a scan worker and posting lists; every other command opens it without', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cairn-open-engine-graphs-'));
     const environment = { env: { HOME: dir, XDG_CONFIG_HOME: dir, XDG_CACHE_HOME: dir }, cwd: dir };
     try {
       const graphs = async (longLived: boolean) => {
         const opened = openEngine({ db: join(dir, 'c.db'), namespace: 'ns' }, { withoutEmbedder: true, longLived }, environment);
         try {
-          return (opened.engine.store as SqliteStore).vectorIndex?.status().graphs;
+          const status = (opened.engine.store as SqliteStore).vectorIndex?.status();
+          return status && { ...status.graphs, scanWorker: status.scanWorker.state };
         } finally {
           await opened.close();
         }
       };
-      assert.match((await graphs(false))?.reason ?? '', /^off: this process is short-lived/u);
-      assert.equal((await graphs(true))?.reason, null);
+      const short = await graphs(false);
+      assert.match(short?.reason ?? '', /^off: this process is short-lived/u);
+      assert.equal(short?.scanWorker, 'off', 'a short command scans vectors on its own thread');
+      const long = await graphs(true);
+      assert.equal(long?.reason, null);
+      assert.equal(long?.scanWorker, 'idle', 'a long-lived process may scan large namespaces in the scan worker');
       const postings = async (longLived: boolean) => {
         const opened = openEngine({ db: join(dir, 'c.db'), namespace: 'ns' }, { withoutEmbedder: true, longLived }, environment);
         try {

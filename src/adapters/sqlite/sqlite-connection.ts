@@ -386,6 +386,16 @@ export class SqliteConnection {
     }
   }
 
+  /** `read` for a read that awaits (the vector index's scan in its worker). */
+  async readAsync<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    this.ensureOpen();
+    try {
+      return await fn();
+    } catch (err) {
+      throw translate(err, what);
+    }
+  }
+
   /** A short write outside the event log (tokens, recall counts), retried while another process writes. */
   smallWrite(what: string, fn: () => void): Promise<void> {
     this.ensureOpen();

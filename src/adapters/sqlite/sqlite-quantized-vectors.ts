@@ -1,5 +1,15 @@
 import type { Usearch } from './sqlite-vector-index-file.js';
 
+/** One row's change for a copy kept elsewhere: its new codes, or null when it left. */
+export interface CodeChange {
+  rowid: number;
+  codes: Int8Array | null;
+}
+
+/** More pending changes than this and a copy is sent whole again (a rebuild's worth of patches costs more). */
+const JOURNAL_LIMIT = 65_536;
+let instances = 0;
+
 /**
  * One namespace's vectors as int8 (each scaled by 127 / its largest component: cosine ignores a vector's
  * length, so this keeps the most precision), in one contiguous array for usearch's SIMD exhaustive kernel.
@@ -14,6 +24,11 @@ export class QuantizedVectors {
   private data: Int8Array;
   private count = 0;
   private readonly slots = new Map<number, number>();
+  /** Changes since the journal was last taken (see startJournal); null when no copy is kept. */
+  private journal: CodeChange[] | null = null;
+  private journalOverflowed = false;
+  /** Tells this instance from a rebuilt one of the same namespace (a copy of the old one is of no use). */
+  readonly instance = ++instances;
 
   constructor(
     readonly dimensions: number,
@@ -33,6 +48,20 @@ export class QuantizedVectors {
 
   /** Adds or replaces the row's vector. */
   set(rowid: number, vector: Float32Array): void {
+    const slot = this.slotOf(rowid);
+    quantize(vector, this.data, slot * this.dimensions);
+    this.record(rowid, slot);
+  }
+
+  /** Adds or replaces the row's codes as they are (a copy following another instance's changes). */
+  setCodes(rowid: number, codes: Int8Array): void {
+    const slot = this.slotOf(rowid);
+    this.data.set(codes.subarray(0, this.dimensions), slot * this.dimensions);
+    this.record(rowid, slot);
+  }
+
+  /** The row's slot, a new one at the end when it has none. */
+  private slotOf(rowid: number): number {
     let slot = this.slots.get(rowid);
     if (slot === undefined) {
       if (this.count === this.keys.length) this.grow();
@@ -40,12 +69,13 @@ export class QuantizedVectors {
       this.slots.set(rowid, slot);
       this.keys[slot] = rowid;
     }
-    quantize(vector, this.data, slot * this.dimensions);
+    return slot;
   }
 
   remove(rowid: number): void {
     const slot = this.slots.get(rowid);
     if (slot === undefined) return;
+    this.record(rowid, null);
     const last = --this.count;
     if (slot !== last) {
       const moved = this.keys[last] as number;
@@ -54,6 +84,36 @@ export class QuantizedVectors {
       this.slots.set(moved, slot);
     }
     this.slots.delete(rowid);
+  }
+
+  /**
+   * From now on every change is kept for `takeJournal`, so a copy of these codes made now (toBuffer) can be
+   * brought up to date by replaying them in order.
+   */
+  startJournal(): void {
+    this.journal = [];
+    this.journalOverflowed = false;
+  }
+
+  /**
+   * The changes since the journal was started or last taken, oldest first; null when there were too many to keep
+   * (the copy must be made again) or no journal is kept.
+   */
+  takeJournal(): CodeChange[] | null {
+    if (this.journalOverflowed || !this.journal) return null;
+    const out = this.journal;
+    this.journal = [];
+    return out;
+  }
+
+  private record(rowid: number, slot: number | null): void {
+    if (!this.journal) return;
+    if (this.journal.length >= JOURNAL_LIMIT) {
+      this.journal = null;
+      this.journalOverflowed = true;
+      return;
+    }
+    this.journal.push({ rowid, codes: slot === null ? null : this.data.slice(slot * this.dimensions, (slot + 1) * this.dimensions) });
   }
 
   /** The rows as they are held: rowids, and their codes `dimensions` apiece (views, valid until the next change). */

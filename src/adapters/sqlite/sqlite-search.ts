@@ -56,17 +56,18 @@ export class SqliteSearch {
     if (vector.length !== this.c.vectorDims) {
       throw new CairnError('EMBEDDER_MISMATCH', `query vector has ${vector.length} dimensions; the store holds ${this.c.vectorDims}`, { hint: 'run `cairn reindex`' });
     }
+    const params: Row = { q: vector, namespace: filter.namespace, now: filter.now };
+    const post = filterSql(filter, params);
+    const index = this.c.vectorIndex;
+    const indexed = index ? await this.c.readAsync('vector search', () => index.search(vector, k, filter, post, params)) : null;
+    if (indexed) return indexed;
     return this.c.read('vector search', () => {
-      const params: Row = { q: vector, namespace: filter.namespace, now: filter.now };
       const knnWhere = ['v.embedding MATCH @q', 'v.k = @k', 'v.namespace = @namespace'];
       if (!filter.includeInactive) knnWhere.push('v.active = 1');
       if (filter.kinds && filter.kinds.length === 1) {
         knnWhere.push('v.kind = @vkind');
         params['vkind'] = filter.kinds[0];
       }
-      const post = filterSql(filter, params);
-      const approximate = this.c.vectorIndex?.search(vector, k, filter, post, params);
-      if (approximate) return approximate;
       // Expiry, tags and several kinds are checked after the KNN. Widen the KNN until k rows pass that
       // filter or the index has no more rows; past the KNN's own limit, scan the namespace exactly, so
       // nearer inactive or filtered-out memories never hide the k nearest matching ones.
@@ -95,6 +96,9 @@ export class SqliteSearch {
 
   async lexicalCandidates(terms: string[], k: number, filter: CandidateFilter): Promise<LexicalHit[]> {
     if (terms.length === 0 || k <= 0) return [];
+    // A vector search asked for in the same turn (the engine asks for both signals at once) first sends its scan
+    // to the scan worker, so the two run side by side; microtasks all run before an immediate.
+    if (this.c.vectorIndex?.scansOffThread()) await new Promise((resolve) => setImmediate(resolve));
     return this.c.read('full-text search', () => {
       // Inside a write transaction of this connection the averages record lags FTS5's own count: no pruning.
       if (this.c.db.inTransaction) return this.rankedCandidates(terms, k, filter, false);
