@@ -79,12 +79,21 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
       termWeights = fused.termStatistics ? termWeightsOf(terms, fused.termStatistics) : await termIdf(ctx, terms, namespace);
     }
   } else {
+    // Where the vector search runs beside this thread, the lexical side waits until it is asked for (the query
+    // embedded), so its work runs during the scan rather than before it.
+    let vectorAsked: () => void = () => {};
+    const lexicalAfter = ctx.store.vectorSearchRunsBeside?.(namespace) ? new Promise<void>((resolve) => (vectorAsked = resolve)) : null;
     const vectorHits = async () => {
-      queryVector = await embedQuery();
-      return queryVector ? ctx.store.vectorCandidates(queryVector, pool, filter) : [];
+      try {
+        queryVector = await embedQuery();
+        return queryVector ? ctx.store.vectorCandidates(queryVector, pool, filter) : [];
+      } finally {
+        vectorAsked();
+      }
     };
     const lexicalHits = async () => {
       if (!useLexical) return [];
+      if (lexicalAfter) await lexicalAfter;
       if (!related) return ctx.store.lexicalCandidates(terms, pool, filter);
       const [own, more] = await Promise.all([ctx.store.lexicalCandidates(terms, pool, filter), ctx.store.lexicalCandidates(related.terms, relatedPool(limit, pool), filter)]);
       return withRelated(own, more, related.weight, pool);

@@ -171,6 +171,12 @@ export interface MemorySearch {
    */
   vectorCandidates(vector: Float32Array, k: number, filter: CandidateFilter): Promise<VectorHit[]>;
   /**
+   * Whether a vector search of the namespace runs off the calling thread (the embedded store's scan worker in a
+   * long-lived process), so that a caller wanting both signals gains by starting it before the lexical search,
+   * whose work then runs beside it. Absent or false: the order does not matter.
+   */
+  vectorSearchRunsBeside?(namespace: string): boolean;
+  /**
    * Memories whose indexed terms contain any of `terms` (OR semantics), best first by `LexicalHit.score`,
    * at most k. A term matches an indexed term only when equal to it: terms arrive analysed by core
    * (core/lexical.ts) and the backend neither splits, stems nor folds them again, so `shop/checkout/tax.py`

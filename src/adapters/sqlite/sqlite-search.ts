@@ -96,9 +96,6 @@ export class SqliteSearch {
 
   async lexicalCandidates(terms: string[], k: number, filter: CandidateFilter): Promise<LexicalHit[]> {
     if (terms.length === 0 || k <= 0) return [];
-    // A vector search asked for in the same turn (the engine asks for both signals at once) first sends its scan
-    // to the scan worker, so the two run side by side; microtasks all run before an immediate.
-    if (this.c.vectorIndex?.scansOffThread()) await new Promise((resolve) => setImmediate(resolve));
     return this.c.read('full-text search', () => {
       // Inside a write transaction of this connection the averages record lags FTS5's own count: no pruning.
       if (this.c.db.inTransaction) return this.rankedCandidates(terms, k, filter, false);

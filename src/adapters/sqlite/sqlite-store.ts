@@ -159,6 +159,10 @@ export class SqliteStore implements Store {
     return this.search.vectorCandidates(vector, k, filter);
   }
 
+  vectorSearchRunsBeside(namespace: string): boolean {
+    return this.c.vectorIndex?.scansOffThread(namespace) === true;
+  }
+
   lexicalCandidates(terms: string[], k: number, filter: CandidateFilter): Promise<LexicalHit[]> {
     return this.search.lexicalCandidates(terms, k, filter);
   }

@@ -192,9 +192,9 @@ export class SqliteVectorIndex {
     return null;
   }
 
-  /** Whether some namespace's scans run in the scan worker now. */
-  scansOffThread(): boolean {
-    return this.scanner?.holdsCopies() === true;
+  /** Whether the namespace's scans run in the scan worker now. */
+  scansOffThread(namespace: string): boolean {
+    return this.scanner?.holds(namespace) === true;
   }
 
   /** What the neighbour graphs need of the index (call with the codes loaded). */

@@ -72,10 +72,9 @@ export class ScanWorker {
     });
   }
 
-  /** Whether the worker holds a current copy of some namespace's codes. */
-  holdsCopies(): boolean {
-    for (const copy of this.copies.values()) if (copy.ready) return true;
-    return false;
+  /** Whether the worker holds a copy of the namespace's codes. */
+  holds(namespace: string): boolean {
+    return this.copies.get(namespace)?.ready === true;
   }
 
   /** Drops every copy (after an erasure, or when the codes are dropped): the worker holds no vector they left. */
