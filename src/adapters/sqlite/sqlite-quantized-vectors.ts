@@ -24,9 +24,8 @@ export class QuantizedVectors {
   private data: Int8Array;
   private count = 0;
   private readonly slots = new Map<number, number>();
-  /** Changes since the journal was last taken (see startJournal); null when no copy is kept. */
+  /** Changes since the journal was last taken (see startJournal); null when none is kept or too many came. */
   private journal: CodeChange[] | null = null;
-  private journalOverflowed = false;
   /** Tells this instance from a rebuilt one of the same namespace (a copy of the old one is of no use). */
   readonly instance = ++instances;
 
@@ -92,7 +91,6 @@ export class QuantizedVectors {
    */
   startJournal(): void {
     this.journal = [];
-    this.journalOverflowed = false;
   }
 
   /**
@@ -100,7 +98,7 @@ export class QuantizedVectors {
    * (the copy must be made again) or no journal is kept.
    */
   takeJournal(): CodeChange[] | null {
-    if (this.journalOverflowed || !this.journal) return null;
+    if (!this.journal) return null;
     const out = this.journal;
     this.journal = [];
     return out;
@@ -110,7 +108,6 @@ export class QuantizedVectors {
     if (!this.journal) return;
     if (this.journal.length >= JOURNAL_LIMIT) {
       this.journal = null;
-      this.journalOverflowed = true;
       return;
     }
     this.journal.push({ rowid, codes: slot === null ? null : this.data.slice(slot * this.dimensions, (slot + 1) * this.dimensions) });

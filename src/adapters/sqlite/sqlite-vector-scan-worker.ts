@@ -7,8 +7,8 @@ import { QuantizedVectors } from './sqlite-quantized-vectors.js';
 import { loadUsearch } from './sqlite-vector-index-file.js';
 import type { ScanMessage, ScanReply } from './sqlite-vector-scan.js';
 
-/** Each namespace's copy, with the main thread's instance it copies. */
 const replies = (workerData as { replyPort: MessagePort }).replyPort;
+/** Each namespace's copy, with the main thread's instance it copies. */
 const copies = new Map<string, { source: number; vectors: QuantizedVectors }>();
 const loaded = loadUsearch();
 

@@ -26,8 +26,8 @@ export interface ScanWorkerStatus {
 
 /**
  * Exact int8 scans of the large namespaces in a worker thread, for a long-lived process: the main thread sums the
- * query's BM25 meanwhile (the engine asks for both signals at once), so a search at 1M memories costs about the
- * longer of the two instead of their sum. The worker holds a copy of each such namespace's codes, made once
+ * query's BM25 meanwhile (recall asks for the vector side first, Store.vectorSearchRunsBeside), so the two overlap
+ * (in part on this 2-core machine: the scan slows while the main thread works; ×0.70 at 1M in the latency bench). The worker holds a copy of each such namespace's codes, made once
  * (sent whole when first scanned, or after the namespace's codes were rebuilt) and then kept up by the changes
  * the codes journal (QuantizedVectors.startJournal), each sent before the next scan: a scan sees exactly the codes
  * the main thread held when it was asked for, so its answer is the one the main thread's own scan would give.
@@ -61,14 +61,14 @@ export class ScanWorker {
       this.load(worker, namespace, vectors);
       return null;
     }
-    if (changes.length > 0) this.post(worker, { kind: 'changes', namespace, instance: vectors.instance, changes });
+    if (changes.length > 0) worker.postMessage({ kind: 'changes', namespace, instance: vectors.instance, changes } satisfies ScanMessage);
     if (!copy.ready) return null;
     const id = ++this.nextId;
     return new Promise((resolve) => {
       this.waiting.set(id, { namespace, resolve });
       // Referenced while a scan is awaited, so a process with nothing else to do waits for it.
       this.replies?.ref();
-      this.post(worker, { kind: 'nearest', id, namespace, instance: vectors.instance, query, count });
+      worker.postMessage({ kind: 'nearest', id, namespace, instance: vectors.instance, query, count } satisfies ScanMessage);
     });
   }
 
@@ -80,7 +80,7 @@ export class ScanWorker {
   /** Drops every copy (after an erasure, or when the codes are dropped): the worker holds no vector they left. */
   clear(): void {
     this.copies.clear();
-    if (this.worker) this.post(this.worker, { kind: 'clear' });
+    if (this.worker) this.worker.postMessage({ kind: 'clear' } satisfies ScanMessage);
   }
 
   status(): ScanWorkerStatus {
@@ -130,10 +130,6 @@ export class ScanWorker {
   /** Takes the answers already come (the copies made), without waiting for the event loop. */
   private poll(): void {
     for (let m = this.replies && receiveMessageOnPort(this.replies); m; m = this.replies && receiveMessageOnPort(this.replies)) this.receive(m.message as ScanReply);
-  }
-
-  private post(worker: Worker, message: ScanMessage): void {
-    worker.postMessage(message);
   }
 
   private receive(reply: ScanReply): void {
