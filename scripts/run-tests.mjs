@@ -79,6 +79,7 @@ const env = {
   CAIRN_TEST_DIST: dist,
   CAIRN_TEST_FILES: String(files.length),
   CAIRN_TEST_LOG: relative(process.cwd(), log),
+  CAIRN_TEST_TIMES: join(artifacts, 'file-times.txt'),
 };
 // A reporter asked for on the command line replaces both of ours.
 const reporters = passThrough.some((a) => a.startsWith('--test-reporter'))

@@ -1,12 +1,14 @@
 // The `npm test` reporter for people: each failure as it happens (where it is, what was expected), then the
 // skipped suites with why and how to run them, then node's own totals. The full spec output goes to a log
 // file beside it (see run-tests.mjs). Node's test runner loads this as a custom reporter.
-import { dirname, relative } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative } from 'node:path';
 
 const root = process.env.CAIRN_TEST_ROOT ?? process.cwd();
 const dist = process.env.CAIRN_TEST_DIST ?? root;
 const totalFiles = Number(process.env.CAIRN_TEST_FILES ?? 0);
 const logFile = process.env.CAIRN_TEST_LOG ?? ''; // as the person who ran the tests sees it
+const timesFile = process.env.CAIRN_TEST_TIMES ?? ''; // absolute; as seen, it sits beside the log
 const progress = Boolean(process.stderr.isTTY) && totalFiles > 0;
 const red = (s) => (process.stdout.isTTY ? `\x1b[31m${s}\x1b[0m` : s);
 
@@ -34,6 +36,7 @@ export default async function* summary(source) {
   let failures = 0;
   let cancelled = 0;
   let filesDone = 0;
+  const fileTimes = []; // [seconds, file], for the slowest-files list at the end
   const path = (data) => {
     const names = (stacks.get(data.file) ?? []).slice(0, data.nesting);
     return [short(data.file), ...names, data.name].join(' › ');
@@ -68,6 +71,7 @@ export default async function* summary(source) {
       yield `${clearProgress()}${red('✖')} ${path(data)}\n${lines.map((l) => `    ${l}`).join('\n')}\n\n`;
     } else if (type === 'test:complete' && data.nesting === 0 && data.name === data.file) {
       filesDone++;
+      fileTimes.push([(data.details?.duration_ms ?? 0) / 1000, short(data.file)]);
       const kind = data.details?.error?.failureType;
       if (!data.details?.passed && kind !== 'subtestsFailed' && kind !== undefined) {
         // The file itself failed (it did not load, or crashed outside any test).
@@ -82,6 +86,13 @@ export default async function* summary(source) {
   if (progress) process.stderr.write('\r\x1b[K');
   if (skipped.length) yield `Skipped (${skipped.length}), with why and how to run them:\n${skipped.map((s) => `  - ${s}`).join('\n')}\n\n`;
   if (todos.length) yield `Known gaps (todo, not failures):\n${todos.map((s) => `  - ${s}`).join('\n')}\n\n`;
+  if (fileTimes.length > 1) {
+    // Every file's time goes beside the log, slowest first; the three slowest are named here.
+    fileTimes.sort((a, b) => b[0] - a[0]);
+    const list = fileTimes.map(([s, f]) => `${s.toFixed(1).padStart(7)}  ${f}`).join('\n');
+    if (timesFile) writeFileSync(timesFile, `seconds per test file (two run at a time), slowest first\n${list}\n`);
+    yield `Slowest files: ${fileTimes.slice(0, 3).map(([s, f]) => `${f} ${s.toFixed(0)} s`).join(', ')}${timesFile && logFile ? ` (all in ${join(dirname(logFile), basename(timesFile))})` : ''}\n`;
+  }
   yield `${totals.map((t) => `# ${t}`).join('\n')}\n`;
   const log = logFile ? `; everything is in ${logFile}` : '';
   if (failures || cancelled) yield `${red(`${failures} failing`)}${cancelled ? `, ${cancelled} cancelled` : ''}: each is shown above${log}\n`;
