@@ -137,8 +137,6 @@ export interface EngineContext {
   readonly fusion: FusionMethod;
   readonly calibration: ScoreCalibration;
   readonly relevanceFloor: RelevanceFloor | null;
-  /** The background sentences' vectors, embedded on the first search that needs them (background.ts). */
-  background: Promise<(Float32Array | null)[]> | null;
   readonly statedUpdate: StatedUpdateRule | null;
   readonly sessionContext: SessionContextWeights | null;
   readonly termCoverage: TermCoverage | null;
@@ -217,7 +215,6 @@ export function createEngineContext(config: EngineConfig): EngineContext {
     fusion,
     calibration: { ...DEFAULT_CALIBRATION, ...config.calibration },
     relevanceFloor,
-    background: null,
     statedUpdate: config.statedUpdate === undefined ? DEFAULT_STATED_UPDATE : config.statedUpdate,
     sessionContext: config.sessionContext === undefined ? DEFAULT_SESSION_CONTEXT : config.sessionContext,
     termCoverage: config.termCoverage === undefined ? DEFAULT_TERM_COVERAGE : config.termCoverage,

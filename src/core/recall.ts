@@ -1,5 +1,6 @@
 // Recall: candidate signals, fusion, floor, same-topic ordering, rerank, recall counting.
 import { CairnError } from '../interfaces/errors.js';
+import type { Embedder } from '../interfaces/embedder.js';
 import { isActive } from '../interfaces/memory.js';
 import type { FusionMethod, Memory, SearchOptions, SearchResult, SignalWeights } from '../interfaces/memory.js';
 import type { CandidateFilter } from '../interfaces/store.js';
@@ -209,15 +210,26 @@ interface TermWeights {
   unknownShare: number;
 }
 
+/**
+ * The background sentences' vectors by embedder, shared by every engine on one: the same model gives them the
+ * same vectors, so a process embeds them once (and with `fixed`, an embedder may keep them on disk for the next).
+ */
+const backgroundByEmbedder = new WeakMap<Embedder, Promise<(Float32Array | null)[]>>();
+
 /** The query's cosine to the nearest background sentence (background.ts); null without a query vector. */
 export async function backgroundCosine(ctx: EngineContext, queryVector: Float32Array | null): Promise<number | null> {
   if (!queryVector) return null;
-  ctx.background ??= embedMany(ctx, [...BACKGROUND_TEXTS]).catch((err: unknown) => {
-    ctx.background = null;
-    throw err;
-  });
+  const { embedder } = ctx;
+  let vectors = embedder ? backgroundByEmbedder.get(embedder) : undefined;
+  if (!vectors) {
+    vectors = embedMany(ctx, [...BACKGROUND_TEXTS], { fixed: true });
+    if (embedder && ctx.store.capabilities.vectorSearch) {
+      backgroundByEmbedder.set(embedder, vectors);
+      vectors.catch(() => backgroundByEmbedder.delete(embedder)); // a failed call is tried again by the next search
+    }
+  }
   let best = -1;
-  for (const v of await ctx.background) {
+  for (const v of await vectors) {
     const cosine = v ? dot(v, queryVector) : -1;
     if (cosine > best) best = cosine;
   }

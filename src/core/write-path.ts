@@ -2,6 +2,7 @@
 // update), and the helpers every write shares (embedding checks, vector blobs, holding in the quarantine).
 import { CairnError } from '../interfaces/errors.js';
 import { isCurrent, type LikelyReplaced, type Memory, type MemoryInput, type MemoryKind, type SaveResult } from '../interfaces/memory.js';
+import type { EmbedOptions } from '../interfaces/embedder.js';
 import type { EmbedderInfo, StoreTx } from '../interfaces/store.js';
 import { ulid } from './ids.js';
 import { vectorHash } from './checksum.js';
@@ -171,9 +172,9 @@ export function saveRequest(p: Prepared): Record<string, unknown> {
   };
 }
 
-export async function embedMany(ctx: EngineContext, texts: string[]): Promise<(Float32Array | null)[]> {
+export async function embedMany(ctx: EngineContext, texts: string[], options?: EmbedOptions): Promise<(Float32Array | null)[]> {
   if (!ctx.embedder || !ctx.store.capabilities.vectorSearch || texts.length === 0) return texts.map(() => null);
-  const vectors = await ctx.embedder.embed(texts);
+  const vectors = await ctx.embedder.embed(texts, options);
   for (const v of vectors) {
     if (v.length !== ctx.embedder.dimensions) {
       throw new CairnError('INTERNAL', `embedder ${ctx.embedder.id} returned ${v.length} dimensions, expected ${ctx.embedder.dimensions}`);

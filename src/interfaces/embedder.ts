@@ -7,9 +7,17 @@ export interface Embedder {
    * Embeds a batch; returns one unit-length vector per input, in input order.
    * Throws CairnError EMBEDDER_UNAVAILABLE when the model cannot be loaded or reached.
    */
-  embed(texts: string[]): Promise<Float32Array[]>;
+  embed(texts: string[], options?: EmbedOptions): Promise<Float32Array[]>;
   /** Milliseconds the model took to load, or null while it is not loaded. */
   loadTimeMs(): number | null;
+}
+
+export interface EmbedOptions {
+  /**
+   * The batch is fixed text the product itself ships (never a user's text), asked for again by every process:
+   * its vectors may be kept on disk between processes. An embedder that keeps nothing ignores it.
+   */
+  fixed?: boolean;
 }
 
 /** Reorders fused candidates. Optional: without one, the fused order is returned unchanged. */

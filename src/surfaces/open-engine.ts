@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { createHttpEmbedder } from '../adapters/embed-http/http-embedder.js';
 import { createCachingEmbedder } from '../adapters/embed-cache/caching-embedder.js';
+import { keepFixedVectors } from '../adapters/embed-cache/fixed-vector-file.js';
 import { createUseEmbedder } from '../adapters/embed-use/use-embedder.js';
 import { createPoolEmbedder, DEFAULT_NICE, type PoolEmbedder } from '../adapters/embed-pool/pool-embedder.js';
 import { createOverlapReranker } from '../adapters/rerank-local/overlap-reranker.js';
@@ -23,7 +24,7 @@ import type { Store } from '../interfaces/store.js';
 import { createLogger, parseLogLevel } from './logger.js';
 import type { IngestFilterConfig } from '../core/ingest-filter.js';
 import { parseAllowEntry, REDACTION_KINDS, type RedactionConfig, type RedactionMode } from '../core/redact.js';
-import { configPath, localDataDir, parseHookSettings, resolveDbPath, type HookSettings } from './settings.js';
+import { cacheHome, configPath, localDataDir, parseHookSettings, resolveDbPath, type HookSettings } from './settings.js';
 
 /**
  * The composition root: the only module that reads flags, environment variables and config files.
@@ -110,9 +111,10 @@ export interface ResolvedConfig {
   namespaceSource: 'flag' | 'env' | 'config' | 'git-origin' | 'git-toplevel' | 'cwd';
   /**
    * `workers`: threads of the embedding pool in long-lived processes (CAIRN_EMBED_WORKERS; 0 embeds on the main
-   * thread); `nice`: what those threads add to their nice value (CAIRN_EMBED_NICE).
+   * thread); `nice`: what those threads add to their nice value (CAIRN_EMBED_NICE); `fixedVectorsDir`: where the
+   * vectors of the product's own fixed sentences are kept between processes (`<cache home>/cairn/vectors`).
    */
-  embedder: { provider: 'use' | 'openai' | 'none'; workers: number; nice: number; baseUrl?: string | undefined; model?: string | undefined; dimensions?: number | undefined; apiKey?: string | undefined };
+  embedder: { provider: 'use' | 'openai' | 'none'; workers: number; nice: number; fixedVectorsDir: string; baseUrl?: string | undefined; model?: string | undefined; dimensions?: number | undefined; apiKey?: string | undefined };
   reranker: 'none' | 'overlap';
   weights: CairnConfigFile['weights'];
   logLevel: ReturnType<typeof parseLogLevel>;
@@ -201,6 +203,7 @@ export function resolveConfig(flags: CliFlags, environment: Environment = { env:
       provider,
       workers: embedWorkers(env),
       nice: embedNice(env),
+      fixedVectorsDir: join(cacheHome(env), 'cairn', 'vectors'),
       baseUrl: env['CAIRN_EMBED_BASE_URL'] || file.embedder?.baseUrl,
       model: env['CAIRN_EMBED_MODEL'] || file.embedder?.model,
       dimensions,
@@ -347,9 +350,10 @@ function embedNice(env: NodeJS.ProcessEnv): number {
 export function buildEmbedder(config: ResolvedConfig['embedder'], options: { pool?: boolean } = {}): { embedder: Embedder | null; pool: PoolEmbedder | null } {
   if (config.provider === 'use' && options.pool && config.workers > 0) {
     const pool = createPoolEmbedder({ workers: config.workers, nice: config.nice });
-    return { embedder: createCachingEmbedder(pool, 2000), pool };
+    return { embedder: keepFixedVectors(createCachingEmbedder(pool, 2000), config.fixedVectorsDir), pool };
   }
-  return { embedder: buildSingleEmbedder(config), pool: null };
+  const single = buildSingleEmbedder(config);
+  return { embedder: single && keepFixedVectors(single, config.fixedVectorsDir), pool: null };
 }
 
 function buildSingleEmbedder(config: ResolvedConfig['embedder']): Embedder | null {

@@ -38,6 +38,10 @@ export function dataHome(env: NodeJS.ProcessEnv): string {
   return env['XDG_DATA_HOME'] || join(env['HOME'] || homedir(), '.local', 'share');
 }
 
+export function cacheHome(env: NodeJS.ProcessEnv): string {
+  return env['XDG_CACHE_HOME'] || join(env['HOME'] || homedir(), '.cache');
+}
+
 export function configPath(env: NodeJS.ProcessEnv): string {
   if (env['CAIRN_CONFIG']) return resolve(env['CAIRN_CONFIG']);
   return join(env['XDG_CONFIG_HOME'] || join(env['HOME'] || homedir(), '.config'), 'cairn', 'config.json');

@@ -237,6 +237,12 @@ describe('cairn CLI end to end', { concurrency: 3 }, () => {
       assert.equal(exact.results[0]?.text, 'PAYMENTS_V2_ENABLED must stay false in production.');
       assert.deepEqual(onlyGotchas.results.map((x) => x.kind), ['gotcha']);
       assert.deepEqual(tagged.results.map((x) => x.id), [vat.id]);
+
+      // The relevance floor's background sentences were embedded once and kept in the cache home; a later
+      // process reads them and ranks as the first did (the scores' last digits move with recency, seconds later).
+      assert.deepEqual(readdirSync(join(home, '.cache', 'cairn', 'vectors')).filter((f) => f.endsWith('.f32')).length, 1);
+      const again = await ok<{ results: ResultJson[] }>(['search', 'how is VAT rounded on invoices', '--limit', '2', ...g]);
+      assert.deepEqual(again.results.map((x) => [x.id, x.score.toFixed(4)]), r.results.map((x) => [x.id, x.score.toFixed(4)]));
     });
 
     it('CAIRN_DB and CAIRN_NAMESPACE choose the store and namespace; flags override them', async () => {

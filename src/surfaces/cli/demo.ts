@@ -40,9 +40,9 @@ interface CairnRun {
   ms: number;
 }
 
-function cairn(db: string, args: string[]): CairnRun {
+function run(db: string, args: string[], env: NodeJS.ProcessEnv): CairnRun {
   const started = performance.now();
-  const r = spawnSync(process.execPath, [binPath(), ...args, '--db', db, '--namespace', NAMESPACE], { encoding: 'utf8', env: process.env });
+  const r = spawnSync(process.execPath, [binPath(), ...args, '--db', db, '--namespace', NAMESPACE], { encoding: 'utf8', env });
   return { code: r.status ?? 1, stdout: r.stdout, stderr: r.stderr, ms: performance.now() - started };
 }
 
@@ -54,6 +54,10 @@ export async function runDemo(options: { out: (s: string) => void; dbPath?: stri
   const { out } = options;
   const dir = options.dbPath ? null : mkdtempSync(join(tmpdir(), 'cairn-demo-'));
   const db = options.dbPath ?? join(dir as string, 'demo.db');
+  // The demo touches nothing in the home folder: the vectors its searches keep go to a folder of its own.
+  const cache = mkdtempSync(join(tmpdir(), 'cairn-demo-cache-'));
+  const env = { ...process.env, XDG_CACHE_HOME: cache };
+  const cairn = (database: string, args: string[]) => run(database, args, env);
   let passed = 0;
   try {
     out(`cairn demo: database ${db}, namespace ${NAMESPACE}\n`);
@@ -105,6 +109,7 @@ export async function runDemo(options: { out: (s: string) => void; dbPath?: stri
     out(`\n${passed}/${total} recalls correct.${options.keep || options.dbPath ? ` Database kept at ${db}.` : ''}`);
     if (passed !== total) process.exitCode = 1;
   } finally {
+    rmSync(cache, { recursive: true, force: true });
     if (dir && !options.keep) rmSync(dir, { recursive: true, force: true });
   }
 }
