@@ -13,7 +13,8 @@ import { createPostgresStore } from '../../src/adapters/postgres/postgres-store.
 import { hnswIndexState, pgSkip, seedVectorsWithoutIndex, testStoreConfig, useTestDatabase } from '../helpers/postgres.js';
 
 const DIMS = 64;
-const ROWS = 20_000;
+/** Enough that one build takes seconds (about 1.8 s on a 2-core machine), far beyond the 300 ms timeout below. */
+const ROWS = 5_000;
 
 describe('PostgreSQL store whose HNSW index is missing', { skip: pgSkip }, () => {
   const t = useTestDatabase();
