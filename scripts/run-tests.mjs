@@ -28,24 +28,24 @@ function walk(dir) {
 }
 
 /**
- * The longest files (each one to two minutes on a 2-core machine, a few seconds to half a minute for most
- * others) start first, longest first, so the two workers finish together instead of one of them running a long
- * file alone at the end. Any other file follows in name order; a name here that no longer exists is ignored.
+ * The longest files (40 s to two minutes each on a 2-core machine, as test-artifacts/file-times.txt lists them;
+ * a few seconds to half a minute for most others; locomo-replay when the LoCoMo data is there) start first,
+ * longest first, so the two workers finish together instead of one of them running a long file alone at the
+ * end. Any other file follows in name order; a name here that no longer exists is ignored.
  */
 const LONGEST_FIRST = [
   'test/e2e/cli.test.js',
   'test/durability/crash.test.js',
-  'test/e2e/bad-input-surfaces.test.js',
   'test/e2e/claude-code.test.js',
+  'test/contract/postgres-store.test.js',
   'test/e2e/http-auth.test.js',
-  'test/postgres/postgres-vector-index-repair.test.js',
   'test/e2e/plugin-launcher.test.js',
   'test/durability/locomo-replay.test.js',
-  'test/e2e/demo.test.js',
-  'test/e2e/bad-input-surfaces-page.test.js',
-  'test/contract/postgres-store.test.js',
-  'src/core/engine.test.js',
   'test/e2e/brain-page-curate.test.js',
+  'src/core/engine.test.js',
+  'test/security.test.js',
+  'test/related-terms.test.js',
+  'test/durability/concurrency.test.js',
 ];
 const rank = (f) => {
   const i = LONGEST_FIRST.indexOf(relative(dist, f).split('\\').join('/'));
