@@ -224,24 +224,11 @@ export class SqliteConnection {
       // Short: SQLite's busy handler sleeps on the thread, which would stall a server's event loop. Writes
       // retry in whileBusy instead, asynchronously, up to maxBusyWaitMs.
       this.db.pragma(`busy_timeout = ${config.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS}`);
-      this.refuseForeignDatabase(config.path);
       sqliteVec.load(this.db);
-      if (!this.readOnly) {
-        if (config.path !== ':memory:') applyPageSize(this.db, existsSync(config.path) ? statSync(config.path).size : 0, config.pageSize ?? PAGE_SIZE);
-        this.retrySync(() => this.db.pragma('journal_mode = WAL'));
-        this.db.pragma('synchronous = NORMAL');
-      }
-      this.db.pragma('foreign_keys = ON');
-      // Reads through a memory map instead of copying each 16 KB page into SQLite's 2 MB cache: a search looks
-      // up several hundred scattered rows (vector blobs to rescore, candidates to load), and at 100k memories
-      // that halved the time of both (4.4 against 8.6 ms for 450 rescored rows). Mapped pages are the OS's file
-      // cache, shared and reclaimable, but counted in the process's resident size once touched.
-      if (config.path !== ':memory:') this.db.pragma(`mmap_size = ${MMAP_BYTES}`);
-      this.migrate();
-      // Migration 13's re-analysis, a page per write transaction (resumed here after a crash).
-      if (!this.readOnly) while (!this.retrySync(() => reanalysePage(this.db)));
-      if (!this.readOnly && config.path !== ':memory:') this.db.pragma(`temp_store = ${TEMP_STORE}`);
-      this.loadVectorInfo();
+      // Each step reads or writes the file, and another process opening, migrating or closing it (the last
+      // connection's checkpoint) may hold it longer than the busy timeout; every step is idempotent, so the whole
+      // sequence is retried as one, not only the steps known to write.
+      this.retrySync(() => this.prepareFile(config));
       const indexed = config.vectorIndex !== false && !this.readOnly && config.path !== ':memory:';
       this.vectorIndex = indexed ? new SqliteVectorIndex((sql) => this.stmt(sql), config.path, config.vectorIndex || {}) : null;
     } catch (err) {
@@ -249,6 +236,27 @@ export class SqliteConnection {
       this.cleanup();
       throw translate(err, `opening ${config.path}`);
     }
+  }
+
+  /** The open sequence after the driver's open: WAL, pragmas, migrations, the vector table's dimension. */
+  private prepareFile(config: SqliteStoreConfig): void {
+    this.refuseForeignDatabase(config.path);
+    if (!this.readOnly) {
+      if (config.path !== ':memory:') applyPageSize(this.db, existsSync(config.path) ? statSync(config.path).size : 0, config.pageSize ?? PAGE_SIZE);
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+    }
+    this.db.pragma('foreign_keys = ON');
+    // Reads through a memory map instead of copying each 16 KB page into SQLite's 2 MB cache: a search looks
+    // up several hundred scattered rows (vector blobs to rescore, candidates to load), and at 100k memories
+    // that halved the time of both (4.4 against 8.6 ms for 450 rescored rows). Mapped pages are the OS's file
+    // cache, shared and reclaimable, but counted in the process's resident size once touched.
+    if (config.path !== ':memory:') this.db.pragma(`mmap_size = ${MMAP_BYTES}`);
+    this.migrate();
+    // Migration 13's re-analysis, a page per write transaction (resumed here after a crash).
+    if (!this.readOnly) while (!reanalysePage(this.db));
+    if (!this.readOnly && config.path !== ':memory:') this.db.pragma(`temp_store = ${TEMP_STORE}`);
+    this.loadVectorInfo();
   }
 
   /** The approximate vector index, or null when this store searches exhaustively only. */
@@ -292,7 +300,7 @@ export class SqliteConnection {
     }
   }
 
-  migrate(): void {
+  private migrate(): void {
     if (this.readOnly) {
       const has = this.stmt(`SELECT 1 FROM sqlite_master WHERE name = 'schema_version'`).get();
       const v = has ? ((this.stmt('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null }).v ?? 0) : 0;
@@ -306,28 +314,26 @@ export class SqliteConnection {
       const row = this.stmt('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null };
       return row.v ?? 0;
     };
-    const quick = this.retrySync(current);
+    const quick = current();
     if (quick > SCHEMA_VERSION) {
       throw new CairnError('UNSUPPORTED', `database schema version ${quick} is newer than this cairn understands (${SCHEMA_VERSION})`, {
         hint: 'upgrade cairn',
       });
     }
     if (quick === SCHEMA_VERSION) return;
-    this.retrySync(() => {
-      this.db.exec('BEGIN IMMEDIATE');
-      try {
-        let v = current(); // re-read under the write lock: another process may have migrated meanwhile
-        for (; v < SCHEMA_VERSION; v++) {
-          this.db.exec(MIGRATIONS[v] as string);
-          MIGRATION_FOLLOW_UPS.get(v + 1)?.(this.db);
-          this.stmt('INSERT INTO schema_version (version, applied_at) VALUES (?, ?)').run(v + 1, new Date().toISOString());
-        }
-        this.db.exec('COMMIT');
-      } catch (err) {
-        this.db.exec('ROLLBACK');
-        throw err;
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      let v = current(); // re-read under the write lock: another process may have migrated meanwhile
+      for (; v < SCHEMA_VERSION; v++) {
+        this.db.exec(MIGRATIONS[v] as string);
+        MIGRATION_FOLLOW_UPS.get(v + 1)?.(this.db);
+        this.stmt('INSERT INTO schema_version (version, applied_at) VALUES (?, ?)').run(v + 1, new Date().toISOString());
       }
-    });
+      this.db.exec('COMMIT');
+    } catch (err) {
+      this.db.exec('ROLLBACK');
+      throw err;
+    }
   }
 
   /**
@@ -335,8 +341,8 @@ export class SqliteConnection {
    * `schema_version` is refused before anything (WAL mode, migrations) writes to it. Only an empty database
    * or one cairn created is opened.
    */
-  refuseForeignDatabase(path: string): void {
-    const tables = this.retrySync(() => this.db.prepare(`SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name`).all() as { name: string }[]).map((t) => t.name);
+  private refuseForeignDatabase(path: string): void {
+    const tables = (this.db.prepare(`SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name`).all() as { name: string }[]).map((t) => t.name);
     if (tables.length === 0 || tables.includes('schema_version')) return;
     const shown = tables.slice(0, 5).join(', ') + (tables.length > 5 ? ', …' : '');
     throw new CairnError('INVALID_INPUT', `${path} is another program's SQLite database (tables ${shown}), not cairn's; cairn left it untouched`, {
