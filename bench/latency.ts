@@ -3,11 +3,12 @@
  * the real offline embedder, at growing sizes of one namespace plus noise namespaces.
  *
  *   node dist/bench/latency.js [--quick] [--sizes 1000,10000,100000] [--fill-budget-s N] [--out bench/results/latency.json]
- *                              [--keep-db | --reuse-db <dir>] [--no-graph] [--no-posting-cache] [--no-scan-worker]
+ *                              [--keep-db | --reuse-db <dir>] [--no-graph] [--no-posting-cache] [--no-scan-worker] [--no-coarse]
  *
  * --keep-db leaves the filled store in its temp dir (the path is logged); --reuse-db <dir> measures such a store
  * again: the namespaces' live memories are counted, a size is filled only up to what it lacks (nothing when the
  * store already holds it), and the store is kept. Each run's measured saves stay in it (a few hundred memories).
+ * --no-coarse opens the store without coarse lists for its large namespaces (as a short command does).
  * --no-graph leaves the neighbour graph out (a short command's store): its build at 1M takes ten minutes or more,
  * and the saves then measure the exact scan of the likely-update check. --no-posting-cache and --no-scan-worker
  * leave out, likewise, what only long-lived processes keep: BM25 posting lists and the vector scan worker.
@@ -62,6 +63,8 @@ interface Options {
   noPostingCache: boolean;
   /** Open the store without the vector scan worker (as a short command does). */
   noScanWorker: boolean;
+  /** Open the store without coarse lists (as a short command does). */
+  noCoarse: boolean;
   /** Page size of the new database (default: the store's). */
   pageSize: number | null;
   /** A timed series stops after this long once it has 30 samples. */
@@ -97,6 +100,7 @@ function parseArgs(argv: string[]): Options {
     noGraph: argv.includes('--no-graph'),
     noPostingCache: argv.includes('--no-posting-cache'),
     noScanWorker: argv.includes('--no-scan-worker'),
+    noCoarse: argv.includes('--no-coarse'),
     pageSize: value('--page-size') ? Number(value('--page-size')) : null,
     seriesBudgetMs: quick ? 5_000 : 15_000,
     fillBudgetMs: value('--fill-budget-s') ? Number(value('--fill-budget-s')) * 1000 : null,
@@ -198,6 +202,11 @@ export interface VectorIndexFacts {
     searchQueryRecallAt10: number;
     residentMiB: number;
   } | null;
+  /**
+   * The measured namespace's coarse lists (sqlite-coarse-lists.ts), when it is large enough for them: wall time
+   * until installed, the worker's build time, the rows they hold. Recall and the searches run with them.
+   */
+  coarse: { state: string; readyMs: number; buildMs: number | null; vectors: number; reason: string | null } | null;
 }
 
 export interface LevelResult {
@@ -426,7 +435,7 @@ async function main(): Promise<void> {
     const queries = [...new Set(Array.from({ length: queryCount * 2 }, () => query(r)))].slice(0, queryCount);
     const queryVectors = await phase(`embed ${queries.length} queries`, async () => real.embed(queries));
 
-    const store = createSqliteStore({ path: dbPath, vectorIndex: { neighbourGraphs: !opts.noGraph, scanWorker: !opts.noScanWorker }, postingCache: !opts.noPostingCache, ...(opts.pageSize ? { pageSize: opts.pageSize } : {}) });
+    const store = createSqliteStore({ path: dbPath, vectorIndex: { neighbourGraphs: !opts.noGraph, scanWorker: !opts.noScanWorker, coarseLists: !opts.noCoarse }, postingCache: !opts.noPostingCache, ...(opts.pageSize ? { pageSize: opts.pageSize } : {}) });
     // The same file through sqlite-vec's exhaustive search only: the ground truth for recall, and the fallback's cost.
     const exhaustive = createSqliteStore({ path: dbPath, vectorIndex: false });
     const timed = new TimedEmbedder(real);
@@ -585,6 +594,7 @@ async function main(): Promise<void> {
           noGraph: opts.noGraph,
           noPostingCache: opts.noPostingCache,
           noScanWorker: opts.noScanWorker,
+          noCoarse: opts.noCoarse,
         },
         method: [
           'One SQLite file in a temp dir (WAL, synchronous=NORMAL), the real Engine, FTS5 and sqlite-vec; grown in place from the smallest size to the largest.',
@@ -669,6 +679,21 @@ async function main(): Promise<void> {
           await store.vectorCandidates(probe, 10, filterNow());
         }
         const readyMs = Math.round(performance.now() - t);
+        // Coarse lists: the first search of a large enough namespace starts their build, a later one installs them.
+        let coarse: VectorIndexFacts['coarse'] = null;
+        const lists = () => store.vectorIndex?.status().coarseLists;
+        if (lists() && lists()?.state !== 'off' && targetMemories >= (lists()?.minVectors ?? Infinity)) {
+          const tc = performance.now();
+          const installed = () => lists()?.namespaces.find((n) => n.namespace === target);
+          for (let i = 0; i < 3 && !installed(); i++) {
+            await store.vectorCandidates(probe, 10, filterNow());
+            await store.vectorIndex?.whenIdle();
+            await store.vectorCandidates(probe, 10, filterNow());
+          }
+          const s = lists();
+          coarse = { state: installed() ? 'ready' : (s?.state ?? 'off'), readyMs: Math.round(performance.now() - tc), buildMs: s?.lastBuildMs ?? null, vectors: installed()?.vectors ?? 0, reason: s?.reason ?? null };
+          log(`size ${size}: coarse lists ${coarse.state} (${coarse.vectors} vectors, built in ${coarse.buildMs} ms) in ${coarse.readyMs} ms`);
+        }
         const recallQueries = queryVectors.slice(0, size >= 1_000_000 ? 30 : size >= 100_000 ? 60 : 100);
         let at10 = 0;
         let at50 = 0;
@@ -754,6 +779,7 @@ async function main(): Promise<void> {
           recall: { queries: recallQueries.length, at10: round3(at10 / recallQueries.length), at50: round3(at50 / recallQueries.length), worstAt10: round3(worstAt10) },
           residentMiB,
           graph,
+          coarse,
         };
       });
       log(`size ${size}: index ${vectorIndex.state} in ${vectorIndex.readyMs} ms, recall@10 ${vectorIndex.recall.at10}, rss ${vectorIndex.residentMiB} MiB`);

@@ -1,16 +1,10 @@
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { createSqliteStore, type SqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import type { VectorHit } from '../src/interfaces/store.js';
-import { forget, insertVectors, vectorSource } from './fixtures/vector-index-data.js';
+import { exhaustiveHits, forget, insertVectors, storePaths, vectorSource } from './fixtures/vector-index-data.js';
 
-const root = mkdtempSync(join(tmpdir(), 'cairn-scan-worker-'));
-after(() => rmSync(root, { recursive: true, force: true }));
-let counter = 0;
-const freshPath = () => join(root, `store-${++counter}.db`);
+const freshPath = storePaths('cairn-scan-worker-');
 const NS = 'acme/shop';
 const OTHER = 'acme/other';
 const now = () => new Date().toISOString();
@@ -20,15 +14,7 @@ const CONFIG = { minVectors: 500, scanWorker: true, scanWorkerMinVectors: 1000 }
 const search = (store: SqliteStore, q: Float32Array, k = 10, namespace = NS): Promise<VectorHit[]> => store.vectorCandidates(q, k, { namespace, now: now() });
 const scans = (store: SqliteStore): number => store.vectorIndex?.status().scanWorker.scans ?? -1;
 
-/** The exhaustive answer (sqlite-vec only), from a second connection to the same file. */
-async function exact(path: string, q: Float32Array, k = 10, namespace = NS): Promise<VectorHit[]> {
-  const store = createSqliteStore({ path, vectorIndex: false });
-  try {
-    return await store.vectorCandidates(q, k, { namespace, now: now() });
-  } finally {
-    await store.close();
-  }
-}
+const exact = (path: string, q: Float32Array, k = 10, namespace = NS): Promise<VectorHit[]> => exhaustiveHits(path, q, k, namespace);
 
 function assertSame(got: VectorHit[], want: VectorHit[], what: string): void {
   assert.deepEqual(

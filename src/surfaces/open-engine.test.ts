@@ -50,7 +50,7 @@ describe('composition root: neighbour graphs, the vector scan worker and kept po
         const opened = openEngine({ db: join(dir, 'c.db'), namespace: 'ns' }, { withoutEmbedder: true, longLived }, environment);
         try {
           const status = (opened.engine.store as SqliteStore).vectorIndex?.status();
-          return status && { ...status.graphs, scanWorker: status.scanWorker.state };
+          return status && { ...status.graphs, scanWorker: status.scanWorker.state, coarseLists: status.coarseLists.state };
         } finally {
           await opened.close();
         }
@@ -58,9 +58,11 @@ describe('composition root: neighbour graphs, the vector scan worker and kept po
       const short = await graphs(false);
       assert.match(short?.reason ?? '', /^off: this process is short-lived/u);
       assert.equal(short?.scanWorker, 'off', 'a short command scans vectors on its own thread');
+      assert.equal(short?.coarseLists, 'off', 'a short command scans every vector of a namespace');
       const long = await graphs(true);
       assert.equal(long?.reason, null);
       assert.equal(long?.scanWorker, 'idle', 'a long-lived process may scan large namespaces in the scan worker');
+      assert.equal(long?.coarseLists, 'idle', 'a long-lived process may split large namespaces into coarse lists');
       const postings = async (longLived: boolean) => {
         const opened = openEngine({ db: join(dir, 'c.db'), namespace: 'ns' }, { withoutEmbedder: true, longLived }, environment);
         try {

@@ -407,7 +407,7 @@ export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, env
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   // Only a long-lived process builds a missing HNSW index in the background; a short one would wait for it.
   const pgStore = config.postgres ? createPostgresStore({ ...config.postgres, buildVectorIndexInBackground: options.longLived === true }, logger) : null;
-  const store: Store = pgStore ?? createSqliteStore({ path: config.dbPath, vectorIndex: { neighbourGraphs: options.longLived === true, scanWorker: options.longLived === true }, postingCache: options.longLived === true });
+  const store: Store = pgStore ?? createSqliteStore({ path: config.dbPath, vectorIndex: { neighbourGraphs: options.longLived === true, scanWorker: options.longLived === true, coarseLists: options.longLived === true }, postingCache: options.longLived === true });
   const reranker: Reranker | null = config.reranker === 'overlap' ? createOverlapReranker() : null;
   // Code awareness (anchors, staleness, branch scope) for the repository the process runs in; detected
   // lazily on first use, so commands that never touch memory pay nothing.

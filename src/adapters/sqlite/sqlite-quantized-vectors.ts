@@ -184,7 +184,7 @@ export class QuantizedVectors {
   }
 }
 
-function quantize(vector: Float32Array, out: Int8Array, offset: number): void {
+export function quantize(vector: Float32Array, out: Int8Array, offset: number): void {
   let max = 0;
   for (let i = 0; i < vector.length; i++) max = Math.max(max, Math.abs(vector[i] as number));
   const scale = max > 0 ? 127 / max : 0;

@@ -25,6 +25,7 @@ import { scanFetch, widening } from './sqlite-over-fetch.js';
 import { NeighbourGraphs, type GraphContext, type NeighbourGraphStatus } from './sqlite-neighbour-graph.js';
 import { removeStaleTemporaries, savedFileProblem } from './sqlite-saved-files.js';
 import { ScanWorker, type ScanWorkerStatus } from './sqlite-vector-scan.js';
+import { CoarseListSets, type CoarseListsStatus } from './sqlite-coarse-lists.js';
 
 export interface SqliteVectorIndexConfig {
   /**
@@ -59,6 +60,18 @@ export interface SqliteVectorIndexConfig {
    * namespaces scan in about 3 ms or less, little more than what the round trip and the copy cost.
    */
   scanWorkerMinVectors?: number;
+  /**
+   * Whether large namespaces get coarse lists (sqlite-coarse-lists.ts): their codes split by nearest centroid,
+   * so a search scans the few percent of lists nearest the query. Default false: the lists are built in a
+   * worker from the whole namespace and hold a copy of its codes, which only a long-lived process keeps using;
+   * the composition root turns it on for those.
+   */
+  coarseLists?: boolean;
+  /**
+   * A namespace with at least this many vectors gets coarse lists. Default 200,000: the full int8 scan of a
+   * smaller one takes about 15 ms or less and is exact.
+   */
+  coarseMinVectors?: number;
 }
 
 /** What `cairn doctor` and `cairn verify` say about the index. */
@@ -77,6 +90,7 @@ export interface VectorIndexStatus {
   minVectors: number;
   graphs: NeighbourGraphStatus;
   scanWorker: ScanWorkerStatus;
+  coarseLists: CoarseListsStatus;
 }
 
 type Prepare = (sql: string) => Database.Statement;
@@ -113,6 +127,7 @@ export class SqliteVectorIndex {
   private readonly graphs: NeighbourGraphs;
   private readonly useGraphs: boolean;
   private readonly scanner: ScanWorker | null;
+  private readonly coarse: CoarseListSets | null;
 
   constructor(
     private readonly prepare: Prepare,
@@ -125,6 +140,7 @@ export class SqliteVectorIndex {
     this.graphs = new NeighbourGraphs(dbPath, config.graphMinVectors ?? 50_000);
     this.useGraphs = config.neighbourGraphs === true;
     this.scanner = config.scanWorker === true ? new ScanWorker(config.scanWorkerMinVectors ?? 50_000) : null;
+    this.coarse = config.coarseLists === true ? new CoarseListSets(dbPath, config.coarseMinVectors ?? 200_000) : null;
     // Index files of processes killed mid-save; the next save sweeps them too, but a process whose index is
     // caught up may never save.
     removeStaleTemporaries(`${this.file}.tmp-`);
@@ -176,6 +192,18 @@ export class SqliteVectorIndex {
         if (hits.length >= k || found.length < fetch) return answer(hits);
       }
     }
+    // A large namespace's coarse lists scan the few percent of its codes nearest the query; when too few of their
+    // candidates pass the filter, the full scan below answers.
+    this.coarse?.install((this.identity as IndexIdentity).seq, (from, to) => this.changedRows(from, to), (namespace, rowid) => this.indexes?.get(namespace)?.codes(rowid) ?? null);
+    const coarse = this.coarse?.get(filter.namespace, index);
+    if (coarse) {
+      for (const fetch of widening(filter.approximate ? 2 * k : scanFetch(k), 4096)) {
+        const found = coarse.nearest(this.usearch as Usearch, vector, fetch);
+        const hits = rescored(found);
+        if (hits.length >= k) return answer(hits);
+        if (found.length < fetch) break;
+      }
+    }
     // int8 ranks close to the float order, so k + 64 candidates are rescored (scanFetch): rescoring is most of the
     // cost (a CPU profile of the engine's k = 300 search at 10k put 14 % of the search in rescoring 450 candidates).
     // An advisory search rescores 2 × k here (the exact int8 order), 4 × k from the graph.
@@ -194,7 +222,7 @@ export class SqliteVectorIndex {
 
   /** Whether the namespace's scans run in the scan worker now. */
   scansOffThread(namespace: string): boolean {
-    return this.scanner?.holds(namespace) === true;
+    return this.scanner?.holds(namespace) === true && this.coarse?.has(namespace) !== true;
   }
 
   /** What the neighbour graphs need of the index (call with the codes loaded). */
@@ -323,12 +351,15 @@ export class SqliteVectorIndex {
       const row = current.get(rowid) as { namespace: string; data: Buffer | null } | undefined;
       if (!row?.data || row.data.length !== dims * 4) {
         this.graphs.update(rowid, left.get(rowid) as string, null);
+        this.coarse?.update(rowid, left.get(rowid) as string, null);
         continue;
       }
       let index = indexes.get(row.namespace);
       if (!index) indexes.set(row.namespace, (index = new QuantizedVectors(dims)));
       index.set(rowid, floats(row.data, dims));
-      this.graphs.update(rowid, left.get(rowid) as string, { namespace: row.namespace, codes: index.codes(rowid) as Int8Array });
+      const now = { namespace: row.namespace, codes: index.codes(rowid) as Int8Array };
+      this.graphs.update(rowid, left.get(rowid) as string, now);
+      this.coarse?.update(rowid, left.get(rowid) as string, now);
     }
     identity.seq = to;
     // Caught up past every erasure counted in `erasures` (its rows left the codes), so a save now may say so.
@@ -353,6 +384,7 @@ export class SqliteVectorIndex {
 
   private drop(reason: string): void {
     this.graphs.clear(reason);
+    this.coarse?.clear(reason);
     this.scanner?.clear();
     this.indexes = null;
     this.identity = null;
@@ -388,6 +420,7 @@ export class SqliteVectorIndex {
   async whenIdle(): Promise<void> {
     await this.builder.whenIdle();
     await this.graphs.whenIdle();
+    await this.coarse?.whenIdle();
   }
 
   status(): VectorIndexStatus {
@@ -408,6 +441,7 @@ export class SqliteVectorIndex {
       minVectors: this.minVectors,
       graphs: this.useGraphs ? this.graphs.status() : { ...this.graphs.status(), reason: 'off: this process is short-lived, approximate searches scan exactly' },
       scanWorker: this.scanner?.status() ?? { state: 'off', namespaces: [], minVectors: 0, scans: 0, reason: 'off: this process is short-lived, it scans on its own thread' },
+      coarseLists: this.coarse?.status() ?? { state: 'off', reason: 'off: this process is short-lived, it scans every vector of a namespace', minVectors: 0, namespaces: [], lastBuildMs: null },
     };
   }
 
@@ -493,6 +527,7 @@ export class SqliteVectorIndex {
     if (this.useGraphs && this.indexes && this.identity) this.graphs.persist(this.graphContext(), 1);
     this.builder.terminate();
     this.graphs.close();
+    this.coarse?.close();
     this.scanner?.close();
     this.closed = true;
     this.indexes = null;

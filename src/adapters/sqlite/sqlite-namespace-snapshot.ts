@@ -1,0 +1,31 @@
+// What the build workers read first: one consistent snapshot of a namespace's current vectors as int8 codes.
+import Database from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
+import { QuantizedVectors } from './sqlite-quantized-vectors.js';
+import { changeFingerprint, currentChangeSeq, floats } from './sqlite-vector-index-file.js';
+import { namespaceVectorsSql } from './sqlite-neighbour-graph-file.js';
+
+/**
+ * The namespace's current vectors as codes, with the change they reflect and its fingerprint: read on its own
+ * read-only connection in one short read transaction, which ends before anything is built from them, so it holds
+ * back no checkpoint meanwhile.
+ */
+export function readNamespaceCodes(dbPath: string, namespace: string, dims: number): { codes: QuantizedVectors; seq: number; at: string | null } {
+  const codes = new QuantizedVectors(dims);
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    db.pragma('busy_timeout = 5000');
+    sqliteVec.load(db);
+    db.exec('BEGIN');
+    const seq = currentChangeSeq(db);
+    const at = changeFingerprint(db, seq);
+    for (const raw of db.prepare(namespaceVectorsSql(dims)).iterate(namespace)) {
+      const row = raw as { rowid: number; data: Buffer | null };
+      if (row.data && row.data.length === dims * 4) codes.set(row.rowid, floats(row.data, dims));
+    }
+    db.exec('COMMIT');
+    return { codes, seq, at };
+  } finally {
+    db.close();
+  }
+}

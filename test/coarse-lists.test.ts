@@ -1,0 +1,134 @@
+import * as assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createSqliteStore, type SqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
+import type { VectorHit } from '../src/interfaces/store.js';
+import { DIMS, exhaustiveHits, forget, insertVectors, storePaths, vectorSource } from './fixtures/vector-index-data.js';
+
+const freshPath = storePaths('cairn-coarse-lists-');
+const NS = 'acme/shop';
+const OTHER = 'acme/other';
+const now = () => new Date().toISOString();
+/** The test namespace (3,000 vectors) gets coarse lists; the other one (600) is scanned whole. */
+const CONFIG = { minVectors: 500, coarseLists: true, coarseMinVectors: 2000 };
+
+const search = (store: SqliteStore, q: Float32Array, k = 10, namespace = NS): Promise<VectorHit[]> => store.vectorCandidates(q, k, { namespace, now: now() });
+const coarse = (store: SqliteStore) => store.vectorIndex?.status().coarseLists;
+const searchesThroughLists = (store: SqliteStore): number => coarse(store)?.namespaces.find((n) => n.namespace === NS)?.searches ?? -1;
+
+/** Notes about 60 subjects: each vector is its subject's plus a little noise, as notes on one topic are. */
+function clustered(seed: number): () => Float32Array {
+  const gauss = vectorSource(seed);
+  const subjects = Array.from({ length: 60 }, () => gauss());
+  let i = 0;
+  return () => {
+    const base = subjects[i++ % subjects.length] as Float32Array;
+    const noise = gauss();
+    const v = new Float32Array(DIMS);
+    let n = 0;
+    for (let j = 0; j < DIMS; j++) {
+      v[j] = (base[j] as number) + 0.35 * (noise[j] as number);
+      n += (v[j] as number) ** 2;
+    }
+    for (let j = 0; j < DIMS; j++) v[j] = (v[j] as number) / Math.sqrt(n);
+    return v;
+  };
+}
+
+const exact = (path: string, q: Float32Array, k = 10, namespace = NS): Promise<VectorHit[]> => exhaustiveHits(path, q, k, namespace);
+
+/** Searches (each bringing the codes, then the lists' build, up to date) until the test namespace's lists are in. */
+async function untilInstalled(store: SqliteStore, next: () => Float32Array): Promise<void> {
+  for (let i = 0; i < 20 && searchesThroughLists(store) < 0; i++) {
+    await search(store, next());
+    await store.vectorIndex?.whenIdle();
+  }
+  await search(store, next());
+  assert.ok(searchesThroughLists(store) >= 0, JSON.stringify(coarse(store)));
+}
+
+describe('coarse lists for large namespaces (long-lived processes)', () => {
+  it('answer with exact similarities, as the exhaustive search ranks them, from the lists only', async () => {
+    const path = freshPath();
+    const store = createSqliteStore({ path, vectorIndex: CONFIG });
+    try {
+      const next = clustered(5);
+      await insertVectors(store, NS, 3000, next);
+      await insertVectors(store, OTHER, 600, next);
+      await untilInstalled(store, next);
+      assert.equal(coarse(store)?.namespaces.find((n) => n.namespace === NS)?.vectors, 3000);
+      assert.equal(coarse(store)?.namespaces.some((n) => n.namespace === OTHER), false, 'a namespace under the minimum has none');
+      const before = searchesThroughLists(store);
+      let found = 0;
+      for (let i = 0; i < 30; i++) {
+        const q = next();
+        const [got, want] = [await search(store, q), await exact(path, q)];
+        const sims = new Map(want.map((h) => [h.id, h.similarity]));
+        for (const h of got) if (sims.has(h.id)) assert.ok(Math.abs(h.similarity - (sims.get(h.id) as number)) < 1e-6, 'rescored exactly');
+        for (let j = 1; j < got.length; j++) assert.ok((got[j - 1] as VectorHit).similarity >= (got[j] as VectorHit).similarity, 'best first');
+        found += got.filter((h) => sims.has(h.id)).length;
+      }
+      assert.equal(searchesThroughLists(store) - before, 30, 'every search of the large namespace went through its lists');
+      assert.ok(found / 300 >= 0.95, `recall@10 against the exhaustive search ${found / 300}`);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('follow saves and forgets after the build, and rows changed while it ran', async () => {
+    const path = freshPath();
+    const store = createSqliteStore({ path, vectorIndex: CONFIG });
+    try {
+      const next = clustered(9);
+      const first = await insertVectors(store, NS, 3000, next);
+      await search(store, next()); // the codes are built
+      await store.vectorIndex?.whenIdle();
+      await search(store, next()); // the lists' build starts from a snapshot of now
+      await store.vectorIndex?.whenIdle(); // built; the next search installs the answer
+      assert.ok(searchesThroughLists(store) < 0, 'not installed yet');
+      // Written after the build's snapshot, before its answer is installed: placed from the change log.
+      const during = await insertVectors(store, NS, 30, next);
+      await forget(store, first.slice(0, 30));
+      await untilInstalled(store, next);
+      const after = await insertVectors(store, NS, 30, next);
+      await forget(store, first.slice(30, 60));
+      const vectors = await store.getVectors([...during, ...after, ...first.slice(0, 60)].map((m) => m.id));
+      for (const m of [...during, ...after]) assert.equal((await search(store, vectors.get(m.id) as Float32Array, 1))[0]?.id, m.id, 'a note saved during or after the build is found by its own vector');
+      const gone = new Set(first.slice(0, 60).map((m) => m.id));
+      for (const m of first.slice(0, 60)) {
+        const hits = await search(store, vectors.get(m.id) as Float32Array, 10);
+        assert.equal(hits.length, 10);
+        assert.ok(!hits.some((h) => gone.has(h.id)), 'a forgotten note is never returned');
+      }
+      assert.equal(coarse(store)?.namespaces.find((n) => n.namespace === NS)?.vectors, 3000 + 60 - 60, 'the lists hold the live rows');
+      const check = await store.vectorIndex?.check();
+      assert.equal(check?.status, 'consistent', check?.detail);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('go with the codes (an erasure drops them) and are built again', async () => {
+    const path = freshPath();
+    const store = createSqliteStore({ path, vectorIndex: CONFIG });
+    try {
+      const next = clustered(13);
+      await insertVectors(store, NS, 3000, next);
+      await untilInstalled(store, next);
+      store.vectorIndex?.discard();
+      assert.deepEqual(coarse(store)?.namespaces, []);
+      await untilInstalled(store, next);
+      assert.equal(coarse(store)?.namespaces.find((n) => n.namespace === NS)?.vectors, 3000);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('are off by default (a short command scans)', async () => {
+    const store = createSqliteStore({ path: freshPath(), vectorIndex: { minVectors: 500 } });
+    try {
+      assert.equal(coarse(store)?.state, 'off');
+    } finally {
+      await store.close();
+    }
+  });
+});
