@@ -8,8 +8,11 @@ const freshPath = storePaths('cairn-coarse-lists-');
 const NS = 'acme/shop';
 const OTHER = 'acme/other';
 const now = () => new Date().toISOString();
-/** The test namespace (3,000 vectors) gets coarse lists; the other one (600) is scanned whole. */
-const CONFIG = { minVectors: 500, coarseLists: true, coarseMinVectors: 2000 };
+/**
+ * The test namespace (3,000 vectors) gets coarse lists; the other one (600) is scanned whole. A search scans
+ * the nearest lists holding 16 × its candidates (1,184 rows for k = 10), not the product's 40,000 at least.
+ */
+const CONFIG = { minVectors: 500, coarseLists: true, coarseMinVectors: 2000, coarseProbeMinRows: 0 };
 
 const search = (store: SqliteStore, q: Float32Array, k = 10, namespace = NS): Promise<VectorHit[]> => store.vectorCandidates(q, k, { namespace, now: now() });
 const coarse = (store: SqliteStore) => store.vectorIndex?.status().coarseLists;

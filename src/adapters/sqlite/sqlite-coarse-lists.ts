@@ -5,12 +5,14 @@ import { BackgroundBuilder, type BuildReply } from './sqlite-background-build.js
 import type { CoarseBuildRequest } from './sqlite-coarse-lists-worker.js';
 
 /**
- * The share of a namespace's vectors a search scans: the lists whose centroids are nearest the query, until
- * they hold this share (and at least 16 × the candidates asked for). Chosen on the latency bench's kind of
- * vectors at 1M (1,024 lists, real text queries): 3.8 % scanned gave recall@10 1.0 and recall@300 0.997 against
- * the full int8 scan, 1.9 % gave 1.0 and 0.985.
+ * How much of a namespace a search scans: the lists whose centroids are nearest the query, until they hold this
+ * share of its vectors and at least PROBE_MIN_ROWS (and 16 × the candidates asked for). Chosen on the latency
+ * bench's kind of vectors (noisy copies of 512 real notes, real text queries against the full int8 scan): at 1M
+ * in 1,024 lists, 3.8 % scanned gave recall@10 1.0 and recall@300 0.997, 1.9 % gave 1.0 and 0.985; at 100k in
+ * 256 lists 14 % gave 0.982 and 28 % 1.0, so what a search needs is closer to a number of rows than a share.
  */
 export const PROBE_SHARE = 0.04;
+export const PROBE_MIN_ROWS = 40_000;
 
 /** What a finished build hands over: centroids (`lists` × dimensions) and each snapshot row's list. */
 export interface CoarseBuild {
@@ -44,6 +46,7 @@ export class CoarseLists {
   constructor(
     readonly dimensions: number,
     private readonly centroids: Float32Array,
+    private readonly probeMinRows = PROBE_MIN_ROWS,
   ) {
     const count = centroids.length / dimensions;
     this.lists = Array.from({ length: count }, () => new QuantizedVectors(dimensions, 16));
@@ -84,7 +87,7 @@ export class CoarseLists {
       this.sims[c] = s;
     }
     const order = Array.from({ length: lists }, (_, c) => c).sort((a, b) => (this.sims[b] as number) - (this.sims[a] as number));
-    const want = Math.max(PROBE_SHARE * this.listOf.size, 16 * count);
+    const want = Math.max(PROBE_SHARE * this.listOf.size, this.probeMinRows, 16 * count);
     let rows = 0;
     let probed = 0;
     while (probed < lists && rows < want) rows += (this.lists[order[probed++] as number] as QuantizedVectors).size();
@@ -152,6 +155,7 @@ export class CoarseListSets {
   constructor(
     private readonly dbPath: string,
     readonly minVectors: number,
+    private readonly probeMinRows = PROBE_MIN_ROWS,
   ) {}
 
   /** The namespace's lists when installed; otherwise null, and a build starts when the namespace is large enough. */
@@ -191,7 +195,7 @@ export class CoarseListSets {
       return;
     }
     const { dimensions, centroids, keys, assignment } = arrived.build;
-    const lists = new CoarseLists(dimensions, centroids);
+    const lists = new CoarseLists(dimensions, centroids, this.probeMinRows);
     for (let i = 0; i < keys.length; i++) {
       const rowid = keys[i] as number;
       const codes = codesOf(arrived.namespace, rowid);

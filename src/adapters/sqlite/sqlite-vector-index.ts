@@ -72,6 +72,8 @@ export interface SqliteVectorIndexConfig {
    * smaller one takes about 15 ms or less and is exact.
    */
   coarseMinVectors?: number;
+  /** The fewest rows a search through coarse lists scans (sqlite-coarse-lists.ts PROBE_MIN_ROWS, 40,000). */
+  coarseProbeMinRows?: number;
 }
 
 /** What `cairn doctor` and `cairn verify` say about the index. */
@@ -140,7 +142,7 @@ export class SqliteVectorIndex {
     this.graphs = new NeighbourGraphs(dbPath, config.graphMinVectors ?? 50_000);
     this.useGraphs = config.neighbourGraphs === true;
     this.scanner = config.scanWorker === true ? new ScanWorker(config.scanWorkerMinVectors ?? 50_000) : null;
-    this.coarse = config.coarseLists === true ? new CoarseListSets(dbPath, config.coarseMinVectors ?? 200_000) : null;
+    this.coarse = config.coarseLists === true ? new CoarseListSets(dbPath, config.coarseMinVectors ?? 200_000, config.coarseProbeMinRows) : null;
     // Index files of processes killed mid-save; the next save sweeps them too, but a process whose index is
     // caught up may never save.
     removeStaleTemporaries(`${this.file}.tmp-`);
