@@ -110,6 +110,33 @@ describe('coarse lists for large namespaces (long-lived processes)', () => {
     }
   });
 
+  it('take over from the scan worker: its copy of the namespace goes once the lists answer', async () => {
+    const path = freshPath();
+    const store = createSqliteStore({ path, vectorIndex: { ...CONFIG, scanWorker: true, scanWorkerMinVectors: 1000 } });
+    try {
+      const next = clustered(17);
+      await insertVectors(store, NS, 3000, next);
+      await search(store, next());
+      await store.vectorIndex?.whenIdle(); // the codes are built, and the lists' build started by a search of them
+      for (let i = 0; i < 200 && store.vectorIndex?.status().scanWorker.namespaces.length === 0 && searchesThroughLists(store) < 0; i++) {
+        await search(store, next());
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      assert.deepEqual(store.vectorIndex?.status().scanWorker.namespaces, [NS], 'until the lists are in, the worker holds a copy');
+      await untilInstalled(store, next);
+      assert.deepEqual(store.vectorIndex?.status().scanWorker.namespaces, [], 'the worker no longer holds a copy');
+      const scans = store.vectorIndex?.status().scanWorker.scans;
+      await insertVectors(store, NS, 20, next);
+      const q = next();
+      const got = await search(store, q);
+      assert.equal(got.length, 10);
+      assert.equal(store.vectorIndex?.status().scanWorker.scans, scans, 'searches go through the lists, not the worker');
+      assert.deepEqual(store.vectorIndex?.status().scanWorker.namespaces, [], 'and no copy is sent again');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('go with the codes (an erasure drops them) and are built again', async () => {
     const path = freshPath();
     const store = createSqliteStore({ path, vectorIndex: CONFIG });

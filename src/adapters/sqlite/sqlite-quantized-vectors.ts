@@ -93,6 +93,11 @@ export class QuantizedVectors {
     this.journal = [];
   }
 
+  /** No journal is kept from now on (its copy is gone). */
+  stopJournal(): void {
+    this.journal = null;
+  }
+
   /**
    * The changes since the journal was started or last taken, oldest first; null when there were too many to keep
    * (the copy must be made again) or no journal is kept.

@@ -199,6 +199,9 @@ export class SqliteVectorIndex {
     this.coarse?.install((this.identity as IndexIdentity).seq, (from, to) => this.changedRows(from, to), (namespace, rowid) => this.indexes?.get(namespace)?.codes(rowid) ?? null);
     const coarse = this.coarse?.get(filter.namespace, index);
     if (coarse) {
+      // The lists answer for the namespace now: the scan worker's copy of its codes goes (and the rare full scan
+      // below runs on this thread).
+      this.scanner?.release(filter.namespace, index);
       for (const fetch of widening(filter.approximate ? 2 * k : scanFetch(k), 4096)) {
         const found = coarse.nearest(this.usearch as Usearch, vector, fetch);
         const hits = rescored(found);
@@ -213,7 +216,7 @@ export class SqliteVectorIndex {
     // this thread goes on with the query's other signal; widening, rare, scans here.
     let first = true;
     for (const fetch of widening(filter.approximate ? 2 * k : scanFetch(k), 4096)) {
-      const offThread = first ? this.scanner?.nearest(filter.namespace, index, vector, fetch) : null;
+      const offThread = first && !coarse ? this.scanner?.nearest(filter.namespace, index, vector, fetch) : null;
       first = false;
       const found = (offThread && (await offThread)) ?? index.nearest(this.usearch as Usearch, vector, fetch);
       const hits = rescored(found);

@@ -41,6 +41,9 @@ function handle(message: ScanMessage): ScanReply | null {
     case 'clear':
       copies.clear();
       return null;
+    case 'release':
+      copies.delete(message.namespace);
+      return null;
     case 'nearest': {
       const copy = copies.get(message.namespace);
       if (copy?.source !== message.instance || 'error' in loaded) return { kind: 'found', id: message.id, rowids: null, error: null };

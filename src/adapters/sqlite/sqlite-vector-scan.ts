@@ -6,6 +6,7 @@ export type ScanMessage =
   | { kind: 'load'; namespace: string; instance: number; dimensions: number; rows: number; body: Uint8Array }
   | { kind: 'changes'; namespace: string; instance: number; changes: CodeChange[] }
   | { kind: 'clear' }
+  | { kind: 'release'; namespace: string }
   | { kind: 'nearest'; id: number; namespace: string; instance: number; query: Float32Array; count: number };
 
 /** What it answers: a copy made (or why not), or a scan's rowids nearest first (null when it holds no such copy). */
@@ -75,6 +76,16 @@ export class ScanWorker {
   /** Whether the worker holds a copy of the namespace's codes. */
   holds(namespace: string): boolean {
     return this.copies.get(namespace)?.ready === true;
+  }
+
+  /**
+   * Drops the namespace's copy for good (its coarse lists answer now): the worker frees it and the codes stop
+   * journaling for it. A later `nearest` of the namespace would send it again.
+   */
+  release(namespace: string, vectors: QuantizedVectors): void {
+    if (!this.copies.delete(namespace)) return;
+    vectors.stopJournal();
+    this.worker?.postMessage({ kind: 'release', namespace } satisfies ScanMessage);
   }
 
   /** Drops every copy (after an erasure, or when the codes are dropped): the worker holds no vector they left. */
