@@ -9,6 +9,7 @@ import type { CoarseBuildReply } from './sqlite-coarse-lists.js';
 import { quantize } from './sqlite-quantized-vectors.js';
 import type { Usearch } from './sqlite-vector-index-file.js';
 import { readNamespaceCodes } from './sqlite-namespace-snapshot.js';
+import { normalise } from '../embed-use/use-embedder.js';
 
 export interface CoarseBuildRequest {
   dbPath: string;
@@ -53,7 +54,7 @@ function kMeans(usearch: Usearch, data: Int8Array, n: number, dims: number, list
   for (let i = 0; i < sampleSize; i++) {
     const row = Math.floor(i * step);
     for (let j = 0; j < dims; j++) sample[i * dims + j] = data[row * dims + j] as number;
-    normalise(sample, i * dims, dims);
+    normalise(sample.subarray(i * dims, (i + 1) * dims));
   }
   const centroids = new Float32Array(lists * dims);
   const seedStep = sampleSize / lists;
@@ -77,17 +78,10 @@ function kMeans(usearch: Usearch, data: Int8Array, n: number, dims: number, list
         continue;
       }
       for (let j = 0; j < dims; j++) centroids[c * dims + j] = sums[c * dims + j] as number;
-      normalise(centroids, c * dims, dims);
+      normalise(centroids.subarray(c * dims, (c + 1) * dims));
     }
   }
   return centroids;
-}
-
-function normalise(v: Float32Array, offset: number, dims: number): void {
-  let norm = 0;
-  for (let j = 0; j < dims; j++) norm += (v[offset + j] as number) ** 2;
-  const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
-  for (let j = 0; j < dims; j++) v[offset + j] = (v[offset + j] as number) * scale;
 }
 
 replyToStore(build);

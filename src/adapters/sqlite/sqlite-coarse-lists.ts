@@ -25,7 +25,7 @@ export interface CoarseBuild {
 export type CoarseBuildReply = Extract<BuildReply, { ok: true }> & { coarse: CoarseBuild };
 
 /** How many lists a namespace of `n` vectors is split into: about √n, from 64 to 4,096. */
-export function listCount(n: number): number {
+function listCount(n: number): number {
   return Math.max(64, Math.min(4096, Math.round(Math.sqrt(n))));
 }
 
@@ -57,10 +57,6 @@ export class CoarseLists {
     return this.listOf.size;
   }
 
-  has(rowid: number): boolean {
-    return this.listOf.has(rowid);
-  }
-
   /** Adds or moves a row with its current codes: into the list it was assigned, or the nearest one. */
   set(rowid: number, codes: Int8Array, list = this.nearestList(codes)): void {
     const old = this.listOf.get(rowid);
@@ -80,12 +76,7 @@ export class CoarseLists {
   nearest(usearch: Usearch, vector: Float32Array, count: number): number[] {
     const d = this.dimensions;
     const lists = this.lists.length;
-    for (let c = 0; c < lists; c++) {
-      let s = 0;
-      const o = c * d;
-      for (let j = 0; j < d; j++) s += (this.centroids[o + j] as number) * (vector[j] as number);
-      this.sims[c] = s;
-    }
+    for (let c = 0; c < lists; c++) this.sims[c] = this.centroidDot(c, vector);
     const order = Array.from({ length: lists }, (_, c) => c).sort((a, b) => (this.sims[b] as number) - (this.sims[a] as number));
     const want = Math.max(PROBE_SHARE * this.listOf.size, this.probeMinRows, 16 * count);
     let rows = 0;
@@ -112,19 +103,25 @@ export class CoarseLists {
   }
 
   private nearestList(codes: Int8Array): number {
-    const d = this.dimensions;
     let best = 0;
     let bestSim = -Infinity;
     for (let c = 0; c < this.lists.length; c++) {
-      let s = 0;
-      const o = c * d;
-      for (let j = 0; j < d; j++) s += (this.centroids[o + j] as number) * (codes[j] as number);
+      const s = this.centroidDot(c, codes);
       if (s > bestSim) {
         bestSim = s;
         best = c;
       }
     }
     return best;
+  }
+
+  /** Centroid c's dot product with a vector or a row's codes (the codes' scale does not change which is nearest). */
+  private centroidDot(c: number, v: Float32Array | Int8Array): number {
+    const d = this.dimensions;
+    const o = c * d;
+    let s = 0;
+    for (let j = 0; j < d; j++) s += (this.centroids[o + j] as number) * (v[j] as number);
+    return s;
   }
 }
 
@@ -133,7 +130,7 @@ export interface CoarseListsStatus {
   state: 'off' | 'idle' | 'building' | 'failed';
   reason: string | null;
   minVectors: number;
-  /** Namespaces searched through their lists, with their vectors and lists. */
+  /** Namespaces searched through their lists, with the rows they hold and the searches they answered. */
   namespaces: { namespace: string; vectors: number; searches: number }[];
   lastBuildMs: number | null;
 }
@@ -225,12 +222,6 @@ export class CoarseListSets {
     this.generation++;
     this.sets.clear();
     this.arrived = null;
-    this.reason = reason;
-  }
-
-  /** The namespace's lists go (found inconsistent); they are built again when a search wants them. */
-  forget(namespace: string, reason: string): void {
-    this.sets.delete(namespace);
     this.reason = reason;
   }
 
