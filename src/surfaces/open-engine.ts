@@ -378,7 +378,7 @@ export interface OpenEngineOptions {
    * A long-lived process (serve, mcp): embed on a pool of worker threads (see buildEmbedder), and let the
    * SQLite store build neighbour graphs for approximate searches (a short process would stop every build it
    * started on close, so it keeps the exact scan) and keep BM25 posting lists in memory (a short process would
-   * read them for one search).
+   * read them for one search); the PostgreSQL store proposes candidates from copies of the searched namespaces.
    */
   longLived?: boolean;
   logger?: Logger;
@@ -406,7 +406,7 @@ export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, env
   const config = resolveConfig(flags, environment);
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   // Only a long-lived process builds a missing HNSW index in the background; a short one would wait for it.
-  const pgStore = config.postgres ? createPostgresStore({ ...config.postgres, buildVectorIndexInBackground: options.longLived === true }, logger) : null;
+  const pgStore = config.postgres ? createPostgresStore({ ...config.postgres, buildVectorIndexInBackground: options.longLived === true, recallCopies: options.longLived === true }, logger) : null;
   const store: Store = pgStore ?? createSqliteStore({ path: config.dbPath, vectorIndex: { neighbourGraphs: options.longLived === true, scanWorker: options.longLived === true, coarseLists: options.longLived === true }, postingCache: options.longLived === true });
   const reranker: Reranker | null = config.reranker === 'overlap' ? createOverlapReranker() : null;
   // Code awareness (anchors, staleness, branch scope) for the repository the process runs in; detected

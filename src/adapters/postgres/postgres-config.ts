@@ -32,6 +32,12 @@ export interface PostgresStoreConfig {
    */
   buildVectorIndexInBackground?: boolean | undefined;
   /**
+   * Whether searches are proposed from copies of the searched namespaces kept in this process
+   * (postgres-recall-copies.ts; default false): a long-lived process (serve, mcp) sets it; a short command would
+   * load a copy for one search.
+   */
+  recallCopies?: boolean | undefined;
+  /**
    * A schema of its own on the same database (the scratch store `cairn verify` replays into): its tables live
    * there, first on `searchPath`, and its advisory locks are its own, so it never waits on the live store's
    * writers nor makes them wait. Absent: the role's default schema.

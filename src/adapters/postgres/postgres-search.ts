@@ -2,6 +2,7 @@ import type { CandidateFilter, FusedRecallRequest, ListFilter } from '../../inte
 import { MEMORY_SELECT } from '../sql/sql-rows.js';
 import { vectorLiteral, type Params } from './postgres-rows.js';
 import type { VectorStorage } from './postgres-schema.js';
+import type { Proposal, Proposals } from './postgres-recall-copy.js';
 
 /**
  * The SQL of recall. Each signal is one set of CTEs, so the candidate queries (`vectorCandidates`,
@@ -55,7 +56,7 @@ export interface VectorSpace {
  * scan of the namespace replaces it, so nearer filtered-out rows never hide matching ones. Without pgvector
  * the cosine is computed exactly over `real[]`.
  */
-export function vectorCtes(p: Params, vector: string, k: number, filter: CandidateFilter, space: VectorSpace): string {
+export function vectorCtes(p: Params, vector: string, k: number, filter: CandidateFilter, space: VectorSpace, proposal?: Proposal): string {
   const ns = p.add(filter.namespace);
   const kp = p.add(k);
   const where = `v.namespace = ${ns}${filter.includeInactive ? '' : ' AND v.active'} AND ${filterSql(filter, p)}`;
@@ -72,14 +73,41 @@ export function vectorCtes(p: Params, vector: string, k: number, filter: Candida
   const distance = `(v.embedding::${type} <=> ${q})`;
   // The dimension test matches the HNSW index's predicate (postgres-schema.ts), so the planner may use it.
   const inSpace = `vector_dims(v.embedding) = ${space.dimensions}`;
-  return `vec_ann AS (
+  // With a proposal that stands (proposedCtes), the full search (the index walk, the exact scan) is never read.
+  const proposed = proposal ? proposedCtes(p, 'vec', proposal, `SELECT v.memory_pk AS pk, 1 - ${distance} AS similarity FROM memory_vectors v JOIN memories m ON m.pk = v.memory_pk
+      WHERE v.memory_pk = ANY(${p.add(proposal.pks)}::bigint[]) AND ${inSpace} AND ${where} ORDER BY ${distance}, v.memory_pk LIMIT ${kp}`) : null;
+  return `${proposed ? `${proposed.ctes},\n    ` : ''}vec_ann AS (
       SELECT v.memory_pk AS pk, 1 - ${distance} AS similarity FROM memory_vectors v JOIN memories m ON m.pk = v.memory_pk
       WHERE ${inSpace} AND ${where} ORDER BY ${distance} LIMIT ${kp}),
     vec_exact AS (
       SELECT v.memory_pk AS pk, 1 - ${distance} AS similarity FROM memory_vectors v JOIN memories m ON m.pk = v.memory_pk
       WHERE ${inSpace} AND ${where} AND (SELECT count(*) FROM vec_ann) < ${kp}
       ORDER BY ${distance} + 0, v.memory_pk LIMIT ${kp}),
-    vec AS (SELECT pk, similarity FROM vec_ann WHERE (SELECT count(*) FROM vec_ann) >= ${kp} UNION ALL SELECT pk, similarity FROM vec_exact)`;
+    ${proposed ? 'vec_full AS MATERIALIZED' : 'vec AS'} (SELECT pk, similarity FROM vec_ann WHERE (SELECT count(*) FROM vec_ann) >= ${kp} UNION ALL SELECT pk, similarity FROM vec_exact)${proposed ? `,\n    vec AS (${proposed.union('pk, similarity', 'vec_full')})` : ''}`;
+}
+
+/**
+ * CTE `fresh(ok)`: whether the log ends, in this statement's snapshot, at the position the proposals were made
+ * at. Every change of a memory is an event whose position is assigned in commit order, so then the proposing
+ * copy held exactly what this statement reads.
+ */
+export function freshCte(p: Params, position: number): string {
+  return `fresh AS MATERIALIZED (SELECT coalesce(max(gseq), 0) = ${p.add(position)}::bigint AS ok FROM events)`;
+}
+
+/**
+ * The CTEs of a proposed signal: `<name>_prop` rescores the proposed memories exactly with the signal's own
+ * expression and filter (`rescore`), `<name>_ok` says whether the proposal stands (the log unchanged since it
+ * was made and at least `need` proposed memories passing). `union(columns, full)` is the signal's rows: the
+ * proposal's when it stands, else those of the full search `full` — a MATERIALIZED CTE, so behind its gate it
+ * is never run (an inlined one could still start parallel workers for nothing).
+ */
+function proposedCtes(p: Params, name: string, proposal: Proposal, rescore: string): { ctes: string; union(columns: string, full: string): string } {
+  return {
+    ctes: `${name}_prop AS MATERIALIZED (${rescore}),
+    ${name}_ok AS MATERIALIZED (SELECT (SELECT ok FROM fresh) AND (SELECT count(*) FROM ${name}_prop) >= ${p.add(proposal.need)}::bigint AS ok)`,
+    union: (columns, full) => `SELECT ${columns} FROM ${name}_prop WHERE (SELECT ok FROM ${name}_ok) UNION ALL SELECT ${columns} FROM ${full} WHERE NOT (SELECT ok FROM ${name}_ok)`,
+  };
 }
 
 /**
@@ -104,10 +132,17 @@ const B = 0.75;
  * scores (and share a rank) in every execution, whatever order the aggregate meets their postings in; `sum`
  * (default: `termSumFor`) picks how that sum is written, both forms giving the same bits.
  */
-export function lexicalCtes(p: Params, terms: string[], k: number, filter: CandidateFilter, names: LexicalNames = LEX, sum: TermSum = termSumFor(terms.length)): string {
+export function lexicalCtes(p: Params, terms: string[], k: number, filter: CandidateFilter, names: LexicalNames = LEX, sum: TermSum = termSumFor(terms.length), proposal?: Proposal): string {
   const ns = p.add(filter.namespace);
   const tp = `${p.add(terms)}::text[]`;
   const stats = names.stats === LEX.stats ? `${LEX.stats} AS (${namespaceStatsSql(ns)}),\n    ` : '';
+  const out = names.out;
+  // A proposal rescores its memories with the sorted sum (the same bits as the filtered one); the full search
+  // (named <out>_full) runs only when the proposal does not stand.
+  const proposed = proposal ? proposedCtes(p, out, proposal, sortedScoresSql(p, ns, tp, k, filter, names, `d.memory_pk = ANY(${p.add(proposal.pks)}::bigint[])`)) : null;
+  const full = proposed ? { ...names, out: `${out}_full` } : names;
+  const as = proposed ? 'AS MATERIALIZED' : 'AS';
+  const scores = sum === 'sorted' ? `${full.out} ${as} (${sortedScoresSql(p, ns, tp, k, filter, full)})` : filteredScoresCtes(p, ns, tp, terms.length, k, filter, full, as);
   // Both MATERIALIZED: a CTE read once is otherwise inlined, and the planner then computed the idf (four
   // lookups of term_stats) once per posting instead of once per term (at 100k, 55k index scans a term list).
   return `${stats}${names.df} AS MATERIALIZED (
@@ -117,19 +152,18 @@ export function lexicalCtes(p: Params, terms: string[], k: number, filter: Candi
       SELECT term, ord, CASE WHEN ln((n - df + 0.5) / (df + 0.5)) > 0 THEN ln((n - df + 0.5) / (df + 0.5)) ELSE 1e-6 END AS idf,
         row_number() OVER (ORDER BY term COLLATE "C") AS pos
       FROM ${names.df}, ${LEX.stats}),
-    ${sum === 'sorted' ? sortedScoresCte(p, ns, tp, k, filter, names) : filteredScoresCtes(p, ns, tp, terms.length, k, filter, names)}`;
+    ${proposed ? `${proposed.ctes},\n    ` : ''}${scores}${proposed ? `,\n    ${out} AS (${proposed.union('pk, score', full.out)})` : ''}`;
 }
 
 /** One posting's BM25 weight, its term frequency `tf` and idf `idf`, over the memory `m` and statistics `s`. */
 const weightSql = (tf: string, idf: string) => `${idf} * (${tf} * ${K1 + 1}) / (${tf} + ${K1} * (1 - ${B} + ${B} * m.doc_length / s.avgdl))`;
 
-/** `sorted`: every posting joined to its memory, each memory's weights summed in term order. */
-function sortedScoresCte(p: Params, ns: string, tp: string, k: number, filter: CandidateFilter, names: LexicalNames): string {
-  return `${names.out} AS (
-      SELECT d.memory_pk AS pk, sum(${weightSql('d.tf', 'i.idf')} ORDER BY d.term) AS score
+/** `sorted`: every posting (of the memories `where` keeps) joined to its memory, each memory's weights summed in term order. */
+function sortedScoresSql(p: Params, ns: string, tp: string, k: number, filter: CandidateFilter, names: LexicalNames, where?: string): string {
+  return `SELECT d.memory_pk AS pk, sum(${weightSql('d.tf', 'i.idf')} ORDER BY d.term) AS score
       FROM memory_terms d JOIN ${names.idf} i ON i.term = d.term JOIN memories m ON m.pk = d.memory_pk CROSS JOIN ${LEX.stats} s
-      WHERE d.namespace = ${ns} AND d.term = ANY(${tp}) AND ${filterSql(filter, p)}
-      GROUP BY d.memory_pk ORDER BY score DESC, d.memory_pk LIMIT ${p.add(k)})`;
+      WHERE d.namespace = ${ns} AND d.term = ANY(${tp}) AND ${where ? `${where} AND ` : ''}${filterSql(filter, p)}
+      GROUP BY d.memory_pk ORDER BY score DESC, d.memory_pk LIMIT ${p.add(k)}`;
 }
 
 /**
@@ -148,7 +182,7 @@ const BOUND_MARGIN = 1 + 1e-9;
  * for its length and filter and scored. A score adds the terms' weights in term order, 0 for a term the memory
  * lacks, each the sorted form's expression over the same values, so the scores are the same bits.
  */
-function filteredScoresCtes(p: Params, ns: string, tp: string, count: number, k: number, filter: CandidateFilter, names: LexicalNames): string {
+function filteredScoresCtes(p: Params, ns: string, tp: string, count: number, k: number, filter: CandidateFilter, names: LexicalNames, as = 'AS'): string {
   const x = names.out;
   const js = Array.from({ length: count }, (_, j) => j + 1);
   const idf = (j: number) => `(SELECT idf FROM ${names.idf} WHERE pos = ${j})`;
@@ -167,7 +201,7 @@ function filteredScoresCtes(p: Params, ns: string, tp: string, count: number, k:
     ${x}_theta AS MATERIALIZED (
       SELECT score FROM (${scored(`(SELECT * FROM ${x}_tf ORDER BY ub DESC LIMIT ${p.add(Math.max(2 * k, k + 100))})`)}) seed
       ORDER BY score DESC LIMIT 1 OFFSET ${p.add(Math.max(k - 1, 0))}),
-    ${x} AS (
+    ${x} ${as} (
       ${scored(`${x}_tf`)} AND t.ub >= coalesce((SELECT score FROM ${x}_theta), '-Infinity'::float8)
       ORDER BY score DESC, t.pk LIMIT ${kp})`;
 }
@@ -209,9 +243,9 @@ const LEX: LexicalNames = { stats: 'lex_stats', df: 'lex_df', idf: 'lex_idf', ou
  * their own k), each memory scored by the larger of its own score and weight × its related score, ordered
  * by that score, then own candidates before related-only ones, each in its own order; the first k as `lex`.
  */
-function lexicalWithRelatedCtes(p: Params, terms: string[], k: number, filter: CandidateFilter, related: NonNullable<FusedRecallRequest['related']>): string {
-  const own = lexicalCtes(p, terms, k, filter, { ...LEX, out: 'lex_own' });
-  const rel = lexicalCtes(p, related.terms, related.k, filter, { stats: 'rel_stats', df: 'rel_df', idf: 'rel_idf', out: 'lex_rel' });
+function lexicalWithRelatedCtes(p: Params, terms: string[], k: number, filter: CandidateFilter, related: NonNullable<FusedRecallRequest['related']>, proposals?: Proposals): string {
+  const own = lexicalCtes(p, terms, k, filter, { ...LEX, out: 'lex_own' }, termSumFor(terms.length), proposals?.lexical);
+  const rel = lexicalCtes(p, related.terms, related.k, filter, { stats: 'rel_stats', df: 'rel_df', idf: 'rel_idf', out: 'lex_rel' }, termSumFor(related.terms.length), proposals?.related);
   const w = `${p.add(related.weight)}::float8`;
   return `${own},
     ${rel},
@@ -231,13 +265,16 @@ function lexicalWithRelatedCtes(p: Params, terms: string[], k: number, filter: C
  * with `request.rrf` it is `fuse` (reciprocal rank fusion): weight / (k + rank) per signal, recency ranked
  * by age among the candidates.
  */
-export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: VectorSpace | null): string {
+export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: VectorSpace | null, proposals?: Proposals): string {
   const { weights: w, filter, k } = request;
   const useVector = request.vector !== null && space !== null && w.vector > 0;
   const useLexical = request.terms.length > 0 && w.lexical > 0;
   const ctes: string[] = [];
-  ctes.push(useVector ? vectorCtes(p, vectorLiteral(request.vector as Float32Array, (space as VectorSpace).storage), k, filter, space as VectorSpace) : 'vec AS (SELECT NULL::bigint AS pk, NULL::float8 AS similarity WHERE FALSE)');
-  if (useLexical) ctes.push(request.related && request.related.terms.length > 0 ? lexicalWithRelatedCtes(p, request.terms, k, filter, request.related) : lexicalCtes(p, request.terms, k, filter));
+  if (proposals) ctes.push(freshCte(p, proposals.position));
+  ctes.push(useVector ? vectorCtes(p, vectorLiteral(request.vector as Float32Array, (space as VectorSpace).storage), k, filter, space as VectorSpace, proposals?.vector) : 'vec AS (SELECT NULL::bigint AS pk, NULL::float8 AS similarity WHERE FALSE)');
+  if (useLexical) {
+    ctes.push(request.related && request.related.terms.length > 0 ? lexicalWithRelatedCtes(p, request.terms, k, filter, request.related, proposals) : lexicalCtes(p, request.terms, k, filter, LEX, termSumFor(request.terms.length), proposals?.lexical));
+  }
   else ctes.push('lex_idf AS (SELECT NULL::text AS term, NULL::bigint AS ord, 0::float8 AS idf WHERE FALSE), lex AS (SELECT NULL::bigint AS pk, NULL::float8 AS score WHERE FALSE)');
   const f = (x: number) => `${p.add(x)}::float8`;
   const [wv, wl, wr] = [f(w.vector), f(w.lexical), f(w.recency)];
@@ -290,6 +327,14 @@ export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: Ve
       parts.c_vector, parts.c_lexical, parts.c_recency, (parts.c_vector + parts.c_lexical + parts.c_recency) AS relevance,
       row_number() OVER (ORDER BY m.created_at DESC, parts.vrank NULLS LAST, parts.lrank NULLS LAST) AS recency_rank`;
   }
+  // Whether every proposal stood (postgres-recall-copies.ts counts them), for the proposed signals that ran.
+  const oks = [
+    useVector && proposals?.vector ? 'vec_ok' : null,
+    ...(useLexical && request.related && request.related.terms.length > 0
+      ? [proposals?.lexical ? 'lex_own_ok' : null, proposals?.related ? 'lex_rel_ok' : null]
+      : [useLexical && proposals?.lexical ? 'lex_ok' : null]),
+  ].filter((name): name is string => name !== null);
+  if (oks.length > 0) select += `, (SELECT bool_and(ok) FROM (${oks.map((name) => `SELECT ok FROM ${name}`).join(' UNION ALL ')}) o) AS proposals_stood`;
   return `WITH ${ctes.join(',\n    ')}
     SELECT ${MEMORY_SELECT}, ${select},
       (SELECT max(similarity) FROM vec) AS best_cosine${useLexical ? ', (SELECT n FROM lex_stats) AS lex_documents, (SELECT json_object_agg(term, df) FROM lex_df) AS lex_df' : ''}

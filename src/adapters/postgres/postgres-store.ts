@@ -37,8 +37,10 @@ import { MEMORY_SELECT, rowToEvent, rowToMemory, rowToSnapshot, rowToToken, type
 import { Params, parseVector, vectorFromSend, vectorLiteral } from './postgres-rows.js';
 import { hnswIndexName, hnswIndexSql } from './postgres-schema.js';
 import { buildVectorIndex, describeVectorIndex, hnswBuildProblem, startVectorIndexBuild, vectorIndexState } from './postgres-vector-index.js';
-import { activeSql, CURRENT_SQL, filterSql, fusedRecallSql, LIVE_BY_DEDUPE_SQL, lexicalCtes, listWhere, vectorCtes, type VectorSpace } from './postgres-search.js';
+import { activeSql, CURRENT_SQL, filterSql, freshCte, fusedRecallSql, LIVE_BY_DEDUPE_SQL, lexicalCtes, listWhere, vectorCtes, type VectorSpace } from './postgres-search.js';
 import { createPostgresTx, decodeAnchorCache, rowToPendingErasure, type TxContext } from './postgres-tx.js';
+import { RecallCopies, type RecallCopiesStatus } from './postgres-recall-copies.js';
+import type { Proposals } from './postgres-recall-copy.js';
 
 /** Attempts of a read, or of starting a transaction, when the connection fails; then STORE_UNAVAILABLE. */
 const ATTEMPTS = 3;
@@ -76,6 +78,8 @@ export class PostgresStore implements Store {
   private canReadFiles: boolean | null = null;
   /** A background build of a missing HNSW index (repairVectorIndex), until it ends; close() cancels it. */
   private indexBuild: { done: Promise<void>; cancel(): Promise<void> } | undefined;
+  /** The searched namespaces' copies of a long-lived process (config.recallCopies), once vectors have a space. */
+  private copies: RecallCopies | null = null;
   /** Sessions and request budgets of every `cairn serve` on this database (postgres-sessions.ts). */
   readonly sessions: SessionStore = createPostgresSessions((what, sql, values) => this.rows(what, sql, values));
 
@@ -424,11 +428,37 @@ export class PostgresStore implements Store {
     return space;
   }
 
+  /**
+   * Proposals for one search from this process's copies (config.recallCopies, pgvector only), or undefined:
+   * the statement then searches in full.
+   */
+  private async proposals(space: VectorSpace | null, request: Parameters<RecallCopies['propose']>[0]): Promise<Proposals | undefined> {
+    if (!this.config.recallCopies || !this.pool || this.closed || !space || space.storage !== 'pgvector') return undefined;
+    if (this.copies && this.copies.dimensions !== space.dimensions) {
+      const old = this.copies;
+      this.copies = null;
+      await old.close();
+    }
+    this.copies ??= new RecallCopies(this.pool, space.dimensions, this.logger);
+    return (await this.copies.propose(request)) ?? undefined;
+  }
+
+  /** What this process's search copies hold (tests, benchmarks); null when it keeps none. */
+  recallCopiesStatus(): RecallCopiesStatus | null {
+    return this.copies?.status() ?? null;
+  }
+
+  /** Waits for the copies being loaded; true when every searched namespace has its copy. */
+  async recallCopiesSettled(): Promise<boolean> {
+    return (await this.copies?.settled()) ?? false;
+  }
+
   async vectorCandidates(vector: Float32Array, k: number, filter: CandidateFilter): Promise<VectorHit[]> {
     const space = await this.checkQueryVector(vector);
     if (!space || k <= 0) return [];
+    const proposals = await this.proposals(space, { vector, terms: [], k, filter });
     const p = new Params();
-    const ctes = vectorCtes(p, vectorLiteral(vector, space.storage), k, filter, space);
+    const ctes = `${proposals ? `${freshCte(p, proposals.position)},\n    ` : ''}${vectorCtes(p, vectorLiteral(vector, space.storage), k, filter, space, proposals?.vector)}`;
     const rows = await this.rows<{ id: string; similarity: number }>(
       'vector search',
       `WITH ${ctes} SELECT m.id, vec.similarity FROM vec JOIN memories m ON m.pk = vec.pk ORDER BY vec.similarity DESC, m.pk`,
@@ -453,8 +483,21 @@ export class PostgresStore implements Store {
     const space = request.vector ? await this.checkQueryVector(request.vector) : await this.space();
     const p = new Params();
     const related = request.related ? { ...request.related, terms: [...new Set(request.related.terms)] } : undefined;
-    const sql = fusedRecallSql(p, { ...request, terms: [...new Set(request.terms)], related }, space);
-    return fusedResult(await this.rows('hybrid recall', sql, p.values));
+    const terms = [...new Set(request.terms)];
+    const useVector = request.vector !== null && request.weights.vector > 0;
+    const useLexical = terms.length > 0 && request.weights.lexical > 0;
+    const proposals = await this.proposals(space, {
+      vector: useVector ? request.vector : null,
+      terms: useLexical ? terms : [],
+      related: useLexical ? related : undefined,
+      k: request.k,
+      filter: request.filter,
+    });
+    const sql = fusedRecallSql(p, { ...request, terms, related }, space, proposals);
+    const rows = await this.rows('hybrid recall', sql, p.values);
+    const stood = rows[0]?.['proposals_stood'];
+    if (typeof stood === 'boolean') this.copies?.counted(stood);
+    return fusedResult(rows);
   }
 
   async embedder(): Promise<EmbedderInfo | null> {
@@ -735,6 +778,7 @@ export class PostgresStore implements Store {
     const pool = this.pool ?? (await opening?.catch(() => null)) ?? null;
     this.pool = null;
     await this.indexBuild?.cancel(); // bounded: a build held up by another session's snapshot must not hold the exit
+    await this.copies?.close();
     await pool?.end();
   }
 }

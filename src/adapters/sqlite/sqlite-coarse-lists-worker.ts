@@ -6,8 +6,8 @@
 import { createRequire } from 'node:module';
 import { replyToStore } from './sqlite-background-build.js';
 import type { CoarseBuildReply } from './sqlite-coarse-lists.js';
-import { quantize } from './sqlite-quantized-vectors.js';
-import type { Usearch } from './sqlite-vector-index-file.js';
+import { quantize } from '../vector-codes/quantized-vectors.js';
+import type { Usearch } from '../vector-codes/usearch.js';
 import { readNamespaceCodes } from './sqlite-namespace-snapshot.js';
 import { normalise } from '../embed-use/use-embedder.js';
 

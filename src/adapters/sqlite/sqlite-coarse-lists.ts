@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
-import type { Usearch } from './sqlite-vector-index-file.js';
-import { QuantizedVectors, quantize } from './sqlite-quantized-vectors.js';
+import type { Usearch } from '../vector-codes/usearch.js';
+import { QuantizedVectors, quantize } from '../vector-codes/quantized-vectors.js';
 import { BackgroundBuilder, type BuildReply } from './sqlite-background-build.js';
 import type { CoarseBuildRequest } from './sqlite-coarse-lists-worker.js';
 

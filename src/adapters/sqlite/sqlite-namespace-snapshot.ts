@@ -1,7 +1,7 @@
 // What the build workers read first: one consistent snapshot of a namespace's current vectors as int8 codes.
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
-import { QuantizedVectors } from './sqlite-quantized-vectors.js';
+import { QuantizedVectors } from '../vector-codes/quantized-vectors.js';
 import { changeFingerprint, currentChangeSeq, floats } from './sqlite-vector-index-file.js';
 import { namespaceVectorsSql } from './sqlite-neighbour-graph-file.js';
 

@@ -5,7 +5,7 @@ import { closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rm
 import { basename, dirname, join } from 'node:path';
 import { fsyncPath, namesStartingWith, olderThanGrace, writeFileAtomically } from './sqlite-saved-files.js';
 import type { FileDigest } from './sqlite-background-build.js';
-import type { Usearch } from './sqlite-vector-index-file.js';
+import type { Usearch } from '../vector-codes/usearch.js';
 import { vectorTableName } from './sqlite-vector-table.js';
 
 /**
@@ -36,7 +36,7 @@ const BATCH = 4096;
 
 /**
  * Inserts rows given as the quantised scan's int8 codes (each vector scaled to ±127 at its largest component,
- * sqlite-quantized-vectors.ts). usearch takes floats and turns them into int8 as round(x × 127), so each code is
+ * vector-codes/quantized-vectors.ts). usearch takes floats and turns them into int8 as round(x × 127), so each code is
  * passed as code / 127 and lands unchanged: the graph holds the same codes as the scan, at their full range
  * (a unit vector of 512 dimensions given as it is, components around 0.04, would keep a few levels only).
  */

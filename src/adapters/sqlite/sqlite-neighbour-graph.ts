@@ -17,9 +17,10 @@ import {
   unreadGraphFile,
 } from './sqlite-neighbour-graph-file.js';
 import type { GraphBuildRequest } from './sqlite-neighbour-graph-worker.js';
-import type { QuantizedVectors } from './sqlite-quantized-vectors.js';
+import type { QuantizedVectors } from '../vector-codes/quantized-vectors.js';
 import { removeStaleTemporaries, savedFileProblem } from './sqlite-saved-files.js';
-import { tooFarBehind, type IndexIdentity, type Usearch } from './sqlite-vector-index-file.js';
+import { tooFarBehind, type IndexIdentity } from './sqlite-vector-index-file.js';
+import type { Usearch } from '../vector-codes/usearch.js';
 
 /** What the graphs need of the vector index: the database's identity, and the change log. */
 export interface GraphContext {

@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { QuantizedVectors } from './sqlite-quantized-vectors.js';
+import { QuantizedVectors } from '../vector-codes/quantized-vectors.js';
 import { removeStaleTemporaries, writeFileAtomically } from './sqlite-saved-files.js';
 import { indexedVectorsSql } from './sqlite-vector-table.js';
 
@@ -14,8 +13,6 @@ import { indexedVectorsSql } from './sqlite-vector-table.js';
  *
  *   "CAIRNVX2" | u32 LE header length | header JSON | one segment per namespace: rowids (f64 LE), int8 codes
  */
-
-export type Usearch = typeof import('usearch');
 
 /** How vectors are held: int8 codes (a quarter of float32's bytes), scanned exhaustively; hits are rescored exactly. */
 export interface IndexParams {
@@ -48,23 +45,6 @@ export interface IndexIdentity {
 
 export interface IndexHeader extends IndexIdentity {
   segments: { namespace: string; vectors: number; length: number; sha256: string }[];
-}
-
-let loaded: Usearch | Error | null = null;
-
-/**
- * usearch, loaded on first use (a native module; the short commands never need it). Null with the reason when
- * it cannot load on this platform (no prebuilt binary): the store then searches exhaustively with sqlite-vec.
- */
-export function loadUsearch(): { usearch: Usearch } | { error: string } {
-  if (loaded === null) {
-    try {
-      loaded = createRequire(import.meta.url)('usearch') as Usearch;
-    } catch (err) {
-      loaded = err instanceof Error ? err : new Error(String(err));
-    }
-  }
-  return loaded instanceof Error ? { error: `usearch could not load: ${loaded.message.split('\n')[0]}` } : { usearch: loaded };
 }
 
 /**

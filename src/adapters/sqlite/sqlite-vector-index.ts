@@ -10,15 +10,14 @@ import {
   tooFarBehind,
   floats,
   loadIndexSegments,
-  loadUsearch,
   readIndexHeader,
   writeIndexFile,
   type IndexIdentity,
   type IndexParams,
-  type Usearch,
 } from './sqlite-vector-index-file.js';
+import { loadUsearch, type Usearch } from '../vector-codes/usearch.js';
 import type { BuildRequest } from './sqlite-vector-index-worker.js';
-import { QuantizedVectors } from './sqlite-quantized-vectors.js';
+import { QuantizedVectors } from '../vector-codes/quantized-vectors.js';
 import { indexedVectorsSql, vectorTableName } from './sqlite-vector-table.js';
 import { BackgroundBuilder, type BuildReply } from './sqlite-background-build.js';
 import { scanFetch, widening } from './sqlite-over-fetch.js';
@@ -99,7 +98,7 @@ type Prepare = (sql: string) => Database.Statement;
 
 /**
  * The embedded store's fast vector search: quantised candidates with exact rescoring. Every namespace's
- * current vectors are held in memory as int8 (sqlite-quantized-vectors.ts) and scanned with usearch's SIMD
+ * current vectors are held in memory as int8 (vector-codes/quantized-vectors.ts) and scanned with usearch's SIMD
  * kernel; the best k + 64 are rescored with the exact float cosine of the stored vector in SQL. They are kept
  * consistent with the database through its `vector_changes` counter (bumped by triggers on every change of a
  * memory's vector, namespace or currency) and saved beside it as `<db>.usearch`.

@@ -3,8 +3,8 @@
  * order they come, and answers each scan with the rowids of the nearest rows, as the main thread's scan would.
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { QuantizedVectors } from './sqlite-quantized-vectors.js';
-import { loadUsearch } from './sqlite-vector-index-file.js';
+import { QuantizedVectors } from '../vector-codes/quantized-vectors.js';
+import { loadUsearch } from '../vector-codes/usearch.js';
 import type { ScanMessage, ScanReply } from './sqlite-vector-scan.js';
 
 const replies = (workerData as { replyPort: MessagePort }).replyPort;

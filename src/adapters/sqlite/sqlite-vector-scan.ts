@@ -1,5 +1,5 @@
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
-import type { CodeChange, QuantizedVectors } from './sqlite-quantized-vectors.js';
+import type { CodeChange, QuantizedVectors } from '../vector-codes/quantized-vectors.js';
 
 /** What the store sends the scan worker, in order: a namespace's codes whole, then each change before a scan must see it. */
 export type ScanMessage =

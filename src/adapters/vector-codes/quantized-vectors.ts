@@ -1,4 +1,4 @@
-import type { Usearch } from './sqlite-vector-index-file.js';
+import type { Usearch } from './usearch.js';
 
 /** One row's change for a copy kept elsewhere: its new codes, or null when it left. */
 export interface CodeChange {

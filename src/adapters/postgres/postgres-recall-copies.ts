@@ -1,0 +1,283 @@
+import type { Logger } from '../../interfaces/embedder.js';
+import { loadUsearch, type Usearch } from '../vector-codes/usearch.js';
+import type { Pool, PoolClient } from './postgres-driver.js';
+import { vectorFromSend } from './postgres-rows.js';
+import { NamespaceCopy, type CopyRow, type Proposals } from './postgres-recall-copy.js';
+import type { CandidateFilter } from '../../interfaces/store.js';
+
+/**
+ * A long-lived process's copies of the namespaces it searches (postgres-recall-copy.ts), kept in step with the
+ * log. Every change of a memory is an event, and each event gets its position in commit order (`gseq`, assigned
+ * at commit under one lock: postgres-schema.ts), so the copies follow the log by position: before a search,
+ * the events after the position followed are read and the memories they name are read again as they are now
+ * (idempotent: reading a newer state than the event's is harmless, its own event comes later). Events that
+ * change vectors or rows wholesale (an embedder recorded, vectors reset, an erasure) drop every copy.
+ *
+ * The fused statement checks, in its own snapshot, that the log ends at the position the proposal was made
+ * at (`max(gseq)`); otherwise it ignores the proposal and searches as without a copy. So a search never
+ * ranks from a copy older than what it reads: another process's commit between the catch-up and the statement
+ * costs that one search the copy's speed, not an answer.
+ *
+ * A copy is loaded in the background, from one REPEATABLE READ snapshot (its rows, postings and vectors as of
+ * one log position), on the first search of its namespace; searches go on without it meanwhile.
+ */
+
+/** Events after which every copy is dropped (and loaded again when next searched). */
+const WHOLESALE = new Set(['store.embedder', 'store.vectors-reset', 'erased', 'erasure.completed']);
+/** Events read per round of a catch-up; more behind than CATCH_UP_LIMIT and the copies are loaded anew. */
+const EVENT_PAGE = 2_000;
+const CATCH_UP_LIMIT = 50_000;
+/** Memories read per statement of a load. */
+const LOAD_PAGE = 5_000;
+/** Proposed memories beyond the k asked for, per signal: int8 order and summation order are near, not exact. */
+export const PROPOSAL_MARGIN = 64;
+
+/** The columns a copy reads of a memory (over `m`), its postings aggregated in term order. */
+const ROW_SELECT = `m.pk, m.id, m.namespace, m.kind, m.tags, (m.forgotten_at IS NULL AND m.superseded_by IS NULL) AS current, m.expires_at, m.doc_length,
+  p.terms, p.tfs`;
+const POSTINGS_JOIN = `LEFT JOIN LATERAL (SELECT array_agg(t.term ORDER BY t.term) AS terms, array_agg(t.tf ORDER BY t.term) AS tfs
+  FROM memory_terms t WHERE t.memory_pk = m.pk) p ON TRUE`;
+
+interface RowRecord {
+  pk: string;
+  id: string;
+  namespace: string;
+  kind: string;
+  tags: string;
+  current: boolean;
+  expires_at: string | null;
+  doc_length: number;
+  terms: string[] | null;
+  tfs: number[] | null;
+}
+
+function copyRow(r: RowRecord, vector: Float32Array | null): CopyRow {
+  let tags: string[] = [];
+  try {
+    const parsed: unknown = JSON.parse(r.tags);
+    if (Array.isArray(parsed)) tags = parsed.filter((t): t is string => typeof t === 'string');
+  } catch {
+    tags = [];
+  }
+  return { pk: Number(r.pk), id: r.id, kind: r.kind, tags, current: r.current, expiresAt: r.expires_at, docLength: r.doc_length, terms: r.terms ?? [], tfs: r.tfs ?? [], vector };
+}
+
+export interface RecallCopiesStatus {
+  namespaces: { namespace: string; memories: number; vectors: number }[];
+  loading: string[];
+  position: number;
+  /** Searches proposed from a copy / searches that found no copy ready. */
+  proposed: number;
+  without: number;
+  /** Of the proposed fused searches that returned rows: those whose proposals all stood, and those that searched in full. */
+  stood: number;
+  fellBack: number;
+  failed?: string;
+}
+
+export class RecallCopies {
+  private readonly copies = new Map<string, NamespaceCopy>();
+  private readonly loading = new Set<string>();
+  private position = 0;
+  /** Bumped whenever every copy is dropped: a load begun before it must not install. */
+  private epoch = 0;
+  /** Catch-ups and installs run one at a time, in order. */
+  private serial: Promise<unknown> = Promise.resolve();
+  private closed = false;
+  private usearch: Usearch | null | undefined;
+  private failure: string | undefined;
+  private proposed = 0;
+  private without = 0;
+  private stood = 0;
+  private fellBack = 0;
+  /** Loads in flight, so close() can wait for them. */
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly pool: Pool,
+    readonly dimensions: number,
+    private readonly logger?: Logger,
+  ) {}
+
+  private kernel(): Usearch | null {
+    if (this.usearch === undefined) {
+      const loaded = loadUsearch();
+      this.usearch = 'usearch' in loaded ? loaded.usearch : null;
+      if ('error' in loaded) this.failure = loaded.error;
+    }
+    return this.usearch;
+  }
+
+  /**
+   * Proposals for one search of `filter.namespace`, from a copy brought up to the log's end; null when the
+   * namespace has no copy yet (its load starts) or the copies cannot be used here.
+   */
+  async propose(request: { vector: Float32Array | null; terms: string[]; related?: { terms: string[]; k: number } | undefined; k: number; filter: CandidateFilter }): Promise<Proposals | null> {
+    const usearch = this.kernel();
+    if (this.closed || !usearch) return null;
+    const namespace = request.filter.namespace;
+    if (!this.copies.has(namespace)) {
+      this.load(namespace);
+      this.without++;
+      return null;
+    }
+    await this.catchUp();
+    const copy = this.copies.get(namespace);
+    if (!copy) {
+      this.without++;
+      return null;
+    }
+    const out: Proposals = { position: this.position };
+    const count = request.k + PROPOSAL_MARGIN;
+    if (request.vector && request.vector.length === this.dimensions) out.vector = copy.proposeVector(usearch, request.vector, request.k, count, request.filter);
+    if (request.terms.length > 0) out.lexical = copy.proposeLexical(request.terms, request.k, count, request.filter);
+    if (request.related && request.related.terms.length > 0) out.related = copy.proposeLexical(request.related.terms, request.related.k, request.related.k + PROPOSAL_MARGIN, request.filter);
+    this.proposed++;
+    return out;
+  }
+
+  /** Counts one fused search's proposals as having stood, or not (the statement searched in full). */
+  counted(stood: boolean): void {
+    if (stood) this.stood++;
+    else this.fellBack++;
+  }
+
+  status(): RecallCopiesStatus {
+    return {
+      namespaces: [...this.copies].map(([namespace, c]) => ({ namespace, memories: c.size(), vectors: c.codes.size() })),
+      loading: [...this.loading],
+      position: this.position,
+      proposed: this.proposed,
+      without: this.without,
+      stood: this.stood,
+      fellBack: this.fellBack,
+      ...(this.failure ? { failed: this.failure } : {}),
+    };
+  }
+
+  /** Waits for the loads in flight (tests, benchmarks); true when every searched namespace has its copy. */
+  async settled(): Promise<boolean> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    await this.serial;
+    return this.loading.size === 0;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([...this.inFlight]);
+    this.copies.clear();
+  }
+
+  private dropAll(): void {
+    this.copies.clear();
+    this.epoch++;
+  }
+
+  private run<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.serial.then(fn, fn);
+    this.serial = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Reads the events after the position followed and applies them to the copies. */
+  private catchUp(): Promise<void> {
+    return this.run(async () => {
+      if (this.copies.size === 0) return;
+      for (let behind = 0; ; ) {
+        const { rows } = await this.pool.query<{ gseq: string; type: string; memory_id: string | null }>(
+          'SELECT gseq, type, memory_id FROM events WHERE gseq > $1 ORDER BY gseq LIMIT $2',
+          [this.position, EVENT_PAGE],
+        );
+        if (rows.length === 0) return;
+        behind += rows.length;
+        const last = Number((rows[rows.length - 1] as { gseq: string }).gseq);
+        if (behind > CATCH_UP_LIMIT || rows.some((r) => WHOLESALE.has(r.type))) {
+          this.dropAll();
+          this.position = last;
+          return;
+        }
+        const ids = [...new Set(rows.map((r) => r.memory_id).filter((id): id is string => id !== null))];
+        await this.refresh(ids);
+        this.position = last;
+        if (rows.length < EVENT_PAGE) return;
+      }
+    });
+  }
+
+  /** Reads the named memories as they are now into the copies holding their namespace (and out of any other). */
+  private async refresh(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const { rows } = await this.pool.query<RowRecord>(`SELECT ${ROW_SELECT} FROM memories m ${POSTINGS_JOIN} WHERE m.id = ANY($1::text[])`, [ids]);
+    const vectors = await this.vectorsOf(this.pool, `m.id = ANY($1::text[])`, [ids]);
+    for (const id of ids) {
+      for (const copy of this.copies.values()) {
+        const pk = copy.pkOf(id);
+        if (pk !== undefined) copy.remove(pk);
+      }
+    }
+    for (const r of rows) this.copies.get(r.namespace)?.put(copyRow(r, vectors.get(Number(r.pk)) ?? null));
+  }
+
+  private async vectorsOf(client: Pool | PoolClient, where: string, values: unknown[]): Promise<Map<number, Float32Array>> {
+    const { rows } = await client.query<{ pk: string; embedding: Buffer }>(
+      `SELECT v.memory_pk AS pk, vector_send(v.embedding) AS embedding FROM memory_vectors v JOIN memories m ON m.pk = v.memory_pk
+       WHERE ${where} AND vector_dims(v.embedding) = ${this.dimensions}`,
+      values,
+    );
+    return new Map(rows.map((r) => [Number(r.pk), vectorFromSend(r.embedding)]));
+  }
+
+  /** Starts loading a namespace's copy in the background (once at a time per namespace). */
+  private load(namespace: string): void {
+    if (this.loading.has(namespace) || this.closed) return;
+    this.loading.add(namespace);
+    const epoch = this.epoch;
+    const job = (async () => {
+      try {
+        const { copy, position } = await this.read(namespace);
+        await this.run(async () => {
+          if (this.closed || epoch !== this.epoch) return;
+          // The copy holds every change up to `position`; the others may be ahead of it. Following from the
+          // earlier of the two reads some events twice, which only reads their memories again.
+          this.position = this.copies.size === 0 ? position : Math.min(this.position, position);
+          this.copies.set(namespace, copy);
+        });
+      } catch (err) {
+        if (!this.closed) this.logger?.warn(`could not load the search copy of ${namespace}: ${err instanceof Error ? err.message : String(err)}; searches go on without it`);
+      } finally {
+        this.loading.delete(namespace);
+      }
+    })();
+    this.inFlight.add(job);
+    void job.finally(() => this.inFlight.delete(job));
+  }
+
+  /** The namespace's rows, postings and vectors and the log position, from one snapshot. */
+  private async read(namespace: string): Promise<{ copy: NamespaceCopy; position: number }> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const [p] = (await client.query<{ position: string }>('SELECT coalesce(max(gseq), 0) AS position FROM events')).rows;
+      const copy = new NamespaceCopy(this.dimensions);
+      for (let after = 0; !this.closed; ) {
+        const { rows } = await client.query<RowRecord>(
+          `SELECT ${ROW_SELECT} FROM memories m ${POSTINGS_JOIN} WHERE m.namespace = $1 AND m.pk > $2 ORDER BY m.pk LIMIT ${LOAD_PAGE}`,
+          [namespace, after],
+        );
+        if (rows.length === 0) break;
+        const first = Number((rows[0] as RowRecord).pk);
+        after = Number((rows[rows.length - 1] as RowRecord).pk);
+        const vectors = await this.vectorsOf(client, 'v.namespace = $1 AND v.memory_pk >= $2 AND v.memory_pk <= $3', [namespace, first, after]);
+        for (const r of rows) copy.put(copyRow(r, vectors.get(Number(r.pk)) ?? null));
+        if (rows.length < LOAD_PAGE) break;
+      }
+      await client.query('COMMIT');
+      return { copy, position: Number(p?.position ?? 0) };
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+}

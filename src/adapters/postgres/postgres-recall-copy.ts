@@ -1,0 +1,225 @@
+import type { CandidateFilter } from '../../interfaces/store.js';
+import { QuantizedVectors } from '../vector-codes/quantized-vectors.js';
+import type { Usearch } from '../vector-codes/usearch.js';
+
+/**
+ * One namespace's search data held by a long-lived process (postgres-recall-copies.ts keeps it in step with the
+ * log): each memory's int8 vector codes, its postings and what the candidate filter reads. It proposes
+ * candidates only: the fused statement rescores every proposed memory exactly, applies the filter again and
+ * ranks as it always does (postgres-search.ts), so a proposal can cost recall, never return a memory the
+ * statement would not.
+ *
+ * Pure data: no SQL, no I/O.
+ */
+
+/** One memory as read from the database for a copy. */
+export interface CopyRow {
+  pk: number;
+  id: string;
+  kind: string;
+  /** The memory's tags (the `tags` column's JSON array). */
+  tags: string[];
+  /** Neither forgotten nor superseded (isCurrent). */
+  current: boolean;
+  expiresAt: string | null;
+  /** BM25 document length, as the `doc_length` column holds it. */
+  docLength: number;
+  /** Its postings: distinct terms and their frequencies, as `memory_terms` holds them. */
+  terms: string[];
+  tfs: number[];
+  /** Its vector in the store's space, or null when it has none there. */
+  vector: Float32Array | null;
+}
+
+/** Memories proposed to the statement for one signal, and how many of them at least must pass its filter for the proposal to stand. */
+export interface Proposal {
+  pks: number[];
+  /** min(k, memories this copy counts as passing the filter): fewer rescored rows mean the copy was stale. */
+  need: number;
+}
+
+/**
+ * The proposals of one search, made at log position `position` (the statement checks the log still ends there:
+ * postgres-search.ts `freshCte`); a signal without one searches in full.
+ */
+export interface Proposals {
+  position: number;
+  vector?: Proposal | undefined;
+  lexical?: Proposal | undefined;
+  related?: Proposal | undefined;
+}
+
+/** FTS5's BM25 constants, as the statement's (postgres-search.ts). */
+const K1 = 1.2;
+const B = 0.75;
+
+/** What is held of a memory: the row without its key and vector (the codes hold it), and its slot in the postings. */
+type Held = Omit<CopyRow, 'pk' | 'vector'> & { slot: number };
+
+/** A term's postings: slots with the generation they were written in (stale once the slot's generation moved on). */
+interface Postings {
+  slots: number[];
+  gens: number[];
+  tfs: number[];
+  dead: number;
+}
+
+export class NamespaceCopy {
+  private readonly rows = new Map<number, Held>();
+  private readonly byId = new Map<string, number>();
+  private readonly postings = new Map<string, Postings>();
+  /** Live documents holding each term (term_stats' count for this namespace). */
+  private readonly df = new Map<string, number>();
+  private slotPk: number[] = [];
+  private slotGen: number[] = [];
+  private readonly freeSlots: number[] = [];
+  private totalLength = 0;
+  private scores = new Float64Array(0);
+  readonly codes: QuantizedVectors;
+
+  constructor(readonly dimensions: number) {
+    this.codes = new QuantizedVectors(dimensions);
+  }
+
+  /** Memories held (every one of the namespace, active or not: BM25's document count). */
+  size(): number {
+    return this.rows.size;
+  }
+
+  /** The memory's key, when this copy holds it. */
+  pkOf(id: string): number | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Adds a memory, or replaces what is held of it. */
+  put(row: CopyRow): void {
+    this.remove(row.pk);
+    const slot = this.freeSlots.pop() ?? this.slotPk.length;
+    if (slot === this.slotPk.length) {
+      this.slotPk.push(row.pk);
+      this.slotGen.push(0);
+    } else {
+      this.slotPk[slot] = row.pk;
+    }
+    const gen = this.slotGen[slot] as number;
+    const { pk: _pk, vector: _vector, ...kept } = row;
+    const held: Held = { ...kept, slot };
+    this.rows.set(row.pk, held);
+    this.byId.set(row.id, row.pk);
+    this.totalLength += row.docLength;
+    row.terms.forEach((term, i) => {
+      let list = this.postings.get(term);
+      if (!list) this.postings.set(term, (list = { slots: [], gens: [], tfs: [], dead: 0 }));
+      list.slots.push(slot);
+      list.gens.push(gen);
+      list.tfs.push(row.tfs[i] as number);
+      this.df.set(term, (this.df.get(term) ?? 0) + 1);
+    });
+    if (row.vector && row.vector.length === this.dimensions) this.codes.set(row.pk, row.vector);
+  }
+
+  /** Drops a memory (gone from the namespace, or about to be replaced). */
+  remove(pk: number): void {
+    const held = this.rows.get(pk);
+    if (!held) return;
+    this.rows.delete(pk);
+    if (this.byId.get(held.id) === pk) this.byId.delete(held.id);
+    this.totalLength -= held.docLength;
+    this.slotGen[held.slot] = (this.slotGen[held.slot] as number) + 1;
+    this.freeSlots.push(held.slot);
+    for (const term of held.terms) {
+      const left = (this.df.get(term) ?? 1) - 1;
+      if (left > 0) this.df.set(term, left);
+      else this.df.delete(term);
+      const list = this.postings.get(term);
+      if (!list) continue;
+      if (left === 0) {
+        this.postings.delete(term);
+        continue;
+      }
+      if (++list.dead * 2 > list.slots.length) this.compact(list);
+    }
+    this.codes.remove(pk);
+  }
+
+  private compact(list: Postings): void {
+    let w = 0;
+    for (let r = 0; r < list.slots.length; r++) {
+      const slot = list.slots[r] as number;
+      if (this.slotGen[slot] !== list.gens[r]) continue;
+      list.slots[w] = slot;
+      list.gens[w] = list.gens[r] as number;
+      list.tfs[w] = list.tfs[r] as number;
+      w++;
+    }
+    list.slots.length = w;
+    list.gens.length = w;
+    list.tfs.length = w;
+    list.dead = 0;
+  }
+
+  /** Whether the statement's filter (postgres-search.ts `filterSql` and the namespace) would keep the memory. */
+  private passes(held: Held, filter: CandidateFilter): boolean {
+    if (!filter.includeInactive && (!held.current || (held.expiresAt !== null && !(held.expiresAt > filter.now)))) return false;
+    if (filter.kinds && filter.kinds.length > 0 && !(filter.kinds as string[]).includes(held.kind)) return false;
+    if (filter.tags && filter.tags.length > 0 && !held.tags.some((t) => (filter.tags as string[]).includes(t))) return false;
+    return true;
+  }
+
+  /**
+   * The `count` memories passing the filter nearest `query` by the int8 cosine, nearest first (as the SQLite
+   * store's scan, rows failing the filter widen the scan fourfold until enough pass or every row was read).
+   */
+  proposeVector(usearch: Usearch, query: Float32Array, k: number, count: number, filter: CandidateFilter): Proposal {
+    const total = this.codes.size();
+    for (let fetch = count; ; fetch *= 4) {
+      const nearest = this.codes.nearest(usearch, query, Math.min(fetch, total));
+      const passing = nearest.filter((pk) => {
+        const held = this.rows.get(pk);
+        return held !== undefined && this.passes(held, filter);
+      });
+      if (passing.length >= count || fetch >= total) {
+        return { pks: passing.slice(0, count), need: Math.min(k, passing.length) };
+      }
+    }
+  }
+
+  /**
+   * The `count` memories passing the filter with the best BM25 over `terms` (the statement's formula and
+   * statistics: this namespace's document count, mean length and document frequencies), best first, ties by key.
+   * Sums in another order than the statement's may differ in the last bits; the margin of `count` over `k`
+   * covers that, and the statement computes the scores it ranks by.
+   */
+  proposeLexical(terms: readonly string[], k: number, count: number, filter: CandidateFilter): Proposal {
+    const n = this.rows.size;
+    if (n === 0 || terms.length === 0) return { pks: [], need: 0 };
+    const avgdl = this.totalLength / n;
+    if (this.scores.length < this.slotPk.length) this.scores = new Float64Array(Math.max(this.slotPk.length, this.scores.length * 2, 1024));
+    const scores = this.scores;
+    const touched: number[] = [];
+    for (const term of new Set(terms)) {
+      const list = this.postings.get(term);
+      if (!list) continue;
+      const df = this.df.get(term) ?? 0;
+      const raw = Math.log((n - df + 0.5) / (df + 0.5));
+      const idf = raw > 0 ? raw : 1e-6;
+      for (let i = 0; i < list.slots.length; i++) {
+        const slot = list.slots[i] as number;
+        if (this.slotGen[slot] !== list.gens[i]) continue;
+        const held = this.rows.get(this.slotPk[slot] as number) as Held;
+        const tf = list.tfs[i] as number;
+        if (scores[slot] === 0) touched.push(slot);
+        scores[slot] = (scores[slot] as number) + (idf * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * held.docLength) / avgdl));
+      }
+    }
+    const passing: { pk: number; score: number }[] = [];
+    for (const slot of touched) {
+      const pk = this.slotPk[slot] as number;
+      const held = this.rows.get(pk) as Held;
+      if (this.passes(held, filter)) passing.push({ pk, score: scores[slot] as number });
+      scores[slot] = 0;
+    }
+    passing.sort((a, b) => b.score - a.score || a.pk - b.pk);
+    return { pks: passing.slice(0, count).map((p) => p.pk), need: Math.min(k, passing.length) };
+  }
+}

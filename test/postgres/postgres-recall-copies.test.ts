@@ -1,0 +1,253 @@
+/**
+ * Search copies of a long-lived process on PostgreSQL (postgres-recall-copies.ts): once a namespace's copy is
+ * loaded, the fused statement rescores the memories the copy proposes instead of walking the HNSW index and
+ * scanning the postings, and answers exactly what the same statement answers without a copy, while another
+ * process (another store on the same database) saves, forgets, supersedes and re-tags memories. A proposal
+ * that does not stand (the log moved on, or too few proposed memories pass the filter) makes the statement
+ * search in full. Real server, real embedder, real analysed terms.
+ */
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createUseEmbedder } from '../../src/adapters/embed-use/use-embedder.js';
+import { Params } from '../../src/adapters/postgres/postgres-rows.js';
+import { fusedRecallSql } from '../../src/adapters/postgres/postgres-search.js';
+import { createPostgresStore, type PostgresStore } from '../../src/adapters/postgres/postgres-store.js';
+import { createGptTokenCounter } from '../../src/adapters/tokenizer/gpt-token-counter.js';
+import { DEFAULT_CALIBRATION, DEFAULT_WEIGHTS } from '../../src/core/fusion.js';
+import { Engine } from '../../src/core/engine.js';
+import { queryTerms } from '../../src/core/lexical.js';
+import type { Embedder } from '../../src/interfaces/embedder.js';
+import type { FusedRecall, FusedRecallRequest } from '../../src/interfaces/store.js';
+import { openEngine } from '../../src/surfaces/open-engine.js';
+import { createTestDatabase, pgSkip, testStoreConfig, type TestDatabase } from '../helpers/postgres.js';
+
+const NS = 'github.com/acme/shop';
+const OTHER_NS = 'github.com/acme/ops';
+const SUBJECTS = [
+  'The checkout reads PAYMENTS_V2_ENABLED before it loads shop/checkout/tax.py',
+  'Money is kept as integer cents; floats are refused at the API boundary',
+  'Releases ship every Tuesday once the freeze is lifted',
+  'VAT on the invoice export is rounded line by line',
+  'getUserName gives null when the account was deleted',
+  'ERR_STOCK_DRIFT_17 is raised when warehouse and ledger counts differ',
+  'Webhook calls are retried three times, backing off exponentially',
+  'Every night at 02:00 UTC the staging database is wiped',
+  'Redis caches search results for five minutes',
+  'At start the mobile app fetches its feature flags from the config service',
+];
+const QUERIES = [
+  'where is PAYMENTS_V2_ENABLED read',
+  'how do we keep money amounts',
+  'which day do deploys happen',
+  'VAT rounding on invoices',
+  'ERR_STOCK_DRIFT_17',
+  'webhook retries',
+  'when is staging wiped',
+  'how long are search results cached',
+];
+
+function sameResults(a: FusedRecall, b: FusedRecall, label: string): void {
+  assert.deepEqual(
+    a.results.map((r) => r.memory.id),
+    b.results.map((r) => r.memory.id),
+    `${label}: the same memories in the same order`,
+  );
+  a.results.forEach((r, i) => {
+    const o = b.results[i];
+    assert.deepEqual(r.memory, o?.memory, `${label} #${i}: the same memory`);
+    assert.equal(r.score, o?.score, `${label} #${i}: the same score, to the bit`);
+    assert.deepEqual(r.scoreDetails, o?.scoreDetails, `${label} #${i}: the same details`);
+  });
+  assert.equal(a.bestCosine, b.bestCosine, `${label}: the same best cosine`);
+  assert.deepEqual(a.termStatistics, b.termStatistics, `${label}: the same term statistics`);
+}
+
+describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, () => {
+  let db: TestDatabase;
+  let embedder: Embedder;
+  /** The long-lived process's store, with copies. */
+  let copied: PostgresStore;
+  /** The same database without copies: what the statement answers in full. */
+  let plain: PostgresStore;
+  /** Another process writing to the same database. */
+  let writer: Engine;
+  let writerStore: PostgresStore;
+  const now = () => new Date().toISOString();
+
+  before(async () => {
+    db = await createTestDatabase({ vector: true });
+    embedder = createUseEmbedder();
+    writerStore = createPostgresStore(testStoreConfig(db.url));
+    writer = new Engine({ store: writerStore, embedder, tokenCounter: createGptTokenCounter(), defaultNamespace: NS, ingestFilter: { enabled: false } });
+    for (const ns of [NS, OTHER_NS]) {
+      for (let i = 0; i < 60; i++) {
+        const subject = SUBJECTS[i % SUBJECTS.length] as string;
+        await writer.save({
+          text: `${subject} (note ${i} of ${ns}${i % 7 === 0 ? ', see the payments runbook' : ''})`,
+          namespace: ns,
+          kind: i % 4 === 0 ? 'decision' : 'fact',
+          tags: i % 3 === 0 ? ['billing'] : ['ops'],
+          ...(i % 13 === 12 ? { expiresAt: '2026-01-01T00:00:00.000Z' } : {}),
+        });
+      }
+    }
+    copied = createPostgresStore(testStoreConfig(db.url, { recallCopies: true }));
+    plain = createPostgresStore(testStoreConfig(db.url));
+  });
+  after(async () => {
+    await copied?.close();
+    await plain?.close();
+    await writerStore?.close();
+    await db?.drop();
+  });
+
+  const request = async (query: string, filter: Partial<FusedRecallRequest['filter']> = {}, over: Partial<FusedRecallRequest> = {}): Promise<FusedRecallRequest> => {
+    const [vector] = await embedder.embed([query]);
+    return { vector: vector as Float32Array, terms: queryTerms(query), k: 30, filter: { namespace: NS, now: now(), ...filter }, weights: DEFAULT_WEIGHTS, calibration: DEFAULT_CALIBRATION, ...over };
+  };
+
+  /** Every query, with several filters and with and without related terms and a vector, on both stores. */
+  const compareAll = async (label: string): Promise<void> => {
+    const filters: Partial<FusedRecallRequest['filter']>[] = [{}, { kinds: ['decision'] }, { tags: ['billing'] }, { includeInactive: true }, { namespace: OTHER_NS }];
+    for (const query of QUERIES) {
+      for (const filter of filters) {
+        const req = await request(query, filter);
+        sameResults(await copied.fusedRecall(req), await plain.fusedRecall(req), `${label}: ${query} ${JSON.stringify(filter)}`);
+      }
+      const related = await request(query, {}, { related: { terms: ['cache', 'flag', 'retry'], k: 20, weight: 0.7 } });
+      sameResults(await copied.fusedRecall(related), await plain.fusedRecall(related), `${label}: ${query} with related terms`);
+      const lexicalOnly = await request(query, {}, { vector: null });
+      sameResults(await copied.fusedRecall(lexicalOnly), await plain.fusedRecall(lexicalOnly), `${label}: ${query} without a vector`);
+    }
+  };
+
+  it('loads a copy in the background at the first search, then answers from it what the full statement answers', async () => {
+    const first = await request(QUERIES[0] as string);
+    sameResults(await copied.fusedRecall(first), await plain.fusedRecall(first), 'first search, before any copy');
+    assert.equal(copied.recallCopiesStatus()?.without, 1, 'the first search found no copy and searched in full');
+    assert.equal(await copied.recallCopiesSettled(), true);
+    await copied.fusedRecall(await request(QUERIES[1] as string, { namespace: OTHER_NS }));
+    assert.equal(await copied.recallCopiesSettled(), true);
+    const loaded = copied.recallCopiesStatus();
+    assert.deepEqual(loaded?.namespaces.map((n) => [n.namespace, n.memories, n.vectors]).sort(), [
+      [OTHER_NS, 60, 60],
+      [NS, 60, 60],
+    ]);
+    await compareAll('loaded');
+    const status = copied.recallCopiesStatus();
+    // 7 searches a query (a search that returns nothing has no row to say so, hence 6).
+    assert.ok((status?.stood ?? 0) >= QUERIES.length * 6, `the comparisons were answered from proposals (${JSON.stringify(status)})`);
+    assert.equal(status?.fellBack, 0, 'no proposal fell back while nothing was written');
+  });
+
+  it("follows another process's saves, forgets, supersedes, tag changes and expiries through the log", async () => {
+    const before = copied.recallCopiesStatus()?.position ?? 0;
+    const added = await writer.save({ text: 'Webhook deliveries are signed with HMAC-SHA256 using WEBHOOK_SIGNING_KEY_V3', kind: 'decision', tags: ['billing'] });
+    const listed = await writer.list({ namespace: NS, limit: 200 });
+    const victim = listed.find((m) => m.text.startsWith('Webhook calls are retried')) as { id: string };
+    await writer.forget(victim.id, { reason: 'test' });
+    const old = listed.find((m) => m.text.startsWith('Redis caches search results')) as { id: string };
+    await writer.supersede(old.id, { text: 'Redis caches search results for ten minutes since the 2026-12 change' });
+    const expiring = await writer.save({ text: 'The CDN purge token PURGE_TOKEN_EU rotates every hour', kind: 'fact', expiresAt: new Date(Date.now() + 1500).toISOString() });
+    assert.equal((await copied.fusedRecall(await request('PURGE_TOKEN_EU rotation'))).results[0]?.memory.id, expiring.id, 'found before it expires');
+    await new Promise((r) => setTimeout(r, 1600));
+    const afterExpiry = (await copied.fusedRecall(await request('PURGE_TOKEN_EU rotation'))).results.map((r) => r.memory.id);
+    assert.ok(!afterExpiry.includes(expiring.id), 'an expired note is not recalled (no event marks an expiry)');
+    await compareAll('after writes');
+    const status = copied.recallCopiesStatus();
+    assert.ok((status?.position ?? 0) > before, 'the copies followed the log');
+    const found = await copied.fusedRecall(await request('WEBHOOK_SIGNING_KEY_V3 signed deliveries'));
+    assert.equal(found.results[0]?.memory.id, added.id, "another process's new note is found first by its identifier");
+    const ids = (await copied.fusedRecall(await request('webhook retries', {}, { k: 200 }))).results.map((r) => r.memory.id);
+    assert.ok(!ids.includes(victim.id), 'a forgotten note is not recalled');
+    assert.ok(!ids.includes(old.id), 'a superseded note is not recalled');
+  });
+
+  it('a proposal that does not stand makes the statement search in full: a log moved on, or proposed memories the filter drops', async () => {
+    const req = await request('how do we keep money amounts', { kinds: ['decision'] });
+    const expected = await plain.fusedRecall(req);
+    const position = copied.recallCopiesStatus()?.position ?? 0;
+    const pks = await pksOf(db, NS, 'fact');
+    const run = async (proposals: Parameters<typeof fusedRecallSql>[3]) => {
+      const p = new Params();
+      const sql = fusedRecallSql(p, req, { storage: 'pgvector', dimensions: 512 }, proposals);
+      const { rows } = await query(db, sql, p.values);
+      return rows as Record<string, unknown>[];
+    };
+    const need = 1;
+    assert.ok(expected.results.length > 0, 'the case finds something');
+    // Memories of the wrong kind proposed: none passes, the statement searches in full and answers the same.
+    const wrongKind = await run({ position, vector: { pks, need }, lexical: { pks, need } });
+    assert.equal(wrongKind[0]?.['proposals_stood'], false);
+    assert.deepEqual(wrongKind.map((r) => r['id']), expected.results.map((r) => r.memory.id));
+    // A stale position: the proposal is ignored even though it names real candidates.
+    const all = await pksOf(db, NS, 'decision');
+    // (No decision note holds a word of the query, so the lexical proposal needs none to pass.)
+    const stale = await run({ position: position - 1, vector: { pks: all, need }, lexical: { pks: all, need: 0 } });
+    assert.equal(stale[0]?.['proposals_stood'], false);
+    assert.deepEqual(stale.map((r) => r['id']), expected.results.map((r) => r.memory.id));
+    // Every passing memory proposed at the right position: the proposal stands, with the same answer.
+    const fresh = await run({ position, vector: { pks: all, need }, lexical: { pks: all, need: 0 } });
+    assert.equal(fresh[0]?.['proposals_stood'], true);
+    assert.deepEqual(fresh.map((r) => r['id']), expected.results.map((r) => r.memory.id));
+  });
+
+  it('a store keeps no copies unless asked (what short commands open)', async () => {
+    await plain.fusedRecall(await request('webhook retries'));
+    assert.equal(plain.recallCopiesStatus(), null);
+  });
+});
+
+async function query(db: TestDatabase, sql: string, values: unknown[]): Promise<{ rows: unknown[] }> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    return await client.query(sql, values);
+  } finally {
+    await client.end();
+  }
+}
+
+async function pksOf(db: TestDatabase, namespace: string, kind: string): Promise<number[]> {
+  const { rows } = await query(db, 'SELECT pk FROM memories WHERE namespace = $1 AND kind = $2 AND forgotten_at IS NULL AND superseded_by IS NULL ORDER BY pk', [namespace, kind]);
+  return (rows as { pk: string }[]).map((r) => Number(r.pk));
+}
+
+describe('composition root: search copies only in long-lived processes on PostgreSQL', { skip: pgSkip }, () => {
+  let db: TestDatabase;
+  let dir: string;
+  before(async () => {
+    db = await createTestDatabase({ vector: true });
+    dir = mkdtempSync(join(tmpdir(), 'cairn-pg-copies-'));
+  });
+  after(async () => {
+    await db?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serve and mcp search from copies; every other command searches in full', async () => {
+    const environment = { env: { HOME: dir, XDG_CONFIG_HOME: dir, XDG_CACHE_HOME: dir, XDG_DATA_HOME: dir }, cwd: dir };
+    const copies = async (longLived: boolean) => {
+      const opened = openEngine({ db: db.url, namespace: 'ns' }, { longLived }, environment);
+      try {
+        await opened.engine.save({ text: 'the deploy worker retries three times before paging', kind: 'fact' });
+        await opened.engine.search('deploy worker retries');
+        const store = opened.engine.store as PostgresStore;
+        await store.recallCopiesSettled();
+        const found = await opened.engine.search('deploy worker retries');
+        assert.match(found[0]?.memory.text ?? '', /deploy worker retries/u);
+        return store.recallCopiesStatus();
+      } finally {
+        await opened.close();
+      }
+    };
+    assert.equal(await copies(false), null);
+    const long = await copies(true);
+    assert.equal(long?.namespaces[0]?.namespace, 'ns');
+    assert.ok((long?.stood ?? 0) >= 1, `the second search was answered from the copy (${JSON.stringify(long)})`);
+  });
+});
