@@ -3,7 +3,8 @@
  * bench's kind of data, and where a search's time goes.
  *
  *   node dist/bench/pg-scale.js --pg <admin url> [--sizes 100000,1000000] [--keep-db] [--db <url of a kept database>]
- *                               [--quick] [--no-related-terms] [--ef 200,400,800] [--samples 60] [--fill-budget-s N] [--maintenance-work-mem 4GB] [--out bench/results/pg-scale.json]
+ *                               [--quick] [--no-related-terms] [--ef 200,400,800] [--samples 60] [--fill-budget-s N] [--maintenance-work-mem 4GB]
+ *                               [--copies] [--out bench/results/pg-scale.json]
  *
  * Data, as bench/latency.ts makes it: 512 generated coding notes embedded with the real model; each stored memory
  * is one of them (round robin) plus a unique ticket/author/date detail, with the note's vector plus Gaussian
@@ -20,6 +21,10 @@
  * the query vector computed beforehand. Every store call of the cached searches is timed (the `store` section:
  * mean ms per search by method), and recall@10 of `vectorCandidates` (the HNSW walk) against the exact answer is
  * measured on the same queries.
+ *
+ * `--copies`: the store as a long-lived process opens it (`recallCopies`: searches proposed from copies of the
+ * namespace, postgres-recall-copies.ts); the copy is loaded (a first search, then waiting for it) before timing,
+ * and its load time is reported.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -40,7 +45,8 @@ import { analyse } from '../src/core/lexical.js';
 import type { Embedder } from '../src/interfaces/embedder.js';
 import type { Memory, MemoryKind } from '../src/interfaces/memory.js';
 import type { Store } from '../src/interfaces/store.js';
-import { openStoreAt } from '../src/surfaces/open-engine.js';
+import { createPostgresStore, type PostgresStore } from '../src/adapters/postgres/postgres-store.js';
+import { openStoreAt, resolvePostgres } from '../src/surfaces/open-engine.js';
 import { makeMemory } from '../test/contract/store-contract.js';
 import { freshLocation, withIndexBuiltAfter } from './bench-stores.js';
 import { stats, timeEach } from './measure.js';
@@ -139,6 +145,7 @@ async function main(): Promise<void> {
   const kept = value('--db') ?? null;
   if (!pgAdmin && !kept) throw new Error('needs a PostgreSQL server: --pg <admin url> (or --db <url of a kept database>)');
   const quick = argv.includes('--quick');
+  const copies = argv.includes('--copies');
   const sizes = (value('--sizes') ?? (quick ? '2000' : '100000,1000000')).split(',').map(Number);
   const samples = Number(value('--samples') ?? (quick ? 10 : 60));
   const keepDb = argv.includes('--keep-db') || kept !== null;
@@ -172,7 +179,8 @@ async function main(): Promise<void> {
   let opened: { timed: ReturnType<typeof timedStore>; cachedEngine: Engine; realEngine: Engine } | null = null;
   const engines = async () => {
     if (opened) return opened;
-    const timed = timedStore(await openStoreAt(loc.db, { mustExist: false }));
+    const store = copies ? createPostgresStore({ ...resolvePostgres(loc.db, process.env, undefined), recallCopies: true }) : await openStoreAt(loc.db, { mustExist: false });
+    const timed = timedStore(store);
     opened = {
       timed,
       cachedEngine: new Engine({ store: timed.store, embedder: pre, tokenCounter, defaultNamespace: TARGET, ingestFilter: { enabled: false }, ...related }),
@@ -279,6 +287,14 @@ async function main(): Promise<void> {
       const loadAtSearch = load1();
       // Warm the caches the same way for both series: the cached series first (its warm-up reads the pages).
       const { timed, cachedEngine, realEngine } = await engines();
+      let copyLoad: { seconds: number; status: unknown } | null = null;
+      if (copies) {
+        const t = performance.now();
+        await cachedEngine.search(cachedQueries[0] as string, { namespace: TARGET });
+        await (timed.store as PostgresStore).recallCopiesSettled();
+        copyLoad = { seconds: Math.round((performance.now() - t) / 100) / 10, status: (timed.store as PostgresStore).recallCopiesStatus() };
+        log(`copy loaded in ${copyLoad.seconds} s`);
+      }
       timed.reset();
       const cached = await timeEach(cachedQueries, 5, (q) => cachedEngine.search(q, { namespace: TARGET }), 60_000, 30);
       const calls = cachedQueries.length;
@@ -338,6 +354,9 @@ async function main(): Promise<void> {
         loadAverageAfter: load1(),
         search: { endToEnd: stats(e2e), cachedQueryVector: stats(cached) },
         store: storeCalls,
+        // With --copies: the copy's load, and how the searches were answered (proposals that stood or not).
+        copies: copyLoad ? { ...copyLoad, after: (timed.store as PostgresStore).recallCopiesStatus() } : null,
+        /** The store's vector candidates (the HNSW walk, or with --copies the copy's proposal rescored) against exact search. */
         hnswRecallAt10: {
           queries: recallQueries.length,
           mean: Math.round((hits / (recallQueries.length * 10)) * 1000) / 1000,

@@ -72,6 +72,8 @@ export class NamespaceCopy {
   private readonly df = new Map<string, number>();
   private slotPk: number[] = [];
   private slotGen: number[] = [];
+  /** Each slot's document length, read per posting when scoring. */
+  private slotLength = new Float64Array(1024);
   private readonly freeSlots: number[] = [];
   private totalLength = 0;
   private scores = new Float64Array(0);
@@ -101,6 +103,12 @@ export class NamespaceCopy {
     } else {
       this.slotPk[slot] = row.pk;
     }
+    if (slot >= this.slotLength.length) {
+      const grown = new Float64Array(this.slotLength.length * 2);
+      grown.set(this.slotLength);
+      this.slotLength = grown;
+    }
+    this.slotLength[slot] = row.docLength;
     const gen = this.slotGen[slot] as number;
     const { pk: _pk, vector: _vector, ...kept } = row;
     const held: Held = { ...kept, slot };
@@ -196,6 +204,7 @@ export class NamespaceCopy {
     const avgdl = this.totalLength / n;
     if (this.scores.length < this.slotPk.length) this.scores = new Float64Array(Math.max(this.slotPk.length, this.scores.length * 2, 1024));
     const scores = this.scores;
+    const lengths = this.slotLength;
     const touched: number[] = [];
     for (const term of new Set(terms)) {
       const list = this.postings.get(term);
@@ -203,23 +212,83 @@ export class NamespaceCopy {
       const df = this.df.get(term) ?? 0;
       const raw = Math.log((n - df + 0.5) / (df + 0.5));
       const idf = raw > 0 ? raw : 1e-6;
-      for (let i = 0; i < list.slots.length; i++) {
-        const slot = list.slots[i] as number;
-        if (this.slotGen[slot] !== list.gens[i]) continue;
-        const held = this.rows.get(this.slotPk[slot] as number) as Held;
-        const tf = list.tfs[i] as number;
+      const { slots, gens, tfs } = list;
+      for (let i = 0; i < slots.length; i++) {
+        const slot = slots[i] as number;
+        if (this.slotGen[slot] !== gens[i]) continue;
+        const tf = tfs[i] as number;
         if (scores[slot] === 0) touched.push(slot);
-        scores[slot] = (scores[slot] as number) + (idf * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * held.docLength) / avgdl));
+        scores[slot] = (scores[slot] as number) + (idf * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * (lengths[slot] as number)) / avgdl));
       }
     }
-    const passing: { pk: number; score: number }[] = [];
+    // The best `count` passing memories (score, then key): the filter is read only for those that would enter.
+    const best = new TopScores(count);
     for (const slot of touched) {
-      const pk = this.slotPk[slot] as number;
-      const held = this.rows.get(pk) as Held;
-      if (this.passes(held, filter)) passing.push({ pk, score: scores[slot] as number });
+      const score = scores[slot] as number;
       scores[slot] = 0;
+      const pk = this.slotPk[slot] as number;
+      if (!best.admits(score, pk)) continue;
+      if (this.passes(this.rows.get(pk) as Held, filter)) best.add(score, pk);
     }
-    passing.sort((a, b) => b.score - a.score || a.pk - b.pk);
-    return { pks: passing.slice(0, count).map((p) => p.pk), need: Math.min(k, passing.length) };
+    const pks = best.sorted();
+    // Fewer than `count` kept: they are every passing match.
+    return { pks, need: Math.min(k, pks.length) };
+  }
+}
+
+/** The `size` best (score, key) pairs seen, higher score first and then lower key: a binary heap of the worst kept on top. */
+class TopScores {
+  private readonly scores: Float64Array;
+  private readonly keys: Float64Array;
+  private count = 0;
+
+  constructor(private readonly size: number) {
+    this.scores = new Float64Array(Math.max(1, size));
+    this.keys = new Float64Array(Math.max(1, size));
+  }
+
+  /** Whether (score, key) ranks below a and b: lower score, or equal score and higher key. */
+  private static worse(sa: number, ka: number, sb: number, kb: number): boolean {
+    return sa < sb || (sa === sb && ka > kb);
+  }
+
+  admits(score: number, key: number): boolean {
+    return this.size > 0 && (this.count < this.size || TopScores.worse(this.scores[0] as number, this.keys[0] as number, score, key));
+  }
+
+  add(score: number, key: number): void {
+    if (this.count < this.size) {
+      let i = this.count++;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (!TopScores.worse(score, key, this.scores[parent] as number, this.keys[parent] as number)) break;
+        this.scores[i] = this.scores[parent] as number;
+        this.keys[i] = this.keys[parent] as number;
+        i = parent;
+      }
+      this.scores[i] = score;
+      this.keys[i] = key;
+      return;
+    }
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= this.count) break;
+      const r = l + 1;
+      const c = r < this.count && TopScores.worse(this.scores[r] as number, this.keys[r] as number, this.scores[l] as number, this.keys[l] as number) ? r : l;
+      if (!TopScores.worse(this.scores[c] as number, this.keys[c] as number, score, key)) break;
+      this.scores[i] = this.scores[c] as number;
+      this.keys[i] = this.keys[c] as number;
+      i = c;
+    }
+    this.scores[i] = score;
+    this.keys[i] = key;
+  }
+
+  /** The keys kept, best first. */
+  sorted(): number[] {
+    const order = Array.from({ length: this.count }, (_, i) => i);
+    order.sort((a, b) => (this.scores[b] as number) - (this.scores[a] as number) || (this.keys[a] as number) - (this.keys[b] as number));
+    return order.map((i) => this.keys[i] as number);
   }
 }

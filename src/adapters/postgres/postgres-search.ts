@@ -139,7 +139,7 @@ export function lexicalCtes(p: Params, terms: string[], k: number, filter: Candi
   const out = names.out;
   // A proposal rescores its memories with the sorted sum (the same bits as the filtered one); the full search
   // (named <out>_full) runs only when the proposal does not stand.
-  const proposed = proposal ? proposedCtes(p, out, proposal, sortedScoresSql(p, ns, tp, k, filter, names, `d.memory_pk = ANY(${p.add(proposal.pks)}::bigint[])`)) : null;
+  const proposed = proposal ? proposedCtes(p, out, proposal, sortedScoresSql(p, ns, tp, k, filter, names, `${p.add(proposal.pks)}::bigint[]`)) : null;
   const full = proposed ? { ...names, out: `${out}_full` } : names;
   const as = proposed ? 'AS MATERIALIZED' : 'AS';
   const scores = sum === 'sorted' ? `${full.out} ${as} (${sortedScoresSql(p, ns, tp, k, filter, full)})` : filteredScoresCtes(p, ns, tp, terms.length, k, filter, full, as);
@@ -158,11 +158,21 @@ export function lexicalCtes(p: Params, terms: string[], k: number, filter: Candi
 /** One posting's BM25 weight, its term frequency `tf` and idf `idf`, over the memory `m` and statistics `s`. */
 const weightSql = (tf: string, idf: string) => `${idf} * (${tf} * ${K1 + 1}) / (${tf} + ${K1} * (1 - ${B} + ${B} * m.doc_length / s.avgdl))`;
 
-/** `sorted`: every posting (of the memories `where` keeps) joined to its memory, each memory's weights summed in term order. */
-function sortedScoresSql(p: Params, ns: string, tp: string, k: number, filter: CandidateFilter, names: LexicalNames, where?: string): string {
+/**
+ * `sorted`: every posting joined to its memory, each memory's weights summed in term order. With `among` (an
+ * array of memory keys) only those memories' postings, each looked up by (namespace, term, memory) in the
+ * postings' key rather than found by reading the terms' whole lists.
+ */
+function sortedScoresSql(p: Params, ns: string, tp: string, k: number, filter: CandidateFilter, names: LexicalNames, among?: string): string {
+  // OFFSET 0 keeps the lookup a lateral probe: flattened, the planner (its estimates of a term's postings far
+  // too low) hashed the terms' whole lists instead (27k postings read for 1.7k wanted at 100k memories).
+  const postings = among
+    ? `unnest(${among}) AS c(pk) CROSS JOIN ${names.idf} i CROSS JOIN LATERAL (
+        SELECT p.memory_pk, p.term, p.tf FROM memory_terms p WHERE p.namespace = ${ns} AND p.term = i.term AND p.memory_pk = c.pk OFFSET 0) d`
+    : `memory_terms d JOIN ${names.idf} i ON i.term = d.term`;
   return `SELECT d.memory_pk AS pk, sum(${weightSql('d.tf', 'i.idf')} ORDER BY d.term) AS score
-      FROM memory_terms d JOIN ${names.idf} i ON i.term = d.term JOIN memories m ON m.pk = d.memory_pk CROSS JOIN ${LEX.stats} s
-      WHERE d.namespace = ${ns} AND d.term = ANY(${tp}) AND ${where ? `${where} AND ` : ''}${filterSql(filter, p)}
+      FROM ${postings} JOIN memories m ON m.pk = d.memory_pk CROSS JOIN ${LEX.stats} s
+      WHERE ${among ? '' : `d.namespace = ${ns} AND d.term = ANY(${tp}) AND `}${filterSql(filter, p)}
       GROUP BY d.memory_pk ORDER BY score DESC, d.memory_pk LIMIT ${p.add(k)}`;
 }
 
