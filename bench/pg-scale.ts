@@ -287,12 +287,14 @@ async function main(): Promise<void> {
       const loadAtSearch = load1();
       // Warm the caches the same way for both series: the cached series first (its warm-up reads the pages).
       const { timed, cachedEngine, realEngine } = await engines();
-      let copyLoad: { seconds: number; status: unknown } | null = null;
+      let copyLoad: { seconds: number; residentMiB: number; status: unknown } | null = null;
       if (copies) {
         const t = performance.now();
+        const rssBefore = process.memoryUsage().rss;
         await cachedEngine.search(cachedQueries[0] as string, { namespace: TARGET });
         await (timed.store as PostgresStore).recallCopiesSettled();
-        copyLoad = { seconds: Math.round((performance.now() - t) / 100) / 10, status: (timed.store as PostgresStore).recallCopiesStatus() };
+        const residentMiB = Math.round((process.memoryUsage().rss - rssBefore) / 2 ** 20);
+        copyLoad = { seconds: Math.round((performance.now() - t) / 100) / 10, residentMiB, status: (timed.store as PostgresStore).recallCopiesStatus() };
         log(`copy loaded in ${copyLoad.seconds} s`);
       }
       timed.reset();

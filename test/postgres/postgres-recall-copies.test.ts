@@ -180,17 +180,18 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     const need = 1;
     assert.ok(expected.results.length > 0, 'the case finds something');
     // Memories of the wrong kind proposed: none passes, the statement searches in full and answers the same.
-    const wrongKind = await run({ position, vector: { pks, need }, lexical: { pks, need } });
+    const wrongKind = await run({ position, vector: { pks, need }, lexical: { pks, need, postings: await postingsOf(db, pks, req.terms) } });
     assert.equal(wrongKind[0]?.['proposals_stood'], false);
     assert.deepEqual(wrongKind.map((r) => r['id']), expected.results.map((r) => r.memory.id));
     // A stale position: the proposal is ignored even though it names real candidates.
     const all = await pksOf(db, NS, 'decision');
     // (No decision note holds a word of the query, so the lexical proposal needs none to pass.)
-    const stale = await run({ position: position - 1, vector: { pks: all, need }, lexical: { pks: all, need: 0 } });
+    const allPostings = await postingsOf(db, all, req.terms);
+    const stale = await run({ position: position - 1, vector: { pks: all, need }, lexical: { pks: all, need: 0, postings: allPostings } });
     assert.equal(stale[0]?.['proposals_stood'], false);
     assert.deepEqual(stale.map((r) => r['id']), expected.results.map((r) => r.memory.id));
     // Every passing memory proposed at the right position: the proposal stands, with the same answer.
-    const fresh = await run({ position, vector: { pks: all, need }, lexical: { pks: all, need: 0 } });
+    const fresh = await run({ position, vector: { pks: all, need }, lexical: { pks: all, need: 0, postings: allPostings } });
     assert.equal(fresh[0]?.['proposals_stood'], true);
     assert.deepEqual(fresh.map((r) => r['id']), expected.results.map((r) => r.memory.id));
   });
@@ -210,6 +211,13 @@ async function query(db: TestDatabase, sql: string, values: unknown[]): Promise<
   } finally {
     await client.end();
   }
+}
+
+/** The postings of `pks` for `terms`, as a copy would propose them. */
+async function postingsOf(db: TestDatabase, pks: number[], terms: string[]): Promise<{ pks: number[]; terms: string[]; tfs: number[] }> {
+  const { rows } = await query(db, 'SELECT memory_pk, term, tf FROM memory_terms WHERE memory_pk = ANY($1::bigint[]) AND term = ANY($2::text[]) ORDER BY memory_pk, term', [pks, terms]);
+  const typed = rows as { memory_pk: string; term: string; tf: number }[];
+  return { pks: typed.map((r) => Number(r.memory_pk)), terms: typed.map((r) => r.term), tfs: typed.map((r) => r.tf) };
 }
 
 async function pksOf(db: TestDatabase, namespace: string, kind: string): Promise<number[]> {

@@ -1,6 +1,6 @@
 import type { Logger } from '../../interfaces/embedder.js';
 import { loadUsearch, type Usearch } from '../vector-codes/usearch.js';
-import type { Pool, PoolClient } from './postgres-driver.js';
+import type { Pool } from './postgres-driver.js';
 import { vectorFromSend } from './postgres-rows.js';
 import { NamespaceCopy, type CopyRow, type Proposals } from './postgres-recall-copy.js';
 import type { CandidateFilter } from '../../interfaces/store.js';
@@ -18,8 +18,8 @@ import type { CandidateFilter } from '../../interfaces/store.js';
  * ranks from a copy older than what it reads: another process's commit between the catch-up and the statement
  * costs that one search the copy's speed, not an answer.
  *
- * A copy is loaded in the background, from one REPEATABLE READ snapshot (its rows, postings and vectors as of
- * one log position), on the first search of its namespace; searches go on without it meanwhile.
+ * A copy is loaded in the background on the first search of its namespace (`read`); searches go on without it
+ * meanwhile.
  */
 
 /** Events after which every copy is dropped (and loaded again when next searched). */
@@ -208,7 +208,7 @@ export class RecallCopies {
   private async refresh(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
     const { rows } = await this.pool.query<RowRecord>(`SELECT ${ROW_SELECT} FROM memories m ${POSTINGS_JOIN} WHERE m.id = ANY($1::text[])`, [ids]);
-    const vectors = await this.vectorsOf(this.pool, `m.id = ANY($1::text[])`, [ids]);
+    const vectors = await this.vectorsOf(`m.id = ANY($1::text[])`, [ids]);
     for (const id of ids) {
       for (const copy of this.copies.values()) {
         const pk = copy.pkOf(id);
@@ -218,8 +218,8 @@ export class RecallCopies {
     for (const r of rows) this.copies.get(r.namespace)?.put(copyRow(r, vectors.get(Number(r.pk)) ?? null));
   }
 
-  private async vectorsOf(client: Pool | PoolClient, where: string, values: unknown[]): Promise<Map<number, Float32Array>> {
-    const { rows } = await client.query<{ pk: string; embedding: Buffer }>(
+  private async vectorsOf(where: string, values: unknown[]): Promise<Map<number, Float32Array>> {
+    const { rows } = await this.pool.query<{ pk: string; embedding: Buffer }>(
       `SELECT v.memory_pk AS pk, vector_send(v.embedding) AS embedding FROM memory_vectors v JOIN memories m ON m.pk = v.memory_pk
        WHERE ${where} AND vector_dims(v.embedding) = ${this.dimensions}`,
       values,
@@ -252,32 +252,28 @@ export class RecallCopies {
     void job.finally(() => this.inFlight.delete(job));
   }
 
-  /** The namespace's rows, postings and vectors and the log position, from one snapshot. */
+  /**
+   * The namespace's rows, postings and vectors, and a log position they are at least as new as: the position is
+   * read first, then the rows page by page, each page in a statement of its own. A page read later may already
+   * hold changes made after the position; their events come after it, so following the log from there reads
+   * those memories again, which changes nothing. No transaction spans the load, so no snapshot is held for its
+   * length (at 1M memories, minutes), which would hold back vacuum and make index builds and erasures wait.
+   */
   private async read(namespace: string): Promise<{ copy: NamespaceCopy; position: number }> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const [p] = (await client.query<{ position: string }>('SELECT coalesce(max(gseq), 0) AS position FROM events')).rows;
-      const copy = new NamespaceCopy(this.dimensions);
-      for (let after = 0; !this.closed; ) {
-        const { rows } = await client.query<RowRecord>(
-          `SELECT ${ROW_SELECT} FROM memories m ${POSTINGS_JOIN} WHERE m.namespace = $1 AND m.pk > $2 ORDER BY m.pk LIMIT ${LOAD_PAGE}`,
-          [namespace, after],
-        );
-        if (rows.length === 0) break;
-        const first = Number((rows[0] as RowRecord).pk);
-        after = Number((rows[rows.length - 1] as RowRecord).pk);
-        const vectors = await this.vectorsOf(client, 'v.namespace = $1 AND v.memory_pk >= $2 AND v.memory_pk <= $3', [namespace, first, after]);
-        for (const r of rows) copy.put(copyRow(r, vectors.get(Number(r.pk)) ?? null));
-        if (rows.length < LOAD_PAGE) break;
-      }
-      await client.query('COMMIT');
-      return { copy, position: Number(p?.position ?? 0) };
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
+    const [p] = (await this.pool.query<{ position: string }>('SELECT coalesce(max(gseq), 0) AS position FROM events')).rows;
+    const copy = new NamespaceCopy(this.dimensions);
+    for (let after = 0; !this.closed; ) {
+      const { rows } = await this.pool.query<RowRecord>(
+        `SELECT ${ROW_SELECT} FROM memories m ${POSTINGS_JOIN} WHERE m.namespace = $1 AND m.pk > $2 ORDER BY m.pk LIMIT ${LOAD_PAGE}`,
+        [namespace, after],
+      );
+      if (rows.length === 0) break;
+      const first = Number((rows[0] as RowRecord).pk);
+      after = Number((rows[rows.length - 1] as RowRecord).pk);
+      const vectors = await this.vectorsOf('v.namespace = $1 AND v.memory_pk >= $2 AND v.memory_pk <= $3', [namespace, first, after]);
+      for (const r of rows) copy.put(copyRow(r, vectors.get(Number(r.pk)) ?? null));
+      if (rows.length < LOAD_PAGE) break;
     }
+    return { copy, position: Number(p?.position ?? 0) };
   }
 }

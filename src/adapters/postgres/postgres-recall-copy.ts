@@ -38,6 +38,18 @@ export interface Proposal {
   need: number;
 }
 
+/** A lexical proposal carries its postings: each proposed memory's query terms and their frequencies, as the copy holds them. */
+export interface LexicalProposal extends Proposal {
+  postings: ProposedPostings;
+}
+
+/** Postings as parallel arrays: memory key, term, term frequency. */
+export interface ProposedPostings {
+  pks: number[];
+  terms: string[];
+  tfs: number[];
+}
+
 /**
  * The proposals of one search, made at log position `position` (the statement checks the log still ends there:
  * postgres-search.ts `freshCte`); a signal without one searches in full.
@@ -45,8 +57,8 @@ export interface Proposal {
 export interface Proposals {
   position: number;
   vector?: Proposal | undefined;
-  lexical?: Proposal | undefined;
-  related?: Proposal | undefined;
+  lexical?: LexicalProposal | undefined;
+  related?: LexicalProposal | undefined;
 }
 
 /** FTS5's BM25 constants, as the statement's (postgres-search.ts). */
@@ -198,9 +210,9 @@ export class NamespaceCopy {
    * Sums in another order than the statement's may differ in the last bits; the margin of `count` over `k`
    * covers that, and the statement computes the scores it ranks by.
    */
-  proposeLexical(terms: readonly string[], k: number, count: number, filter: CandidateFilter): Proposal {
+  proposeLexical(terms: readonly string[], k: number, count: number, filter: CandidateFilter): LexicalProposal {
     const n = this.rows.size;
-    if (n === 0 || terms.length === 0) return { pks: [], need: 0 };
+    if (n === 0 || terms.length === 0) return { pks: [], need: 0, postings: { pks: [], terms: [], tfs: [] } };
     const avgdl = this.totalLength / n;
     if (this.scores.length < this.slotPk.length) this.scores = new Float64Array(Math.max(this.slotPk.length, this.scores.length * 2, 1024));
     const scores = this.scores;
@@ -231,8 +243,19 @@ export class NamespaceCopy {
       if (this.passes(this.rows.get(pk) as Held, filter)) best.add(score, pk);
     }
     const pks = best.sorted();
+    const wanted = new Set(terms);
+    const postings: ProposedPostings = { pks: [], terms: [], tfs: [] };
+    for (const pk of pks) {
+      const held = this.rows.get(pk) as Held;
+      held.terms.forEach((term, i) => {
+        if (!wanted.has(term)) return;
+        postings.pks.push(pk);
+        postings.terms.push(term);
+        postings.tfs.push(held.tfs[i] as number);
+      });
+    }
     // Fewer than `count` kept: they are every passing match.
-    return { pks, need: Math.min(k, pks.length) };
+    return { pks, need: Math.min(k, pks.length), postings };
   }
 }
 

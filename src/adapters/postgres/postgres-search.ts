@@ -2,7 +2,7 @@ import type { CandidateFilter, FusedRecallRequest, ListFilter } from '../../inte
 import { MEMORY_SELECT } from '../sql/sql-rows.js';
 import { vectorLiteral, type Params } from './postgres-rows.js';
 import type { VectorStorage } from './postgres-schema.js';
-import type { Proposal, Proposals } from './postgres-recall-copy.js';
+import type { LexicalProposal, Proposal, Proposals, ProposedPostings } from './postgres-recall-copy.js';
 
 /**
  * The SQL of recall. Each signal is one set of CTEs, so the candidate queries (`vectorCandidates`,
@@ -132,14 +132,14 @@ const B = 0.75;
  * scores (and share a rank) in every execution, whatever order the aggregate meets their postings in; `sum`
  * (default: `termSumFor`) picks how that sum is written, both forms giving the same bits.
  */
-export function lexicalCtes(p: Params, terms: string[], k: number, filter: CandidateFilter, names: LexicalNames = LEX, sum: TermSum = termSumFor(terms.length), proposal?: Proposal): string {
+export function lexicalCtes(p: Params, terms: string[], k: number, filter: CandidateFilter, names: LexicalNames = LEX, sum: TermSum = termSumFor(terms.length), proposal?: LexicalProposal): string {
   const ns = p.add(filter.namespace);
   const tp = `${p.add(terms)}::text[]`;
   const stats = names.stats === LEX.stats ? `${LEX.stats} AS (${namespaceStatsSql(ns)}),\n    ` : '';
   const out = names.out;
   // A proposal rescores its memories with the sorted sum (the same bits as the filtered one); the full search
   // (named <out>_full) runs only when the proposal does not stand.
-  const proposed = proposal ? proposedCtes(p, out, proposal, sortedScoresSql(p, ns, tp, k, filter, names, `${p.add(proposal.pks)}::bigint[]`)) : null;
+  const proposed = proposal ? proposedCtes(p, out, proposal, sortedScoresSql(p, ns, tp, k, filter, names, proposal.postings)) : null;
   const full = proposed ? { ...names, out: `${out}_full` } : names;
   const as = proposed ? 'AS MATERIALIZED' : 'AS';
   const scores = sum === 'sorted' ? `${full.out} ${as} (${sortedScoresSql(p, ns, tp, k, filter, full)})` : filteredScoresCtes(p, ns, tp, terms.length, k, filter, full, as);
@@ -159,20 +159,20 @@ export function lexicalCtes(p: Params, terms: string[], k: number, filter: Candi
 const weightSql = (tf: string, idf: string) => `${idf} * (${tf} * ${K1 + 1}) / (${tf} + ${K1} * (1 - ${B} + ${B} * m.doc_length / s.avgdl))`;
 
 /**
- * `sorted`: every posting joined to its memory, each memory's weights summed in term order. With `among` (an
- * array of memory keys) only those memories' postings, each looked up by (namespace, term, memory) in the
- * postings' key rather than found by reading the terms' whole lists.
+ * `sorted`: every posting joined to its memory, each memory's weights summed in term order. With `postings`
+ * (a proposal's: postgres-recall-copy.ts) the proposed memories' postings of the query terms are those given,
+ * as the copy holds them; the proposal stands only when the copy holds exactly what this statement reads
+ * (freshCte), so they are the table's rows and the scores the same bits.
  */
-function sortedScoresSql(p: Params, ns: string, tp: string, k: number, filter: CandidateFilter, names: LexicalNames, among?: string): string {
-  // OFFSET 0 keeps the lookup a lateral probe: flattened, the planner (its estimates of a term's postings far
-  // too low) hashed the terms' whole lists instead (27k postings read for 1.7k wanted at 100k memories).
-  const postings = among
-    ? `unnest(${among}) AS c(pk) CROSS JOIN ${names.idf} i CROSS JOIN LATERAL (
-        SELECT p.memory_pk, p.term, p.tf FROM memory_terms p WHERE p.namespace = ${ns} AND p.term = i.term AND p.memory_pk = c.pk OFFSET 0) d`
-    : `memory_terms d JOIN ${names.idf} i ON i.term = d.term`;
+function sortedScoresSql(p: Params, ns: string, tp: string, k: number, filter: CandidateFilter, names: LexicalNames, postings?: ProposedPostings): string {
+  // The proposed memories' rows are read once each (by key), not once per posting.
+  const from = postings
+    ? `(SELECT u.pk AS memory_pk, u.term COLLATE "C" AS term, u.tf FROM unnest(${p.add(postings.pks)}::bigint[], ${p.add(postings.terms)}::text[], ${p.add(postings.tfs)}::int[]) AS u(pk, term, tf)) d
+        JOIN ${names.idf} i ON i.term = d.term JOIN (SELECT * FROM memories WHERE pk = ANY(${p.add([...new Set(postings.pks)])}::bigint[])) m ON m.pk = d.memory_pk`
+    : `memory_terms d JOIN ${names.idf} i ON i.term = d.term JOIN memories m ON m.pk = d.memory_pk`;
   return `SELECT d.memory_pk AS pk, sum(${weightSql('d.tf', 'i.idf')} ORDER BY d.term) AS score
-      FROM ${postings} JOIN memories m ON m.pk = d.memory_pk CROSS JOIN ${LEX.stats} s
-      WHERE ${among ? '' : `d.namespace = ${ns} AND d.term = ANY(${tp}) AND `}${filterSql(filter, p)}
+      FROM ${from} CROSS JOIN ${LEX.stats} s
+      WHERE ${postings ? '' : `d.namespace = ${ns} AND d.term = ANY(${tp}) AND `}${filterSql(filter, p)}
       GROUP BY d.memory_pk ORDER BY score DESC, d.memory_pk LIMIT ${p.add(k)}`;
 }
 
