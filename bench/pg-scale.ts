@@ -287,14 +287,25 @@ async function main(): Promise<void> {
       const loadAtSearch = load1();
       // Warm the caches the same way for both series: the cached series first (its warm-up reads the pages).
       const { timed, cachedEngine, realEngine } = await engines();
-      let copyLoad: { seconds: number; residentMiB: number; status: unknown } | null = null;
+      let copyLoad: { seconds: number; residentMiB: number; heapMiB: number; collected: boolean; status: unknown } | null = null;
       if (copies) {
         const t = performance.now();
-        const rssBefore = process.memoryUsage().rss;
+        // With node --expose-gc, the heap is measured after collections (the load's garbage gone).
+        const collect = () => (globalThis as { gc?: () => void }).gc?.();
+        collect();
+        const before = process.memoryUsage();
         await cachedEngine.search(cachedQueries[0] as string, { namespace: TARGET });
         await (timed.store as PostgresStore).recallCopiesSettled();
-        const residentMiB = Math.round((process.memoryUsage().rss - rssBefore) / 2 ** 20);
-        copyLoad = { seconds: Math.round((performance.now() - t) / 100) / 10, residentMiB, status: (timed.store as PostgresStore).recallCopiesStatus() };
+        collect();
+        const after = process.memoryUsage();
+        const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
+        copyLoad = {
+          seconds: Math.round((performance.now() - t) / 100) / 10,
+          residentMiB: mib(after.rss - before.rss),
+          heapMiB: mib(after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers),
+          collected: typeof (globalThis as { gc?: unknown }).gc === 'function',
+          status: (timed.store as PostgresStore).recallCopiesStatus(),
+        };
         log(`copy loaded in ${copyLoad.seconds} s`);
       }
       timed.reset();

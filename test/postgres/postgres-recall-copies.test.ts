@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createUseEmbedder } from '../../src/adapters/embed-use/use-embedder.js';
+import { RecallCopies } from '../../src/adapters/postgres/postgres-recall-copies.js';
 import { Params } from '../../src/adapters/postgres/postgres-rows.js';
 import { fusedRecallSql } from '../../src/adapters/postgres/postgres-search.js';
 import { createPostgresStore, type PostgresStore } from '../../src/adapters/postgres/postgres-store.js';
@@ -194,6 +195,18 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     const fresh = await run({ position, vector: { pks: all, need }, lexical: { pks: all, need: 0, postings: allPostings } });
     assert.equal(fresh[0]?.['proposals_stood'], true);
     assert.deepEqual(fresh.map((r) => r['id']), expected.results.map((r) => r.memory.id));
+  });
+
+  it('a namespace larger than the bound gets no copy and is searched in full', async () => {
+    const small = new RecallCopies(await plain.open(), 512, undefined, 59);
+    const req = await request('webhook retries');
+    assert.equal(await small.propose(req), null);
+    await small.settled();
+    assert.deepEqual(small.status().tooLarge, [NS], 'more than 59 memories: no copy');
+    assert.deepEqual(small.status().namespaces, []);
+    assert.equal(await small.propose(req), null, 'and no second load is started');
+    assert.deepEqual(small.status().loading, []);
+    await small.close();
   });
 
   it('a store keeps no copies unless asked (what short commands open)', async () => {

@@ -29,6 +29,12 @@ const EVENT_PAGE = 2_000;
 const CATCH_UP_LIMIT = 50_000;
 /** Memories read per statement of a load. */
 const LOAD_PAGE = 5_000;
+/**
+ * A namespace holding more memories than this gets no copy (its searches run in full): loading a copy of 100k
+ * memories and running the first search grew this process's heap by 471 MiB (pg-scale --copies, after
+ * collection), at most 4.7 KB a memory, so this bounds one copy near 1.9 GB.
+ */
+export const MAX_COPY_MEMORIES = 400_000;
 /** Proposed memories beyond the k asked for, per signal: int8 order and summation order are near, not exact. */
 export const PROPOSAL_MARGIN = 64;
 
@@ -66,6 +72,8 @@ export interface RecallCopiesStatus {
   namespaces: { namespace: string; memories: number; vectors: number }[];
   loading: string[];
   position: number;
+  /** Namespaces searched that are too large for a copy (more than MAX_COPY_MEMORIES memories). */
+  tooLarge: string[];
   /** Searches proposed from a copy / searches that found no copy ready. */
   proposed: number;
   without: number;
@@ -78,6 +86,7 @@ export interface RecallCopiesStatus {
 export class RecallCopies {
   private readonly copies = new Map<string, NamespaceCopy>();
   private readonly loading = new Set<string>();
+  private readonly tooLarge = new Set<string>();
   private position = 0;
   /** Bumped whenever every copy is dropped: a load begun before it must not install. */
   private epoch = 0;
@@ -97,6 +106,7 @@ export class RecallCopies {
     private readonly pool: Pool,
     readonly dimensions: number,
     private readonly logger?: Logger,
+    private readonly maxMemories = MAX_COPY_MEMORIES,
   ) {}
 
   private kernel(): Usearch | null {
@@ -117,7 +127,7 @@ export class RecallCopies {
     if (this.closed || !usearch) return null;
     const namespace = request.filter.namespace;
     if (!this.copies.has(namespace)) {
-      this.load(namespace);
+      if (!this.tooLarge.has(namespace)) this.load(namespace);
       this.without++;
       return null;
     }
@@ -146,6 +156,7 @@ export class RecallCopies {
     return {
       namespaces: [...this.copies].map(([namespace, c]) => ({ namespace, memories: c.size(), vectors: c.codes.size() })),
       loading: [...this.loading],
+      tooLarge: [...this.tooLarge],
       position: this.position,
       proposed: this.proposed,
       without: this.without,
@@ -170,6 +181,7 @@ export class RecallCopies {
 
   private dropAll(): void {
     this.copies.clear();
+    this.tooLarge.clear();
     this.epoch++;
   }
 
@@ -234,7 +246,12 @@ export class RecallCopies {
     const epoch = this.epoch;
     const job = (async () => {
       try {
-        const { copy, position } = await this.read(namespace);
+        const read = await this.read(namespace);
+        if (!read) {
+          this.tooLarge.add(namespace);
+          return;
+        }
+        const { copy, position } = read;
         await this.run(async () => {
           if (this.closed || epoch !== this.epoch) return;
           // The copy holds every change up to `position`; the others may be ahead of it. Following from the
@@ -259,7 +276,9 @@ export class RecallCopies {
    * those memories again, which changes nothing. No transaction spans the load, so no snapshot is held for its
    * length (at 1M memories, minutes), which would hold back vacuum and make index builds and erasures wait.
    */
-  private async read(namespace: string): Promise<{ copy: NamespaceCopy; position: number }> {
+  private async read(namespace: string): Promise<{ copy: NamespaceCopy; position: number } | null> {
+    const [size] = (await this.pool.query<{ documents: string }>('SELECT documents FROM namespace_stats WHERE namespace = $1', [namespace])).rows;
+    if (Number(size?.documents ?? 0) > this.maxMemories) return null;
     const [p] = (await this.pool.query<{ position: string }>('SELECT coalesce(max(gseq), 0) AS position FROM events')).rows;
     const copy = new NamespaceCopy(this.dimensions);
     for (let after = 0; !this.closed; ) {

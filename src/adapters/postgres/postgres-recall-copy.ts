@@ -70,6 +70,8 @@ type Held = Omit<CopyRow, 'pk' | 'vector'> & { slot: number };
 
 /** A term's postings: slots with the generation they were written in (stale once the slot's generation moved on). */
 interface Postings {
+  /** The term, one string shared by every memory holding it. */
+  term: string;
   slots: number[];
   gens: number[];
   tfs: number[];
@@ -123,13 +125,14 @@ export class NamespaceCopy {
     this.slotLength[slot] = row.docLength;
     const gen = this.slotGen[slot] as number;
     const { pk: _pk, vector: _vector, ...kept } = row;
-    const held: Held = { ...kept, slot };
+    const held: Held = { ...kept, terms: [], slot };
     this.rows.set(row.pk, held);
     this.byId.set(row.id, row.pk);
     this.totalLength += row.docLength;
     row.terms.forEach((term, i) => {
       let list = this.postings.get(term);
-      if (!list) this.postings.set(term, (list = { slots: [], gens: [], tfs: [], dead: 0 }));
+      if (!list) this.postings.set(term, (list = { term, slots: [], gens: [], tfs: [], dead: 0 }));
+      held.terms.push(list.term);
       list.slots.push(slot);
       list.gens.push(gen);
       list.tfs.push(row.tfs[i] as number);

@@ -238,6 +238,12 @@ export const MIGRATIONS: readonly ((storage: VectorStorage) => string)[] = [
   // of their own transactions that rewrite only the memories whose terms changed, so writers are never held
   // for the whole pass. Recorded first, so no older cairn (writing the old terms) opens the store afterwards.
   () => `INSERT INTO meta (key, value) VALUES ('reanalysed_through', '0') ON CONFLICT (key) DO NOTHING;`,
+  // 8: a vector row stays in its table page up to 8,160 bytes (a 2 KB vector of 512 dimensions, up to about
+  // 2,000 dimensions) instead of going to TOAST past 2 KB, so reading a vector is one page read, not an index
+  // lookup and two more pages: exact rescoring of 364 proposed vectors at 100k took 5 ms against 15–21 ms
+  // (pg-scale store, one run each). Rows written before keep their place until the table is rewritten
+  // (VACUUM FULL, as an erasure runs). A catalog change only: no rewrite, a brief lock.
+  () => `ALTER TABLE memory_vectors SET (toast_tuple_target = 8160);`,
 ];
 
 /** Step 6's two indexes: the postings' key carrying tf, and the covering index of the lexical filter. */

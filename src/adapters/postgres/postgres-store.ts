@@ -440,7 +440,14 @@ export class PostgresStore implements Store {
       await old.close();
     }
     this.copies ??= new RecallCopies(this.pool, space.dimensions, this.logger);
-    return (await this.copies.propose(request)) ?? undefined;
+    try {
+      return (await this.copies.propose(request)) ?? undefined;
+    } catch (err) {
+      // A copy only speeds searches up: one that cannot catch up (a lost connection) leaves this search to the
+      // full statement, which reports its own faults; the next search tries the copy again.
+      this.logger?.debug(`search copy not used: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
+    }
   }
 
   /** What this process's search copies hold (tests, benchmarks); null when it keeps none. */
