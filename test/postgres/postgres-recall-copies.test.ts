@@ -14,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { createUseEmbedder } from '../../src/adapters/embed-use/use-embedder.js';
 import { RecallCopies } from '../../src/adapters/postgres/postgres-recall-copies.js';
 import { Params } from '../../src/adapters/postgres/postgres-rows.js';
+import { REANALYSIS_MARK, SCHEMA_VERSION } from '../../src/adapters/postgres/postgres-schema.js';
 import { fusedRecallSql } from '../../src/adapters/postgres/postgres-search.js';
 import { createPostgresStore, type PostgresStore } from '../../src/adapters/postgres/postgres-store.js';
 import { createGptTokenCounter } from '../../src/adapters/tokenizer/gpt-token-counter.js';
@@ -181,20 +182,44 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     const need = 1;
     assert.ok(expected.results.length > 0, 'the case finds something');
     // Memories of the wrong kind proposed: none passes, the statement searches in full and answers the same.
-    const wrongKind = await run({ position, vector: { pks, need }, lexical: { pks, need, postings: await postingsOf(db, pks, req.terms) } });
+    const wrongKind = await run({ position, schema: SCHEMA_VERSION, vector: { pks, need }, lexical: { pks, need, postings: await postingsOf(db, pks, req.terms) } });
     assert.equal(wrongKind[0]?.['proposals_stood'], false);
     assert.deepEqual(wrongKind.map((r) => r['id']), expected.results.map((r) => r.memory.id));
     // A stale position: the proposal is ignored even though it names real candidates.
     const all = await pksOf(db, NS, 'decision');
     // (No decision note holds a word of the query, so the lexical proposal needs none to pass.)
     const allPostings = await postingsOf(db, all, req.terms);
-    const stale = await run({ position: position - 1, vector: { pks: all, need }, lexical: { pks: all, need: 0, postings: allPostings } });
+    const stale = await run({ position: position - 1, schema: SCHEMA_VERSION, vector: { pks: all, need }, lexical: { pks: all, need: 0, postings: allPostings } });
     assert.equal(stale[0]?.['proposals_stood'], false);
     assert.deepEqual(stale.map((r) => r['id']), expected.results.map((r) => r.memory.id));
     // Every passing memory proposed at the right position: the proposal stands, with the same answer.
-    const fresh = await run({ position, vector: { pks: all, need }, lexical: { pks: all, need: 0, postings: allPostings } });
+    const fresh = await run({ position, schema: SCHEMA_VERSION, vector: { pks: all, need }, lexical: { pks: all, need: 0, postings: allPostings } });
     assert.equal(fresh[0]?.['proposals_stood'], true);
     assert.deepEqual(fresh.map((r) => r['id']), expected.results.map((r) => r.memory.id));
+  });
+
+  it('a re-analysis of the postings (no events) drops the copies; none is read while it runs, and it is read anew after', async () => {
+    const req = await request('VAT rounding on invoices');
+    sameResults(await copied.fusedRecall(req), await plain.fusedRecall(req), 'before');
+    assert.ok((copied.recallCopiesStatus()?.namespaces.length ?? 0) > 0);
+    // What a re-analysis does to a memory: its postings rewritten in place, with no event. Here a term the
+    // copy does not know, under the mark a re-analysis holds while it runs.
+    await query(db, `INSERT INTO meta (key, value) VALUES ($1, '0')`, [REANALYSIS_MARK]);
+    const [target] = (await query(db, `SELECT pk FROM memories WHERE namespace = $1 AND text LIKE 'VAT on the invoice export%' ORDER BY pk LIMIT 1`, [NS])).rows as { pk: string }[];
+    await query(db, `INSERT INTO memory_terms (namespace, term, memory_pk, tf) VALUES ($1, $2, $3, 3)`, [NS, queryTerms('vatrounding')[0], target?.pk]);
+    const during = await request('vatrounding');
+    const answered = await copied.fusedRecall(during);
+    sameResults(answered, await plain.fusedRecall(during), 'while the re-analysis runs');
+    assert.equal(answered.results[0]?.memory.text.startsWith('VAT on the invoice export'), true, 'the rewritten postings are searched');
+    assert.deepEqual(copied.recallCopiesStatus()?.namespaces, [], 'the copies were dropped');
+    await copied.recallCopiesSettled();
+    assert.deepEqual(copied.recallCopiesStatus()?.namespaces, [], 'and none is read while the mark is there');
+    await query(db, 'DELETE FROM meta WHERE key = $1', [REANALYSIS_MARK]);
+    await copied.fusedRecall(during);
+    await copied.recallCopiesSettled();
+    const stoodBefore = copied.recallCopiesStatus()?.stood ?? 0;
+    sameResults(await copied.fusedRecall(during), await plain.fusedRecall(during), 'after, from a copy read anew');
+    assert.equal(copied.recallCopiesStatus()?.stood, stoodBefore + 1, 'the new copy answered');
   });
 
   it('a namespace larger than the bound gets no copy and is searched in full', async () => {

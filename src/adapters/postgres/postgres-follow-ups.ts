@@ -2,6 +2,7 @@ import { indexText } from '../../core/events.js';
 import { analyse } from '../../core/lexical.js';
 import type { Memory } from '../../interfaces/memory.js';
 import type { PoolClient } from './postgres-driver.js';
+import { REANALYSIS_MARK } from './postgres-schema.js';
 import { termCounts } from './postgres-tx.js';
 
 /**
@@ -11,8 +12,6 @@ import { termCounts } from './postgres-tx.js';
  */
 export const MIGRATION_FOLLOW_UPS: ReadonlyMap<number, (client: PoolClient) => Promise<void>> = new Map();
 
-/** The meta key of the re-analysis still to do: the last memory pk done (step 7 sets it to 0, the end removes it). */
-export const REANALYSIS_MARK = 'reanalysed_through';
 
 /** Memories re-analysed per transaction. */
 const PAGE = 500;

@@ -1,6 +1,7 @@
 import type { Logger } from '../../interfaces/embedder.js';
 import { loadUsearch, type Usearch } from '../vector-codes/usearch.js';
 import type { Pool } from './postgres-driver.js';
+import { REANALYSIS_MARK } from './postgres-schema.js';
 import { vectorFromSend } from './postgres-rows.js';
 import { NamespaceCopy, type CopyRow, type Proposals } from './postgres-recall-copy.js';
 import type { CandidateFilter } from '../../interfaces/store.js';
@@ -11,7 +12,9 @@ import type { CandidateFilter } from '../../interfaces/store.js';
  * at commit under one lock: postgres-schema.ts), so the copies follow the log by position: before a search,
  * the events after the position followed are read and the memories they name are read again as they are now
  * (idempotent: reading a newer state than the event's is harmless, its own event comes later). Events that
- * change vectors or rows wholesale (an embedder recorded, vectors reset, an erasure) drop every copy.
+ * change vectors or rows wholesale (an embedder recorded, vectors reset, an erasure) drop every copy, and so do
+ * the changes no event records: a new schema version, and the re-analysis of postings that may follow one (no
+ * copy is read while it runs).
  *
  * The fused statement checks, in its own snapshot, that the log ends at the position the proposal was made
  * at (`max(gseq)`); otherwise it ignores the proposal and searches as without a copy. So a search never
@@ -88,6 +91,8 @@ export class RecallCopies {
   private readonly loading = new Set<string>();
   private readonly tooLarge = new Set<string>();
   private position = 0;
+  /** The schema version the copies were read under (null until one is installed). */
+  private schema: number | null = null;
   /** Bumped whenever every copy is dropped: a load begun before it must not install. */
   private epoch = 0;
   /** Catch-ups and installs run one at a time, in order. */
@@ -137,7 +142,7 @@ export class RecallCopies {
       this.without++;
       return null;
     }
-    const out: Proposals = { position: this.position };
+    const out: Proposals = { position: this.position, schema: this.schema ?? 0 };
     const count = request.k + PROPOSAL_MARGIN;
     if (request.vector && request.vector.length === this.dimensions) out.vector = copy.proposeVector(usearch, request.vector, request.k, count, request.filter);
     if (request.terms.length > 0) out.lexical = copy.proposeLexical(request.terms, request.k, count, request.filter);
@@ -182,6 +187,7 @@ export class RecallCopies {
   private dropAll(): void {
     this.copies.clear();
     this.tooLarge.clear();
+    this.schema = null;
     this.epoch++;
   }
 
@@ -196,13 +202,24 @@ export class RecallCopies {
     return this.run(async () => {
       if (this.copies.size === 0) return;
       for (let behind = 0; ; ) {
-        const { rows } = await this.pool.query<{ gseq: string; type: string; memory_id: string | null }>(
-          'SELECT gseq, type, memory_id FROM events WHERE gseq > $1 ORDER BY gseq LIMIT $2',
-          [this.position, EVENT_PAGE],
-        );
+        // One round trip: the schema version, whether a re-analysis is under way, and the next events.
+        const [state] = (
+          await this.pool.query<{ schema: number; reanalysing: boolean; events: { gseq: number; type: string; memory_id: string | null }[] }>(
+            `SELECT (SELECT max(version) FROM schema_version)::int AS schema, EXISTS (SELECT 1 FROM meta WHERE key = $3) AS reanalysing,
+               coalesce((SELECT json_agg(e ORDER BY e.gseq) FROM (SELECT gseq, type, memory_id FROM events WHERE gseq > $1 ORDER BY gseq LIMIT $2) e), '[]') AS events`,
+            [this.position, EVENT_PAGE, REANALYSIS_MARK],
+          )
+        ).rows;
+        if (!state) return;
+        if (state.reanalysing || state.schema !== this.schema) {
+          // Postings rewritten without events (a re-analysis), or rows another schema version wrote: read anew.
+          this.dropAll();
+          return;
+        }
+        const rows = state.events;
         if (rows.length === 0) return;
         behind += rows.length;
-        const last = Number((rows[rows.length - 1] as { gseq: string }).gseq);
+        const last = Number((rows[rows.length - 1] as { gseq: number }).gseq);
         if (behind > CATCH_UP_LIMIT || rows.some((r) => WHOLESALE.has(r.type))) {
           this.dropAll();
           this.position = last;
@@ -247,16 +264,22 @@ export class RecallCopies {
     const job = (async () => {
       try {
         const read = await this.read(namespace);
-        if (!read) {
+        if (read === 'too large') {
           this.tooLarge.add(namespace);
           return;
         }
-        const { copy, position } = read;
+        if (read === 'reanalysing') return; // tried again at a later search
+        const { copy, position, schema } = read;
         await this.run(async () => {
           if (this.closed || epoch !== this.epoch) return;
+          if (this.copies.size > 0 && schema !== this.schema) {
+            this.dropAll(); // read under another schema version than the others: all are read anew
+            return;
+          }
           // The copy holds every change up to `position`; the others may be ahead of it. Following from the
           // earlier of the two reads some events twice, which only reads their memories again.
           this.position = this.copies.size === 0 ? position : Math.min(this.position, position);
+          this.schema = schema;
           this.copies.set(namespace, copy);
         });
       } catch (err) {
@@ -276,10 +299,17 @@ export class RecallCopies {
    * those memories again, which changes nothing. No transaction spans the load, so no snapshot is held for its
    * length (at 1M memories, minutes), which would hold back vacuum and make index builds and erasures wait.
    */
-  private async read(namespace: string): Promise<{ copy: NamespaceCopy; position: number } | null> {
-    const [size] = (await this.pool.query<{ documents: string }>('SELECT documents FROM namespace_stats WHERE namespace = $1', [namespace])).rows;
-    if (Number(size?.documents ?? 0) > this.maxMemories) return null;
-    const [p] = (await this.pool.query<{ position: string }>('SELECT coalesce(max(gseq), 0) AS position FROM events')).rows;
+  private async read(namespace: string): Promise<{ copy: NamespaceCopy; position: number; schema: number } | 'too large' | 'reanalysing'> {
+    const [p] = (
+      await this.pool.query<{ position: string; schema: number; reanalysing: boolean; documents: string | null }>(
+        `SELECT coalesce(max(gseq), 0) AS position, (SELECT max(version) FROM schema_version)::int AS schema,
+           EXISTS (SELECT 1 FROM meta WHERE key = $2) AS reanalysing, (SELECT documents FROM namespace_stats WHERE namespace = $1) AS documents
+         FROM events`,
+        [namespace, REANALYSIS_MARK],
+      )
+    ).rows;
+    if (Number(p?.documents ?? 0) > this.maxMemories) return 'too large';
+    if (p?.reanalysing) return 'reanalysing';
     const copy = new NamespaceCopy(this.dimensions);
     for (let after = 0; !this.closed; ) {
       const { rows } = await this.pool.query<RowRecord>(
@@ -293,6 +323,6 @@ export class RecallCopies {
       for (const r of rows) copy.put(copyRow(r, vectors.get(Number(r.pk)) ?? null));
       if (rows.length < LOAD_PAGE) break;
     }
-    return { copy, position: Number(p?.position ?? 0) };
+    return { copy, position: Number(p?.position ?? 0), schema: p?.schema ?? 0 };
   }
 }

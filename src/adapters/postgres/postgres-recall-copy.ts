@@ -51,11 +51,14 @@ export interface ProposedPostings {
 }
 
 /**
- * The proposals of one search, made at log position `position` (the statement checks the log still ends there:
- * postgres-search.ts `freshCte`); a signal without one searches in full.
+ * The proposals of one search, made at log position `position` and schema version `schema` (the statement checks
+ * both still hold and no re-analysis is under way: postgres-search.ts `freshCte`); a signal without one searches in
+ * full.
  */
 export interface Proposals {
   position: number;
+  /** The schema version the copy was read under (a migration may change what rows mean). */
+  schema: number;
   vector?: Proposal | undefined;
   lexical?: LexicalProposal | undefined;
   related?: LexicalProposal | undefined;

@@ -10,6 +10,9 @@
 /** How vectors are kept: a pgvector column with an HNSW index, or `real[]` without an index (no pgvector). */
 export type VectorStorage = 'pgvector' | 'array';
 
+/** The meta key of the re-analysis still to do: the last memory pk done (step 7 sets it to 0, the end removes it). */
+export const REANALYSIS_MARK = 'reanalysed_through';
+
 /** Lock key (pg_advisory_xact_lock) under which the global log position is assigned at commit. */
 export const GSEQ_LOCK = 727_001;
 /** Lock key of the migrations. */

@@ -1,7 +1,7 @@
 import type { CandidateFilter, FusedRecallRequest, ListFilter } from '../../interfaces/store.js';
 import { MEMORY_SELECT } from '../sql/sql-rows.js';
 import { vectorLiteral, type Params } from './postgres-rows.js';
-import type { VectorStorage } from './postgres-schema.js';
+import { REANALYSIS_MARK, type VectorStorage } from './postgres-schema.js';
 import type { LexicalProposal, Proposal, Proposals, ProposedPostings } from './postgres-recall-copy.js';
 
 /**
@@ -88,11 +88,15 @@ export function vectorCtes(p: Params, vector: string, k: number, filter: Candida
 
 /**
  * CTE `fresh(ok)`: whether the log ends, in this statement's snapshot, at the position the proposals were made
- * at. Every change of a memory is an event whose position is assigned in commit order, so then the proposing
- * copy held exactly what this statement reads.
+ * at, under the same schema version, with no re-analysis of the postings under way. Every change of a memory is
+ * an event whose position is assigned in commit order, and the only changes that are not (a migration, the
+ * re-analysis after one: postgres-follow-ups.ts) are ruled out by the other two, so then the proposing copy held
+ * exactly what this statement reads.
  */
-export function freshCte(p: Params, position: number): string {
-  return `fresh AS MATERIALIZED (SELECT coalesce(max(gseq), 0) = ${p.add(position)}::bigint AS ok FROM events)`;
+export function freshCte(p: Params, proposals: Pick<Proposals, 'position' | 'schema'>): string {
+  return `fresh AS MATERIALIZED (SELECT coalesce(max(gseq), 0) = ${p.add(proposals.position)}::bigint
+      AND (SELECT max(version) FROM schema_version) = ${p.add(proposals.schema)}::int
+      AND NOT EXISTS (SELECT 1 FROM meta WHERE key = ${p.add(REANALYSIS_MARK)}) AS ok FROM events)`;
 }
 
 /**
@@ -280,7 +284,7 @@ export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: Ve
   const useVector = request.vector !== null && space !== null && w.vector > 0;
   const useLexical = request.terms.length > 0 && w.lexical > 0;
   const ctes: string[] = [];
-  if (proposals) ctes.push(freshCte(p, proposals.position));
+  if (proposals) ctes.push(freshCte(p, proposals));
   ctes.push(useVector ? vectorCtes(p, vectorLiteral(request.vector as Float32Array, (space as VectorSpace).storage), k, filter, space as VectorSpace, proposals?.vector) : 'vec AS (SELECT NULL::bigint AS pk, NULL::float8 AS similarity WHERE FALSE)');
   if (useLexical) {
     ctes.push(request.related && request.related.terms.length > 0 ? lexicalWithRelatedCtes(p, request.terms, k, filter, request.related, proposals) : lexicalCtes(p, request.terms, k, filter, LEX, termSumFor(request.terms.length), proposals?.lexical));

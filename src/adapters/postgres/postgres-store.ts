@@ -465,7 +465,7 @@ export class PostgresStore implements Store {
     if (!space || k <= 0) return [];
     const proposals = await this.proposals(space, { vector, terms: [], k, filter });
     const p = new Params();
-    const ctes = `${proposals ? `${freshCte(p, proposals.position)},\n    ` : ''}${vectorCtes(p, vectorLiteral(vector, space.storage), k, filter, space, proposals?.vector)}`;
+    const ctes = `${proposals ? `${freshCte(p, proposals)},\n    ` : ''}${vectorCtes(p, vectorLiteral(vector, space.storage), k, filter, space, proposals?.vector)}`;
     const rows = await this.rows<{ id: string; similarity: number }>(
       'vector search',
       `WITH ${ctes} SELECT m.id, vec.similarity FROM vec JOIN memories m ON m.pk = vec.pk ORDER BY vec.similarity DESC, m.pk`,
