@@ -298,6 +298,10 @@ export function fuseScores(input: ScoreFuseInput): SearchResult[] {
   return results.sort(bestFirst);
 }
 
+/** FTS5's BM25 constants (fts5Bm25Function in SQLite's sources), which every backend's BM25 uses. */
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+
 /** FTS5's inverse document frequency of a term found in `df` of `documents` rows (bm25 in FTS5's sources). */
 export function fts5Idf(documents: number, df: number): number {
   const idf = Math.log((documents - df + 0.5) / (df + 0.5));

@@ -1,3 +1,4 @@
+import { BM25_B as B, BM25_K1 as K1, fts5Idf } from '../../core/fusion.js';
 import type { CandidateFilter } from '../../interfaces/store.js';
 import { QuantizedVectors } from '../vector-codes/quantized-vectors.js';
 import type { Usearch } from '../vector-codes/usearch.js';
@@ -64,9 +65,6 @@ export interface Proposals {
   related?: LexicalProposal | undefined;
 }
 
-/** FTS5's BM25 constants, as the statement's (postgres-search.ts). */
-const K1 = 1.2;
-const B = 0.75;
 
 /** What is held of a memory: the row without its key and vector (the codes hold it), and its slot in the postings. */
 type Held = Omit<CopyRow, 'pk' | 'vector'> & { slot: number };
@@ -228,8 +226,7 @@ export class NamespaceCopy {
       const list = this.postings.get(term);
       if (!list) continue;
       const df = this.df.get(term) ?? 0;
-      const raw = Math.log((n - df + 0.5) / (df + 0.5));
-      const idf = raw > 0 ? raw : 1e-6;
+      const idf = fts5Idf(n, df);
       const { slots, gens, tfs } = list;
       for (let i = 0; i < slots.length; i++) {
         const slot = slots[i] as number;

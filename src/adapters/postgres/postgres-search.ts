@@ -1,3 +1,4 @@
+import { BM25_B as B, BM25_K1 as K1 } from '../../core/fusion.js';
 import type { CandidateFilter, FusedRecallRequest, ListFilter } from '../../interfaces/store.js';
 import { MEMORY_SELECT } from '../sql/sql-rows.js';
 import { vectorLiteral, type Params } from './postgres-rows.js';
@@ -123,9 +124,6 @@ function namespaceStatsSql(ns: string): string {
         coalesce(sum(total_length)::numeric / nullif(sum(documents), 0)::numeric, 0)::float8 AS avgdl FROM namespace_stats WHERE namespace = ${ns}`;
 }
 
-/** FTS5's BM25 constants (k1, b), so scores equal the embedded store's on the same documents. */
-const K1 = 1.2;
-const B = 0.75;
 
 /**
  * CTEs `lex_idf(term, idf)` and `lex(pk, score)`: Okapi BM25 of the namespace's memories holding any of the

@@ -1,10 +1,8 @@
 // BM25 over posting lists kept in memory: FTS5's own scores, bit for bit, without FTS5 scoring every match.
+import { BM25_B as B, BM25_K1 as K1 } from '../../core/fusion.js';
 import type { SqliteConnection, WriteEffects } from './sqlite-connection.js';
 import type { RankedRow } from './sqlite-bm25-pruning.js';
 
-/** FTS5's bm25 constants (fts5Bm25Function in SQLite's sources). */
-const K1 = 1.2;
-const B = 0.75;
 
 /**
  * Postings kept by default: 4 bytes of rowid and 4 of frequency each, 256 MB at most. A 100k store holds 3.5M in
