@@ -3,8 +3,8 @@
  * loaded, the fused statement rescores the memories the copy proposes instead of walking the HNSW index and
  * scanning the postings, and answers exactly what the same statement answers without a copy, while another
  * process (another store on the same database) saves, forgets, supersedes and re-tags memories. A proposal
- * that does not stand (the log moved on, or too few proposed memories pass the filter) makes the statement
- * search in full. Real server, real embedder, real analysed terms.
+ * that does not stand (the log moved on, or too few proposed memories pass the filter) makes the search run
+ * again in full. Real server, real embedder, real analysed terms.
  */
 import * as assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,7 +15,8 @@ import { createUseEmbedder } from '../../src/adapters/embed-use/use-embedder.js'
 import { RecallCopies } from '../../src/adapters/postgres/postgres-recall-copies.js';
 import { Params } from '../../src/adapters/postgres/postgres-rows.js';
 import { REANALYSIS_MARK, SCHEMA_VERSION } from '../../src/adapters/postgres/postgres-schema.js';
-import { fusedRecallSql } from '../../src/adapters/postgres/postgres-search.js';
+import type { Proposals } from '../../src/adapters/postgres/postgres-recall-copy.js';
+import { fusedRecallSql, proposedOrFull } from '../../src/adapters/postgres/postgres-search.js';
 import { createPostgresStore, type PostgresStore } from '../../src/adapters/postgres/postgres-store.js';
 import { createGptTokenCounter } from '../../src/adapters/tokenizer/gpt-token-counter.js';
 import { DEFAULT_CALIBRATION, DEFAULT_WEIGHTS } from '../../src/core/fusion.js';
@@ -168,33 +169,46 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     assert.ok(!ids.includes(old.id), 'a superseded note is not recalled');
   });
 
-  it('a proposal that does not stand makes the statement search in full: a log moved on, or proposed memories the filter drops', async () => {
+  it('a proposal that does not stand makes the search run again in full: a log moved on, or proposed memories the filter drops', async () => {
     const req = await request('how do we keep money amounts', { kinds: ['decision'] });
     const expected = await plain.fusedRecall(req);
     const position = copied.recallCopiesStatus()?.position ?? 0;
     const pks = await pksOf(db, NS, 'fact');
-    const run = async (proposals: Parameters<typeof fusedRecallSql>[3]) => {
-      const p = new Params();
-      const sql = fusedRecallSql(p, req, { storage: 'pgvector', dimensions: 512 }, proposals);
-      const { rows } = await query(db, sql, p.values);
-      return rows as Record<string, unknown>[];
+    const sql = (p: Params, proposals?: Proposals) => fusedRecallSql(p, req, { storage: 'pgvector', dimensions: 512 }, proposals);
+    const statements: { proposed: boolean; rows: number }[] = [];
+    const counts: boolean[] = [];
+    const run = async (proposals: Proposals) => {
+      statements.length = 0;
+      counts.length = 0;
+      return proposedOrFull(
+        async (text, values) => {
+          const { rows } = await query(db, text, values);
+          statements.push({ proposed: text.includes('fresh AS'), rows: rows.length });
+          return rows as Record<string, unknown>[];
+        },
+        proposals,
+        sql,
+        (stood) => counts.push(stood),
+      );
     };
     const need = 1;
     assert.ok(expected.results.length > 0, 'the case finds something');
-    // Memories of the wrong kind proposed: none passes, the statement searches in full and answers the same.
+    // Memories of the wrong kind proposed: none passes, so the statement finds nothing and the search runs in full.
     const wrongKind = await run({ position, schema: SCHEMA_VERSION, vector: { pks, need }, lexical: { pks, need, postings: await postingsOf(db, pks, req.terms) } });
-    assert.equal(wrongKind[0]?.['proposals_stood'], false);
+    assert.deepEqual(statements, [{ proposed: true, rows: 0 }, { proposed: false, rows: expected.results.length }]);
     assert.deepEqual(wrongKind.map((r) => r['id']), expected.results.map((r) => r.memory.id));
-    // A stale position: the proposal is ignored even though it names real candidates.
+    // A stale position: the proposal is not taken even though it names real candidates.
     const all = await pksOf(db, NS, 'decision');
     // (No decision note holds a word of the query, so the lexical proposal needs none to pass.)
     const allPostings = await postingsOf(db, all, req.terms);
     const stale = await run({ position: position - 1, schema: SCHEMA_VERSION, vector: { pks: all, need }, lexical: { pks: all, need: 0, postings: allPostings } });
-    assert.equal(stale[0]?.['proposals_stood'], false);
+    assert.deepEqual(counts, [false], 'the statement says its proposal did not stand');
+    assert.deepEqual(statements.map((x) => x.proposed), [true, false]);
     assert.deepEqual(stale.map((r) => r['id']), expected.results.map((r) => r.memory.id));
-    // Every passing memory proposed at the right position: the proposal stands, with the same answer.
+    // Every passing memory proposed at the right position: the proposal stands, with the same answer, in one statement.
     const fresh = await run({ position, schema: SCHEMA_VERSION, vector: { pks: all, need }, lexical: { pks: all, need: 0, postings: allPostings } });
-    assert.equal(fresh[0]?.['proposals_stood'], true);
+    assert.deepEqual(counts, [true]);
+    assert.deepEqual(statements.map((x) => x.proposed), [true]);
     assert.deepEqual(fresh.map((r) => r['id']), expected.results.map((r) => r.memory.id));
   });
 

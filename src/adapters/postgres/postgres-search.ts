@@ -1,7 +1,7 @@
 import { BM25_B as B, BM25_K1 as K1 } from '../../core/fusion.js';
 import type { CandidateFilter, FusedRecallRequest, ListFilter } from '../../interfaces/store.js';
-import { MEMORY_SELECT } from '../sql/sql-rows.js';
-import { vectorLiteral, type Params } from './postgres-rows.js';
+import { MEMORY_SELECT, type Row } from '../sql/sql-rows.js';
+import { Params, vectorLiteral } from './postgres-rows.js';
 import { REANALYSIS_MARK, type VectorStorage } from './postgres-schema.js';
 import type { LexicalProposal, Proposal, Proposals, ProposedPostings } from './postgres-recall-copy.js';
 
@@ -74,17 +74,19 @@ export function vectorCtes(p: Params, vector: string, k: number, filter: Candida
   const distance = `(v.embedding::${type} <=> ${q})`;
   // The dimension test matches the HNSW index's predicate (postgres-schema.ts), so the planner may use it.
   const inSpace = `vector_dims(v.embedding) = ${space.dimensions}`;
-  // With a proposal that stands (proposedCtes), the full search (the index walk, the exact scan) is never read.
-  const proposed = proposal ? proposedCtes(p, 'vec', proposal, `SELECT v.memory_pk AS pk, 1 - ${distance} AS similarity FROM memory_vectors v JOIN memories m ON m.pk = v.memory_pk
-      WHERE v.memory_pk = ANY(${p.add(proposal.pks)}::bigint[]) AND ${inSpace} AND ${where} ORDER BY ${distance}, v.memory_pk LIMIT ${kp}`) : null;
-  return `${proposed ? `${proposed.ctes},\n    ` : ''}vec_ann AS (
+  // With a proposal, only its memories are rescored (proposedCtes); the caller searches in full when it does not stand.
+  if (proposal) {
+    return proposedCtes(p, 'vec', proposal, `SELECT v.memory_pk AS pk, 1 - ${distance} AS similarity FROM memory_vectors v JOIN memories m ON m.pk = v.memory_pk
+      WHERE v.memory_pk = ANY(${p.add(proposal.pks)}::bigint[]) AND ${inSpace} AND ${where} ORDER BY ${distance}, v.memory_pk LIMIT ${kp}`);
+  }
+  return `vec_ann AS (
       SELECT v.memory_pk AS pk, 1 - ${distance} AS similarity FROM memory_vectors v JOIN memories m ON m.pk = v.memory_pk
       WHERE ${inSpace} AND ${where} ORDER BY ${distance} LIMIT ${kp}),
     vec_exact AS (
       SELECT v.memory_pk AS pk, 1 - ${distance} AS similarity FROM memory_vectors v JOIN memories m ON m.pk = v.memory_pk
       WHERE ${inSpace} AND ${where} AND (SELECT count(*) FROM vec_ann) < ${kp}
       ORDER BY ${distance} + 0, v.memory_pk LIMIT ${kp}),
-    ${proposed ? 'vec_full AS MATERIALIZED' : 'vec AS'} (SELECT pk, similarity FROM vec_ann WHERE (SELECT count(*) FROM vec_ann) >= ${kp} UNION ALL SELECT pk, similarity FROM vec_exact)${proposed ? `,\n    vec AS (${proposed.union('pk, similarity', 'vec_full')})` : ''}`;
+    vec AS (SELECT pk, similarity FROM vec_ann WHERE (SELECT count(*) FROM vec_ann) >= ${kp} UNION ALL SELECT pk, similarity FROM vec_exact)`;
 }
 
 /**
@@ -101,18 +103,45 @@ export function freshCte(p: Params, proposals: Pick<Proposals, 'position' | 'sch
 }
 
 /**
- * The CTEs of a proposed signal: `<name>_prop` rescores the proposed memories exactly with the signal's own
- * expression and filter (`rescore`), `<name>_ok` says whether the proposal stands (the log unchanged since it
- * was made and at least `need` proposed memories passing). `union(columns, full)` is the signal's rows: the
- * proposal's when it stands, else those of the full search `full` — a MATERIALIZED CTE, so behind its gate it
- * is never run (an inlined one could still start parallel workers for nothing).
+ * The CTEs of a proposed signal: `<name>` rescores the proposed memories exactly with the signal's own
+ * expression and filter (`rescore`), and nothing else is searched; `<name>_ok` says whether the proposal stands
+ * (the log unchanged since it was made, `fresh`, and at least `need` proposed memories passing). When it does not,
+ * the statement's rows are not the search's and the caller runs it again without proposals
+ * (`PROPOSALS_STOOD`): a search with its full CTEs behind a gate cost their planning on every search.
  */
-function proposedCtes(p: Params, name: string, proposal: Proposal, rescore: string): { ctes: string; union(columns: string, full: string): string } {
-  return {
-    ctes: `${name}_prop AS MATERIALIZED (${rescore}),
-    ${name}_ok AS MATERIALIZED (SELECT (SELECT ok FROM fresh) AND (SELECT count(*) FROM ${name}_prop) >= ${p.add(proposal.need)}::bigint AS ok)`,
-    union: (columns, full) => `SELECT ${columns} FROM ${name}_prop WHERE (SELECT ok FROM ${name}_ok) UNION ALL SELECT ${columns} FROM ${full} WHERE NOT (SELECT ok FROM ${name}_ok)`,
-  };
+function proposedCtes(p: Params, name: string, proposal: Proposal, rescore: string): string {
+  return `${name} AS MATERIALIZED (${rescore}),
+    ${name}_ok AS MATERIALIZED (SELECT (SELECT ok FROM fresh) AND (SELECT count(*) FROM ${name}) >= ${p.add(proposal.need)}::bigint AS ok)`;
+}
+
+/** The column of a statement with proposals saying whether all of them stood (its rows are then the search's). */
+export const PROPOSALS_STOOD = 'proposals_stood';
+
+/**
+ * Runs a search statement (`sql` builds it with or without proposals, its parameters in `p`) with `proposals`,
+ * and again without them when they did not stand, or when it found nothing (which cannot be told from a
+ * proposal that did not stand). `counted` hears whether each statement with proposals stood.
+ */
+export async function proposedOrFull(
+  run: (sql: string, values: unknown[]) => Promise<Row[]>,
+  proposals: Proposals | undefined,
+  sql: (p: Params, proposals?: Proposals) => string,
+  counted?: (stood: boolean) => void,
+): Promise<Row[]> {
+  if (proposals) {
+    const p = new Params();
+    const rows = await run(sql(p, proposals), p.values);
+    const stood = rows[0]?.[PROPOSALS_STOOD];
+    if (typeof stood === 'boolean') counted?.(stood);
+    if (rows.length > 0 && stood !== false) return rows;
+  }
+  const p = new Params();
+  return run(sql(p), p.values);
+}
+
+/** `, (…) AS proposals_stood` over the `_ok` CTEs of the proposed signals named, or '' when none was proposed. */
+export function proposalsStoodColumn(names: string[]): string {
+  return names.length === 0 ? '' : `, (SELECT bool_and(ok) FROM (${names.map((name) => `SELECT ok FROM ${name}_ok`).join(' UNION ALL ')}) o) AS ${PROPOSALS_STOOD}`;
 }
 
 /**
@@ -139,12 +168,12 @@ export function lexicalCtes(p: Params, terms: string[], k: number, filter: Candi
   const tp = `${p.add(terms)}::text[]`;
   const stats = names.stats === LEX.stats ? `${LEX.stats} AS (${namespaceStatsSql(ns)}),\n    ` : '';
   const out = names.out;
-  // A proposal rescores its memories with the sorted sum (the same bits as the filtered one); the full search
-  // (named <out>_full) runs only when the proposal does not stand.
-  const proposed = proposal ? proposedCtes(p, out, proposal, sortedScoresSql(p, ns, tp, k, filter, names, proposal.postings)) : null;
-  const full = proposed ? { ...names, out: `${out}_full` } : names;
-  const as = proposed ? 'AS MATERIALIZED' : 'AS';
-  const scores = sum === 'sorted' ? `${full.out} ${as} (${sortedScoresSql(p, ns, tp, k, filter, full)})` : filteredScoresCtes(p, ns, tp, terms.length, k, filter, full, as);
+  // A proposal rescores its memories with the sorted sum (the same bits as the filtered one), and nothing else.
+  const scores = proposal
+    ? proposedCtes(p, out, proposal, sortedScoresSql(p, ns, tp, k, filter, names, proposal.postings))
+    : sum === 'sorted'
+      ? `${out} AS (${sortedScoresSql(p, ns, tp, k, filter, names)})`
+      : filteredScoresCtes(p, ns, tp, terms.length, k, filter, names);
   // Both MATERIALIZED: a CTE read once is otherwise inlined, and the planner then computed the idf (four
   // lookups of term_stats) once per posting instead of once per term (at 100k, 55k index scans a term list).
   return `${stats}${names.df} AS MATERIALIZED (
@@ -154,7 +183,7 @@ export function lexicalCtes(p: Params, terms: string[], k: number, filter: Candi
       SELECT term, ord, CASE WHEN ln((n - df + 0.5) / (df + 0.5)) > 0 THEN ln((n - df + 0.5) / (df + 0.5)) ELSE 1e-6 END AS idf,
         row_number() OVER (ORDER BY term COLLATE "C") AS pos
       FROM ${names.df}, ${LEX.stats}),
-    ${proposed ? `${proposed.ctes},\n    ` : ''}${scores}${proposed ? `,\n    ${out} AS (${proposed.union('pk, score', full.out)})` : ''}`;
+    ${scores}`;
 }
 
 /** One posting's BM25 weight, its term frequency `tf` and idf `idf`, over the memory `m` and statistics `s`. */
@@ -194,7 +223,7 @@ const BOUND_MARGIN = 1 + 1e-9;
  * for its length and filter and scored. A score adds the terms' weights in term order, 0 for a term the memory
  * lacks, each the sorted form's expression over the same values, so the scores are the same bits.
  */
-function filteredScoresCtes(p: Params, ns: string, tp: string, count: number, k: number, filter: CandidateFilter, names: LexicalNames, as = 'AS'): string {
+function filteredScoresCtes(p: Params, ns: string, tp: string, count: number, k: number, filter: CandidateFilter, names: LexicalNames): string {
   const x = names.out;
   const js = Array.from({ length: count }, (_, j) => j + 1);
   const idf = (j: number) => `(SELECT idf FROM ${names.idf} WHERE pos = ${j})`;
@@ -213,7 +242,7 @@ function filteredScoresCtes(p: Params, ns: string, tp: string, count: number, k:
     ${x}_theta AS MATERIALIZED (
       SELECT score FROM (${scored(`(SELECT * FROM ${x}_tf ORDER BY ub DESC LIMIT ${p.add(Math.max(2 * k, k + 100))})`)}) seed
       ORDER BY score DESC LIMIT 1 OFFSET ${p.add(Math.max(k - 1, 0))}),
-    ${x} ${as} (
+    ${x} AS (
       ${scored(`${x}_tf`)} AND t.ub >= coalesce((SELECT score FROM ${x}_theta), '-Infinity'::float8)
       ORDER BY score DESC, t.pk LIMIT ${kp})`;
 }
@@ -340,13 +369,14 @@ export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: Ve
       row_number() OVER (ORDER BY m.created_at DESC, parts.vrank NULLS LAST, parts.lrank NULLS LAST) AS recency_rank`;
   }
   // Whether every proposal stood (postgres-recall-copies.ts counts them), for the proposed signals that ran.
-  const oks = [
-    useVector && proposals?.vector ? 'vec_ok' : null,
-    ...(useLexical && request.related && request.related.terms.length > 0
-      ? [proposals?.lexical ? 'lex_own_ok' : null, proposals?.related ? 'lex_rel_ok' : null]
-      : [useLexical && proposals?.lexical ? 'lex_ok' : null]),
-  ].filter((name): name is string => name !== null);
-  if (oks.length > 0) select += `, (SELECT bool_and(ok) FROM (${oks.map((name) => `SELECT ok FROM ${name}`).join(' UNION ALL ')}) o) AS proposals_stood`;
+  select += proposalsStoodColumn(
+    [
+      useVector && proposals?.vector ? 'vec' : null,
+      ...(useLexical && request.related && request.related.terms.length > 0
+        ? [proposals?.lexical ? 'lex_own' : null, proposals?.related ? 'lex_rel' : null]
+        : [useLexical && proposals?.lexical ? 'lex' : null]),
+    ].filter((name): name is string => name !== null),
+  );
   return `WITH ${ctes.join(',\n    ')}
     SELECT ${MEMORY_SELECT}, ${select},
       (SELECT max(similarity) FROM vec) AS best_cosine${useLexical ? ', (SELECT n FROM lex_stats) AS lex_documents, (SELECT json_object_agg(term, df) FROM lex_df) AS lex_df' : ''}

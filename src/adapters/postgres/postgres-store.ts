@@ -37,7 +37,7 @@ import { MEMORY_SELECT, rowToEvent, rowToMemory, rowToSnapshot, rowToToken, type
 import { Params, parseVector, vectorFromSend, vectorLiteral } from './postgres-rows.js';
 import { hnswIndexName, hnswIndexSql } from './postgres-schema.js';
 import { buildVectorIndex, describeVectorIndex, hnswBuildProblem, startVectorIndexBuild, vectorIndexState } from './postgres-vector-index.js';
-import { activeSql, CURRENT_SQL, filterSql, freshCte, fusedRecallSql, LIVE_BY_DEDUPE_SQL, lexicalCtes, listWhere, vectorCtes, type VectorSpace } from './postgres-search.js';
+import { activeSql, CURRENT_SQL, filterSql, freshCte, fusedRecallSql, LIVE_BY_DEDUPE_SQL, lexicalCtes, listWhere, proposalsStoodColumn, proposedOrFull, vectorCtes, type VectorSpace } from './postgres-search.js';
 import { createPostgresTx, decodeAnchorCache, rowToPendingErasure, type TxContext } from './postgres-tx.js';
 import { RecallCopies, type RecallCopiesStatus } from './postgres-recall-copies.js';
 import type { Proposals } from './postgres-recall-copy.js';
@@ -463,15 +463,16 @@ export class PostgresStore implements Store {
   async vectorCandidates(vector: Float32Array, k: number, filter: CandidateFilter): Promise<VectorHit[]> {
     const space = await this.checkQueryVector(vector);
     if (!space || k <= 0) return [];
-    const proposals = await this.proposals(space, { vector, terms: [], k, filter });
-    const p = new Params();
-    const ctes = `${proposals ? `${freshCte(p, proposals)},\n    ` : ''}${vectorCtes(p, vectorLiteral(vector, space.storage), k, filter, space, proposals?.vector)}`;
-    const rows = await this.rows<{ id: string; similarity: number }>(
-      'vector search',
-      `WITH ${ctes} SELECT m.id, vec.similarity FROM vec JOIN memories m ON m.pk = vec.pk ORDER BY vec.similarity DESC, m.pk`,
-      p.values,
-    );
-    return rows.map((r) => ({ id: r.id, similarity: r.similarity }));
+    const rows = await this.proposedOrFull('vector search', await this.proposals(space, { vector, terms: [], k, filter }), (p, proposals) => {
+      const ctes = `${proposals ? `${freshCte(p, proposals)},\n    ` : ''}${vectorCtes(p, vectorLiteral(vector, space.storage), k, filter, space, proposals?.vector)}`;
+      return `WITH ${ctes} SELECT m.id, vec.similarity${proposalsStoodColumn(proposals?.vector ? ['vec'] : [])} FROM vec JOIN memories m ON m.pk = vec.pk ORDER BY vec.similarity DESC, m.pk`;
+    });
+    return rows.map((r) => ({ id: r['id'] as string, similarity: r['similarity'] as number }));
+  }
+
+  /** A search statement with this process's proposals, and in full when they do not stand (postgres-search.ts). */
+  private proposedOrFull(what: string, proposals: Proposals | undefined, sql: (p: Params, proposals?: Proposals) => string): Promise<Row[]> {
+    return proposedOrFull((text, values) => this.rows(what, text, values), proposals, sql, (stood) => this.copies?.counted(stood));
   }
 
   async lexicalCandidates(terms: string[], k: number, filter: CandidateFilter): Promise<LexicalHit[]> {
@@ -488,7 +489,6 @@ export class PostgresStore implements Store {
   /** Present only with pgvector: without it, core fuses (the capability flag says so). */
   async fusedRecall(request: FusedRecallRequest): Promise<FusedRecall> {
     const space = request.vector ? await this.checkQueryVector(request.vector) : await this.space();
-    const p = new Params();
     const related = request.related ? { ...request.related, terms: [...new Set(request.related.terms)] } : undefined;
     const terms = [...new Set(request.terms)];
     const useVector = request.vector !== null && request.weights.vector > 0;
@@ -500,10 +500,7 @@ export class PostgresStore implements Store {
       k: request.k,
       filter: request.filter,
     });
-    const sql = fusedRecallSql(p, { ...request, terms, related }, space, proposals);
-    const rows = await this.rows('hybrid recall', sql, p.values);
-    const stood = rows[0]?.['proposals_stood'];
-    if (typeof stood === 'boolean') this.copies?.counted(stood);
+    const rows = await this.proposedOrFull('hybrid recall', proposals, (p, proposed) => fusedRecallSql(p, { ...request, terms, related }, space, proposed));
     return fusedResult(rows);
   }
 
