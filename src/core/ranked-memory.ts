@@ -1,7 +1,7 @@
 // Recall reads its several hundred candidates in part (what ranking needs) and only the few it keeps in full.
 import { CairnError } from '../interfaces/errors.js';
 import type { Memory, SearchResult } from '../interfaces/memory.js';
-import type { RankingFields, Store } from '../interfaces/store.js';
+import type { FusedCandidate, RankingFields, Store } from '../interfaces/store.js';
 
 /** The Memory fields read for ranking: RankingFields' own (its `sessionId` is `metadata.sessionId` of a Memory). */
 type RankedField = Exclude<keyof RankingFields, 'sessionId'>;
@@ -78,6 +78,11 @@ function rankedOnly(f: RankingFields): Memory {
 
 function isRankedOnly(m: Memory): boolean {
   return Object.getPrototypeOf(m) === RANKED_ONLY;
+}
+
+/** Fused candidates (Store.fusedRecall) as results whose memories were read for ranking only. */
+export function fusedResults(candidates: readonly FusedCandidate[]): SearchResult[] {
+  return candidates.map(({ fields, ...rest }) => ({ ...rest, memory: rankedOnly(fields) }));
 }
 
 /** The candidates by id: their ranking fields when the store reads those, else whole. */

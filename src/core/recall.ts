@@ -18,7 +18,7 @@ import { addSessionContext } from './session-context.js';
 import { validateKind, validateLimit, validateFusion, validateTags, MAX_LIMIT } from './validate.js';
 import type { EngineContext } from './engine-context.js';
 import { checkEmbedder, embedMany } from './write-path.js';
-import { readCandidates, readWhole } from './ranked-memory.js';
+import { fusedResults, readCandidates, readWhole } from './ranked-memory.js';
 
 export const DEFAULT_LIMIT = 10;
 
@@ -73,7 +73,7 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
     const rrf = method === 'rrf' ? { rrf: { k: RRF_K } } : {};
     const withTerms = related ? { related: { terms: related.terms, k: relatedPool(limit, pool), weight: related.weight } } : {};
     const fused = await ctx.store.fusedRecall({ vector: queryVector, terms: useLexical ? terms : [], k: pool, filter, weights, calibration: ctx.calibration, ...rrf, ...withTerms });
-    results = fused.results;
+    results = fusedResults(fused.results);
     bestCosine = fused.bestCosine;
     if (method === 'score' && useLexical && results.length > 0) {
       // The statement returns the statistics it scored with; a backend that does not asks for them.
@@ -117,6 +117,9 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
     bestCosine = vec[0]?.similarity ?? null;
   }
   results = await ctx.code.visible(results, (r) => r.memory);
+  // The steps below read the first results whole, in windows of at most this many (coverage, routes, recency,
+  // the reranker): one read here serves them all, instead of a round trip of the store for each.
+  results = await readWhole(ctx.store, results, Math.max(limit * 3, COVERAGE_MIN_WINDOW));
   const termCache = new Map<string, Set<string>>();
   // A word the namespace lacks counts half known when the first result holds a term related to it ("i18n" and
   // a note that says "translation"). Counted whole whenever any memory held one, "dinner reservation policy"

@@ -78,9 +78,14 @@ export interface FusedRecallRequest {
   related?: { terms: string[]; k: number; weight: number } | undefined;
 }
 
+/** A fused candidate: what ranking reads of its memory (recall reads whole only the few it keeps), its score and details. */
+export interface FusedCandidate extends Omit<SearchResult, 'memory' | 'stale'> {
+  fields: RankingFields;
+}
+
 export interface FusedRecall {
   /** Best first, with per-signal details, exactly as `fuseScores` would rank the same candidates. */
-  results: SearchResult[];
+  results: FusedCandidate[];
   /** The best vector candidate's cosine (for the relevance floor), null without vector candidates. */
   bestCosine: number | null;
   /**

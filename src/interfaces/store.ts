@@ -9,6 +9,7 @@ import type { ErasureOps, ErasureProof, ErasureTx } from './store-erasure.js';
 export type {
   CandidateFilter,
   EmbedderInfo,
+  FusedCandidate,
   FusedRecall,
   FusedRecallRequest,
   LexicalHit,

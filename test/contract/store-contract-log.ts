@@ -480,8 +480,8 @@ export function describeLogCases(kit: ContractKit): void {
         weights: { vector: 1, lexical: 1, recency: 0 },
         calibration: { vectorZero: 0.2, vectorFull: 0.8, recencyHalfLifeDays: 30 },
       });
-      assert.equal(fused.results[0]?.memory.id, near.id);
-      assert.ok(fused.results.every((r) => r.memory.namespace === 'acme/shop'));
+      assert.equal(fused.results[0]?.fields.id, near.id);
+      assert.ok(fused.results.every((r) => r.fields.namespace === 'acme/shop'));
       assert.ok(Math.abs((fused.bestCosine ?? 0) - 1) < 1e-6);
     });
   });

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { DEFAULT_CALIBRATION, DEFAULT_RRF_WEIGHTS, DEFAULT_WEIGHTS, fts5Idf, fuse, fuseScores, RRF_K } from '../../src/core/fusion.js';
 import { analyse, queryTerms } from '../../src/core/lexical.js';
 import type { Memory, SearchResult, SignalWeights } from '../../src/interfaces/memory.js';
-import type { CandidateFilter, Store } from '../../src/interfaces/store.js';
+import type { CandidateFilter, FusedCandidate, RankingFields, Store } from '../../src/interfaces/store.js';
 import type { PostgresStore } from '../../src/adapters/postgres/postgres-store.js';
 import { makeMemory } from '../contract/store-contract.js';
 import { pgSkip, postgresStoreFactory } from '../helpers/postgres.js';
@@ -67,15 +67,27 @@ function close(a: number | null, b: number | null, what: string): void {
   assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a)), `${what}: server ${a}, cairn ${b}`);
 }
 
-function assertSame(server: SearchResult[], local: SearchResult[], label: string, method: 'score' | 'rrf'): void {
+/** What ranking reads of a memory (RankingFields), as the statement returns it. */
+function rankingFields(m: Memory): RankingFields {
+  return {
+    id: m.id,
+    namespace: m.namespace,
+    createdAt: m.createdAt,
+    ...(m.metadata.sessionId !== undefined ? { sessionId: m.metadata.sessionId } : {}),
+    ...(m.feedback ? { feedback: m.feedback } : {}),
+    ...(m.code ? { code: m.code } : {}),
+  };
+}
+
+function assertSame(server: FusedCandidate[], local: SearchResult[], label: string, method: 'score' | 'rrf'): void {
   assert.deepEqual(
-    server.map((r) => r.memory.id),
+    server.map((r) => r.fields.id),
     local.map((r) => r.memory.id),
     `${label}: same memories in the same order`,
   );
   server.forEach((s, i) => {
     const l = local[i] as SearchResult;
-    assert.deepEqual(s.memory, l.memory, `${label} #${i}: memory`);
+    assert.deepEqual(s.fields, rankingFields(l.memory), `${label} #${i}: memory`);
     close(s.score, l.score, `${label} #${i} score`);
     close(s.scoreDetails.fused, l.scoreDetails.fused, `${label} #${i} fused`);
     close(s.scoreDetails.relevance ?? null, l.scoreDetails.relevance ?? null, `${label} #${i} relevance`);
@@ -116,6 +128,9 @@ describe('PostgreSQL server-side fusion equals fusion in cairn', { skip: pgSkip 
           tags: i % 3 === 0 ? ['billing'] : [],
           forgottenAt: i % 11 === 10 ? NOW : null,
           expiresAt: i % 13 === 12 ? '2026-05-01T00:00:00.000Z' : null,
+          // The statement returns what ranking reads: the session, feedback and code where a memory has them.
+          metadata: i % 2 === 0 ? { source: 'agent', sessionId: `session-${i % 3}` } : { source: 'cli' },
+          ...(i % 7 === 3 ? { feedback: { useful: 1, wrong: i % 2, stale: 0, lastAt: createdAt } } : {}),
         });
         rows.push([m, v.map((x) => x / n)]);
       }
@@ -156,7 +171,7 @@ describe('PostgreSQL server-side fusion equals fusion in cairn', { skip: pgSkip 
         if (terms.length > 0 && weights.lexical > 0) {
           assert.deepEqual(server.termStatistics, await (store as PostgresStore).termDocumentFrequencies(terms, namespace), `${c.label}: the statement's term statistics`);
         } else assert.equal(server.termStatistics, undefined);
-        for (const res of server.results) assert.equal(res.memory.namespace, namespace, 'no result from another namespace');
+        for (const res of server.results) assert.equal(res.fields.namespace, namespace, 'no result from another namespace');
       }
     });
   }

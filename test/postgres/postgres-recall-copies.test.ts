@@ -54,13 +54,13 @@ const QUERIES = [
 
 function sameResults(a: FusedRecall, b: FusedRecall, label: string): void {
   assert.deepEqual(
-    a.results.map((r) => r.memory.id),
-    b.results.map((r) => r.memory.id),
+    a.results.map((r) => r.fields.id),
+    b.results.map((r) => r.fields.id),
     `${label}: the same memories in the same order`,
   );
   a.results.forEach((r, i) => {
     const o = b.results[i];
-    assert.deepEqual(r.memory, o?.memory, `${label} #${i}: the same memory`);
+    assert.deepEqual(r.fields, o?.fields, `${label} #${i}: the same memory`);
     assert.equal(r.score, o?.score, `${label} #${i}: the same score, to the bit`);
     assert.deepEqual(r.scoreDetails, o?.scoreDetails, `${label} #${i}: the same details`);
   });
@@ -155,16 +155,16 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     const old = listed.find((m) => m.text.startsWith('Redis caches search results')) as { id: string };
     await writer.supersede(old.id, { text: 'Redis caches search results for ten minutes since the 2026-12 change' });
     const expiring = await writer.save({ text: 'The CDN purge token PURGE_TOKEN_EU rotates every hour', kind: 'fact', expiresAt: new Date(Date.now() + 1500).toISOString() });
-    assert.equal((await copied.fusedRecall(await request('PURGE_TOKEN_EU rotation'))).results[0]?.memory.id, expiring.id, 'found before it expires');
+    assert.equal((await copied.fusedRecall(await request('PURGE_TOKEN_EU rotation'))).results[0]?.fields.id, expiring.id, 'found before it expires');
     await new Promise((r) => setTimeout(r, 1600));
-    const afterExpiry = (await copied.fusedRecall(await request('PURGE_TOKEN_EU rotation'))).results.map((r) => r.memory.id);
+    const afterExpiry = (await copied.fusedRecall(await request('PURGE_TOKEN_EU rotation'))).results.map((r) => r.fields.id);
     assert.ok(!afterExpiry.includes(expiring.id), 'an expired note is not recalled (no event marks an expiry)');
     await compareAll('after writes');
     const status = copied.recallCopiesStatus();
     assert.ok((status?.position ?? 0) > before, 'the copies followed the log');
     const found = await copied.fusedRecall(await request('WEBHOOK_SIGNING_KEY_V3 signed deliveries'));
-    assert.equal(found.results[0]?.memory.id, added.id, "another process's new note is found first by its identifier");
-    const ids = (await copied.fusedRecall(await request('webhook retries', {}, { k: 200 }))).results.map((r) => r.memory.id);
+    assert.equal(found.results[0]?.fields.id, added.id, "another process's new note is found first by its identifier");
+    const ids = (await copied.fusedRecall(await request('webhook retries', {}, { k: 200 }))).results.map((r) => r.fields.id);
     assert.ok(!ids.includes(victim.id), 'a forgotten note is not recalled');
     assert.ok(!ids.includes(old.id), 'a superseded note is not recalled');
   });
@@ -196,7 +196,7 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     // Memories of the wrong kind proposed: none passes, so the statement finds nothing and the search runs in full.
     const wrongKind = await run({ position, schema: SCHEMA_VERSION, vector: { pks, need }, lexical: { pks, need, postings: await postingsOf(db, pks, req.terms) } });
     assert.deepEqual(statements, [{ proposed: true, rows: 0 }, { proposed: false, rows: expected.results.length }]);
-    assert.deepEqual(wrongKind.map((r) => r['id']), expected.results.map((r) => r.memory.id));
+    assert.deepEqual(wrongKind.map((r) => r['id']), expected.results.map((r) => r.fields.id));
     // A stale position: the proposal is not taken even though it names real candidates.
     const all = await pksOf(db, NS, 'decision');
     // (No decision note holds a word of the query, so the lexical proposal needs none to pass.)
@@ -204,12 +204,12 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     const stale = await run({ position: position - 1, schema: SCHEMA_VERSION, vector: { pks: all, need }, lexical: { pks: all, need: 0, postings: allPostings } });
     assert.deepEqual(counts, [false], 'the statement says its proposal did not stand');
     assert.deepEqual(statements.map((x) => x.proposed), [true, false]);
-    assert.deepEqual(stale.map((r) => r['id']), expected.results.map((r) => r.memory.id));
+    assert.deepEqual(stale.map((r) => r['id']), expected.results.map((r) => r.fields.id));
     // Every passing memory proposed at the right position: the proposal stands, with the same answer, in one statement.
     const fresh = await run({ position, schema: SCHEMA_VERSION, vector: { pks: all, need }, lexical: { pks: all, need: 0, postings: allPostings } });
     assert.deepEqual(counts, [true]);
     assert.deepEqual(statements.map((x) => x.proposed), [true]);
-    assert.deepEqual(fresh.map((r) => r['id']), expected.results.map((r) => r.memory.id));
+    assert.deepEqual(fresh.map((r) => r['id']), expected.results.map((r) => r.fields.id));
   });
 
   it('a re-analysis of the postings (no events) drops the copies; none is read while it runs, and it is read anew after', async () => {
@@ -224,7 +224,7 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     const during = await request('vatrounding');
     const answered = await copied.fusedRecall(during);
     sameResults(answered, await plain.fusedRecall(during), 'while the re-analysis runs');
-    assert.equal(answered.results[0]?.memory.text.startsWith('VAT on the invoice export'), true, 'the rewritten postings are searched');
+    assert.equal((await copied.getMemory(answered.results[0]?.fields.id ?? ''))?.text.startsWith('VAT on the invoice export'), true, 'the rewritten postings are searched');
     assert.deepEqual(copied.recallCopiesStatus()?.namespaces, [], 'the copies were dropped');
     await copied.recallCopiesSettled();
     assert.deepEqual(copied.recallCopiesStatus()?.namespaces, [], 'and none is read while the mark is there');

@@ -1,6 +1,5 @@
-import type { SearchResult } from '../../interfaces/memory.js';
-import type { FusedRecall } from '../../interfaces/store.js';
-import { rowToMemory, type Row } from '../sql/sql-rows.js';
+import type { FusedCandidate, FusedRecall } from '../../interfaces/store.js';
+import { rowToRankingFields, type Row } from '../sql/sql-rows.js';
 
 /**
  * The rows of the fused statement (postgres-search.ts `fusedRecallSql`) as results with per-signal details,
@@ -9,7 +8,8 @@ import { rowToMemory, type Row } from '../sql/sql-rows.js';
  */
 export function fusedResult(rows: Row[]): FusedRecall {
   const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-  const results: SearchResult[] = rows.map((r) => {
+  const results: FusedCandidate[] = rows.map((r) => {
+    const fields = rowToRankingFields([r['id'], r['namespace'], r['created_at'], r['metadata'], r['feedback'], r['code']]);
     const signals = {
       vector: { rank: num(r['vrank']), contribution: Number(r['c_vector']), raw: num(r['cos']) },
       lexical: { rank: num(r['lrank']), contribution: Number(r['c_lexical']), raw: num(r['bm']) },
@@ -18,10 +18,10 @@ export function fusedResult(rows: Row[]): FusedRecall {
     if (r['fused'] !== undefined) {
       // Reciprocal rank fusion: the score is the sum of the contributions, as fuse() gives it.
       const fused = Number(r['fused']);
-      return { memory: rowToMemory(r), score: fused, scoreDetails: { signals, fused, rerank: null, method: 'rrf' } };
+      return { fields, score: fused, scoreDetails: { signals, fused, rerank: null, method: 'rrf' } };
     }
     const relevance = Number(r['relevance']);
-    return { memory: rowToMemory(r), score: relevance / 100, scoreDetails: { signals, fused: relevance / 100, rerank: null, method: 'score', relevance } };
+    return { fields, score: relevance / 100, scoreDetails: { signals, fused: relevance / 100, rerank: null, method: 'score', relevance } };
   });
   const first = rows[0];
   const termStatistics =

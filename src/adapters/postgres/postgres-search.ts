@@ -11,6 +11,15 @@ import type { LexicalProposal, Proposal, Proposals, ProposedPostings } from './p
  * candidates: server-side fusion ranks what core would rank, and the contract tests compare both.
  */
 
+/**
+ * What ranking reads of a memory `m` (sql-rows.ts `rowToRankingFields`): the fused statement returns several
+ * hundred candidates, and recall reads whole only the few it keeps (core/ranked-memory.ts). The metadata only
+ * when it names a session.
+ */
+const RANKING_SELECT = `m.id, m.namespace, m.created_at, CASE WHEN strpos(m.metadata, '"sessionId"') > 0 THEN m.metadata END AS metadata, m.feedback, m.code`;
+/** The columns RANKING_SELECT names, over the alias `x`. */
+const rankingColumns = (x: string) => ['id', 'namespace', 'created_at', 'metadata', 'feedback', 'code'].map((c) => `${x}.${c}`).join(', ');
+
 /** isCurrent and isActive (interfaces/memory.ts) over the alias `m`. */
 export const CURRENT_SQL = 'm.forgotten_at IS NULL AND m.superseded_by IS NULL';
 
@@ -328,7 +337,7 @@ export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: Ve
       SELECT coalesce(vr.pk, lr.pk) AS pk, vr.similarity AS cos, vr.rnk AS vrank, lr.score AS bm, lr.rnk AS lrank
       FROM vr FULL JOIN lr ON lr.pk = vr.pk)`);
   ctes.push(`raw AS (
-      SELECT c.pk, c.cos, c.vrank, c.bm, c.lrank,
+      SELECT c.pk, c.cos, c.vrank, c.bm, c.lrank, ${RANKING_SELECT},
         greatest(0::float8, ((${nowMs} - extract(epoch FROM m.created_at::timestamptz) * 1000)::float8) / 86400000::float8) AS age
       FROM cand c JOIN memories m ON m.pk = c.pk)`);
   let select: string;
@@ -351,7 +360,7 @@ export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: Ve
     const clamp = (x: string) => `(CASE WHEN (${x}) <= 0 THEN 0::float8 WHEN (${x}) >= 1 THEN 1::float8 ELSE (${x}) END)`;
     const part = (x: string) => `(CASE WHEN ${total} > 0 THEN (100 * (${x})) / ${total} ELSE 0::float8 END)`;
     // Summed in the query's term order, as core sums the scale, so both give the same bits.
-    ctes.push(`scale AS (SELECT coalesce(sum(idf ORDER BY ord), 0)::float8 AS s FROM lex_idf)`);
+    ctes.push(`scale AS MATERIALIZED (SELECT coalesce(sum(idf ORDER BY ord), 0)::float8 AS s FROM lex_idf)`);
     ctes.push(`norm AS (
       SELECT raw.*,
         CASE WHEN cos IS NULL OR ${span} <= 0 THEN 0::float8 ELSE ${clamp(`(cos - ${zero}) / ${span}`)} END AS v,
@@ -366,7 +375,7 @@ export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: Ve
       FROM norm)`);
     select = `parts.cos, parts.vrank, parts.bm, parts.lrank, parts.age,
       parts.c_vector, parts.c_lexical, parts.c_recency, (parts.c_vector + parts.c_lexical + parts.c_recency) AS relevance,
-      row_number() OVER (ORDER BY m.created_at DESC, parts.vrank NULLS LAST, parts.lrank NULLS LAST) AS recency_rank`;
+      row_number() OVER (ORDER BY parts.created_at DESC, parts.vrank NULLS LAST, parts.lrank NULLS LAST) AS recency_rank`;
   }
   // Whether every proposal stood (postgres-recall-copies.ts counts them), for the proposed signals that ran.
   select += proposalsStoodColumn(
@@ -378,8 +387,8 @@ export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: Ve
     ].filter((name): name is string => name !== null),
   );
   return `WITH ${ctes.join(',\n    ')}
-    SELECT ${MEMORY_SELECT}, ${select},
+    SELECT ${rankingColumns('parts')}, ${select},
       (SELECT max(similarity) FROM vec) AS best_cosine${useLexical ? ', (SELECT n FROM lex_stats) AS lex_documents, (SELECT json_object_agg(term, df) FROM lex_df) AS lex_df' : ''}
-    FROM parts JOIN memories m ON m.pk = parts.pk
-    ORDER BY ${request.rrf ? 'fused' : 'relevance'} DESC, m.created_at DESC, parts.vrank NULLS LAST, parts.lrank NULLS LAST`;
+    FROM parts
+    ORDER BY ${request.rrf ? 'fused' : 'relevance'} DESC, parts.created_at DESC, parts.vrank NULLS LAST, parts.lrank NULLS LAST`;
 }
