@@ -6,7 +6,7 @@ import { readCandidates, sessionIdOf } from '../../src/core/ranked-memory.js';
 import { dedupeKey } from '../../src/core/text.js';
 import { CairnError, isCairnError, type ErrorCode } from '../../src/interfaces/errors.js';
 import type { Memory } from '../../src/interfaces/memory.js';
-import type { CandidateFilter, EmbedderInfo, Store } from '../../src/interfaces/store.js';
+import type { CandidateFilter, EmbedderInfo, RankingFields, Store } from '../../src/interfaces/store.js';
 import { describeLogCases } from './store-contract-log.js';
 
 /**
@@ -39,6 +39,18 @@ const HOUR = 3_600_000;
 let clockMs = Date.parse('2026-01-01T00:00:00.000Z');
 
 /** A complete, live memory of kind note; creation times advance one second per call so ids sort by creation. */
+/** What ranking reads of a memory (RankingFields), as a store returns it. */
+export function rankingFieldsOf(m: Memory): RankingFields {
+  return {
+    id: m.id,
+    namespace: m.namespace,
+    createdAt: m.createdAt,
+    ...(m.metadata.sessionId !== undefined ? { sessionId: m.metadata.sessionId } : {}),
+    ...(m.feedback ? { feedback: m.feedback } : {}),
+    ...(m.code ? { code: m.code } : {}),
+  };
+}
+
 export function makeMemory(namespace: string, text: string, over: Partial<Memory> = {}): Memory {
   clockMs += 1000;
   const createdAt = over.createdAt ?? new Date(clockMs).toISOString();
@@ -196,14 +208,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore, option
           [plain, null],
         ]);
         const wanted = [inSession.id, plain.id, ulid()];
-        const expected = (m: Memory) => ({
-          id: m.id,
-          namespace: m.namespace,
-          createdAt: m.createdAt,
-          ...(m.metadata.sessionId !== undefined ? { sessionId: m.metadata.sessionId } : {}),
-          ...(m.feedback ? { feedback: m.feedback } : {}),
-          ...(m.code ? { code: m.code } : {}),
-        });
+        const expected = rankingFieldsOf;
         if (store.getRankingFields) {
           const fields = (await store.getRankingFields(wanted)).sort((a, b) => a.id.localeCompare(b.id));
           assert.deepEqual(fields.map((f) => Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined))), [inSession, plain].map(expected).sort((a, b) => a.id.localeCompare(b.id)));

@@ -9,9 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import { DEFAULT_CALIBRATION, DEFAULT_RRF_WEIGHTS, DEFAULT_WEIGHTS, fts5Idf, fuse, fuseScores, RRF_K } from '../../src/core/fusion.js';
 import { analyse, queryTerms } from '../../src/core/lexical.js';
 import type { Memory, SearchResult, SignalWeights } from '../../src/interfaces/memory.js';
-import type { CandidateFilter, FusedCandidate, RankingFields, Store } from '../../src/interfaces/store.js';
+import type { CandidateFilter, FusedCandidate, Store } from '../../src/interfaces/store.js';
 import type { PostgresStore } from '../../src/adapters/postgres/postgres-store.js';
-import { makeMemory } from '../contract/store-contract.js';
+import { makeMemory, rankingFieldsOf } from '../contract/store-contract.js';
 import { pgSkip, postgresStoreFactory } from '../helpers/postgres.js';
 
 const DIMS = 16;
@@ -67,18 +67,6 @@ function close(a: number | null, b: number | null, what: string): void {
   assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a)), `${what}: server ${a}, cairn ${b}`);
 }
 
-/** What ranking reads of a memory (RankingFields), as the statement returns it. */
-function rankingFields(m: Memory): RankingFields {
-  return {
-    id: m.id,
-    namespace: m.namespace,
-    createdAt: m.createdAt,
-    ...(m.metadata.sessionId !== undefined ? { sessionId: m.metadata.sessionId } : {}),
-    ...(m.feedback ? { feedback: m.feedback } : {}),
-    ...(m.code ? { code: m.code } : {}),
-  };
-}
-
 function assertSame(server: FusedCandidate[], local: SearchResult[], label: string, method: 'score' | 'rrf'): void {
   assert.deepEqual(
     server.map((r) => r.fields.id),
@@ -87,7 +75,7 @@ function assertSame(server: FusedCandidate[], local: SearchResult[], label: stri
   );
   server.forEach((s, i) => {
     const l = local[i] as SearchResult;
-    assert.deepEqual(s.fields, rankingFields(l.memory), `${label} #${i}: memory`);
+    assert.deepEqual(s.fields, rankingFieldsOf(l.memory), `${label} #${i}: memory`);
     close(s.score, l.score, `${label} #${i} score`);
     close(s.scoreDetails.fused, l.scoreDetails.fused, `${label} #${i} fused`);
     close(s.scoreDetails.relevance ?? null, l.scoreDetails.relevance ?? null, `${label} #${i} relevance`);
