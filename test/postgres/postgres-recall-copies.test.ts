@@ -248,6 +248,46 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     await small.close();
   });
 
+  it('a namespace scanned in the worker thread gets the proposals of a scan on this thread, also after changes', async () => {
+    const pool = await plain.open();
+    // Every namespace in the worker (from one vector), against none.
+    const inWorker = new RecallCopies(pool, 512, undefined, undefined, 1);
+    const here = new RecallCopies(pool, 512, undefined, undefined, Number.POSITIVE_INFINITY);
+    const filters: Partial<FusedRecallRequest['filter']>[] = [{}, { kinds: ['decision'] }, { tags: ['billing'] }];
+    const compare = async (label: string) => {
+      for (const query of QUERIES) {
+        for (const filter of filters) {
+          const req = await request(query, filter);
+          assert.deepEqual(await inWorker.propose(req), await here.propose(req), `${label}: ${query} ${JSON.stringify(filter)}`);
+        }
+      }
+    };
+    const req = await request('webhook retries');
+    for (const copies of [inWorker, here]) {
+      await copies.propose(req);
+      await copies.settled();
+    }
+    // The first scan sends the worker its copy of the codes (and scans here); later ones wait for it to hold it.
+    await inWorker.propose(req);
+    for (let i = 0; i < 200 && inWorker.status().scanWorker.namespaces.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.deepEqual(inWorker.status().scanWorker.namespaces, [NS], 'the worker holds the namespace');
+    const scansBefore = inWorker.status().scanWorker.scans;
+    await compare('worker copy');
+    assert.ok(inWorker.status().scanWorker.scans >= scansBefore + QUERIES.length * 3, 'the vector proposals were scanned in the worker');
+    // Changes follow the copy into the worker: new, replaced and forgotten vectors.
+    await writer.save({ text: 'Webhook deliveries are signed with WEBHOOK_SIGNING_KEY_V4 since the audit', namespace: NS, kind: 'decision', tags: ['billing'] });
+    const victim = (await writer.list({ namespace: NS, limit: 200 })).find((m) => m.text.startsWith('VAT on the invoice export')) as { id: string };
+    await writer.forget(victim.id, { reason: 'test' });
+    await compare('after changes');
+    const found = await inWorker.propose(await request('WEBHOOK_SIGNING_KEY_V4 signed webhook deliveries'));
+    assert.ok(found?.vector?.pks.length, 'a vector proposal');
+    assert.equal(inWorker.status().scanWorker.state, 'running');
+    assert.equal(inWorker.status().scanWorker.reason, null);
+    await inWorker.close();
+    await here.close();
+    assert.equal(inWorker.status().scanWorker.state, 'off');
+  });
+
   it('a store keeps no copies unless asked (what short commands open)', async () => {
     await plain.fusedRecall(await request('webhook retries'));
     assert.equal(plain.recallCopiesStatus(), null);

@@ -1,4 +1,5 @@
 import type { Logger } from '../../interfaces/embedder.js';
+import { ScanWorker, type ScanWorkerStatus } from '../vector-codes/scan-worker.js';
 import { loadUsearch, type Usearch } from '../vector-codes/usearch.js';
 import type { Pool } from './postgres-driver.js';
 import { REANALYSIS_MARK } from './postgres-schema.js';
@@ -38,6 +39,11 @@ const LOAD_PAGE = 5_000;
  * collection), at most 4.7 KB a memory, so this bounds one copy near 1.9 GB.
  */
 export const MAX_COPY_MEMORIES = 400_000;
+/**
+ * A namespace with at least this many vectors is scanned in the scan worker, as the embedded store's long-lived
+ * processes do (its default, `vectorIndex.scanWorkerMinVectors`); a smaller one on this thread.
+ */
+const SCAN_WORKER_MIN_VECTORS = 50_000;
 /** Proposed memories beyond the k asked for, per signal: int8 order and summation order are near, not exact. */
 export const PROPOSAL_MARGIN = 64;
 
@@ -83,6 +89,8 @@ export interface RecallCopiesStatus {
   /** Of the proposed fused searches that returned rows: those whose proposals all stood, and those that searched in full. */
   stood: number;
   fellBack: number;
+  /** The worker scanning large namespaces' codes. */
+  scanWorker: ScanWorkerStatus;
   failed?: string;
 }
 
@@ -106,13 +114,18 @@ export class RecallCopies {
   private fellBack = 0;
   /** Loads in flight, so close() can wait for them. */
   private readonly inFlight = new Set<Promise<void>>();
+  /** Scans a large namespace's codes in a worker thread (from a copy of them it keeps in step). */
+  private readonly scanner: ScanWorker;
 
   constructor(
     private readonly pool: Pool,
     readonly dimensions: number,
     private readonly logger?: Logger,
     private readonly maxMemories = MAX_COPY_MEMORIES,
-  ) {}
+    scanWorkerMinVectors = SCAN_WORKER_MIN_VECTORS,
+  ) {
+    this.scanner = new ScanWorker(scanWorkerMinVectors);
+  }
 
   private kernel(): Usearch | null {
     if (this.usearch === undefined) {
@@ -144,9 +157,17 @@ export class RecallCopies {
     }
     const out: Proposals = { position: this.position, schema: this.schema ?? 0 };
     const count = request.k + PROPOSAL_MARGIN;
-    if (request.vector && request.vector.length === this.dimensions) out.vector = copy.proposeVector(usearch, request.vector, request.k, count, request.filter);
+    const vector = request.vector && request.vector.length === this.dimensions ? request.vector : null;
+    // A large namespace's vectors are scanned by the worker while this thread sums the lexical proposals.
+    const scan = vector ? this.scanner.nearest(namespace, copy.codes, vector, Math.min(count, copy.codes.size())) : null;
     if (request.terms.length > 0) out.lexical = copy.proposeLexical(request.terms, request.k, count, request.filter);
     if (request.related && request.related.terms.length > 0) out.related = copy.proposeLexical(request.related.terms, request.related.k, request.related.k + PROPOSAL_MARGIN, request.filter);
+    if (vector) {
+      const scanned = (await scan) ?? undefined;
+      // Another search's catch-up may have moved the copy on meanwhile: the proposal then reads a newer state than
+      // `out.position`, and the statement, finding the log past that position, searches in full.
+      out.vector = copy.proposeVector(usearch, vector, request.k, count, request.filter, scanned);
+    }
     this.proposed++;
     return out;
   }
@@ -167,6 +188,7 @@ export class RecallCopies {
       without: this.without,
       stood: this.stood,
       fellBack: this.fellBack,
+      scanWorker: this.scanner.status(),
       ...(this.failure ? { failed: this.failure } : {}),
     };
   }
@@ -180,12 +202,14 @@ export class RecallCopies {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.scanner.close();
     await Promise.allSettled([...this.inFlight]);
     this.copies.clear();
   }
 
   private dropAll(): void {
     this.copies.clear();
+    this.scanner.clear();
     this.tooLarge.clear();
     this.schema = null;
     this.epoch++;

@@ -194,10 +194,11 @@ export class NamespaceCopy {
    * The `count` memories passing the filter nearest `query` by the int8 cosine, nearest first (as the SQLite
    * store's scan, rows failing the filter widen the scan fourfold until enough pass or every row was read).
    */
-  proposeVector(usearch: Usearch, query: Float32Array, k: number, count: number, filter: CandidateFilter): Proposal {
+  proposeVector(usearch: Usearch, query: Float32Array, k: number, count: number, filter: CandidateFilter, scanned?: number[]): Proposal {
     const total = this.codes.size();
     for (let fetch = count; ; fetch *= 4) {
-      const nearest = this.codes.nearest(usearch, query, Math.min(fetch, total));
+      // The first `count` nearest may come scanned already (by the scan worker, from a copy of these codes).
+      const nearest = fetch === count && scanned ? scanned : this.codes.nearest(usearch, query, Math.min(fetch, total));
       const passing = nearest.filter((pk) => {
         const held = this.rows.get(pk);
         return held !== undefined && this.passes(held, filter);

@@ -23,7 +23,7 @@ import { BackgroundBuilder, type BuildReply } from './sqlite-background-build.js
 import { scanFetch, widening } from './sqlite-over-fetch.js';
 import { NeighbourGraphs, type GraphContext, type NeighbourGraphStatus } from './sqlite-neighbour-graph.js';
 import { removeStaleTemporaries, savedFileProblem } from './sqlite-saved-files.js';
-import { ScanWorker, type ScanWorkerStatus } from './sqlite-vector-scan.js';
+import { ScanWorker, type ScanWorkerStatus } from '../vector-codes/scan-worker.js';
 import { CoarseListSets, type CoarseListsStatus } from './sqlite-coarse-lists.js';
 
 export interface SqliteVectorIndexConfig {
@@ -49,7 +49,7 @@ export interface SqliteVectorIndexConfig {
    */
   neighbourGraphs?: boolean;
   /**
-   * Whether a scan worker may scan large namespaces off the main thread (sqlite-vector-scan.ts). Default false:
+   * Whether a scan worker may scan large namespaces off the main thread (vector-codes/scan-worker.ts). Default false:
    * the worker holds a second copy of their codes, which only a long-lived process keeps using; the composition
    * root turns it on for those.
    */

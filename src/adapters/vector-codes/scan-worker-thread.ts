@@ -1,11 +1,11 @@
 /**
- * The scan worker (sqlite-vector-scan.ts): holds copies of namespaces' int8 codes, applies their changes in the
+ * The scan worker (scan-worker.ts): holds copies of namespaces' int8 codes, applies their changes in the
  * order they come, and answers each scan with the rowids of the nearest rows, as the main thread's scan would.
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { QuantizedVectors } from '../vector-codes/quantized-vectors.js';
-import { loadUsearch } from '../vector-codes/usearch.js';
-import type { ScanMessage, ScanReply } from './sqlite-vector-scan.js';
+import { QuantizedVectors } from './quantized-vectors.js';
+import { loadUsearch } from './usearch.js';
+import type { ScanMessage, ScanReply } from './scan-worker.js';
 
 const replies = (workerData as { replyPort: MessagePort }).replyPort;
 /** Each namespace's copy, with the main thread's instance it copies. */

@@ -1,5 +1,5 @@
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
-import type { CodeChange, QuantizedVectors } from '../vector-codes/quantized-vectors.js';
+import type { CodeChange, QuantizedVectors } from './quantized-vectors.js';
 
 /** What the store sends the scan worker, in order: a namespace's codes whole, then each change before a scan must see it. */
 export type ScanMessage =
@@ -117,7 +117,7 @@ export class ScanWorker {
     // of awaits on synchronous SQLite never lets the event loop deliver a message, and the copy would never be
     // known as made.
     const { port1, port2 } = new MessageChannel();
-    const worker = new Worker(new URL('./sqlite-vector-scan-worker.js', import.meta.url), { workerData: { replyPort: port2 }, transferList: [port2] });
+    const worker = new Worker(new URL('./scan-worker-thread.js', import.meta.url), { workerData: { replyPort: port2 }, transferList: [port2] });
     worker.unref();
     port1.on('message', (reply: ScanReply) => this.receive(reply));
     port1.unref();
