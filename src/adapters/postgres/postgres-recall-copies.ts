@@ -18,9 +18,9 @@ import type { CandidateFilter } from '../../interfaces/store.js';
  * copy is read while it runs).
  *
  * The fused statement checks, in its own snapshot, that the log ends at the position the proposal was made
- * at (`max(gseq)`); otherwise it ignores the proposal and searches as without a copy. So a search never
- * ranks from a copy older than what it reads: another process's commit between the catch-up and the statement
- * costs that one search the copy's speed, not an answer.
+ * at (`max(gseq)`); otherwise the search runs again without the proposal, as without a copy
+ * (postgres-search.ts `proposedOrFull`). So a search never ranks from a copy older than what it reads: another
+ * process's commit between the catch-up and the statement costs that one search the copy's speed, not an answer.
  *
  * A copy is loaded in the background on the first search of its namespace (`read`); searches go on without it
  * meanwhile.
