@@ -69,22 +69,25 @@ export interface Proposals {
 /** What is held of a memory: the row without its key and vector (the codes hold it), and its slot in the postings. */
 type Held = Omit<CopyRow, 'pk' | 'vector'> & { slot: number };
 
-/** A term's postings: slots with the generation they were written in (stale once the slot's generation moved on). */
+/**
+ * A term's postings: (slot, generation written in, term frequency) triples in one array (an entry is stale once
+ * its slot's generation moved on), `dead` of them stale. One array a term, created at its exact size: most terms
+ * of a namespace occur once (ticket numbers, names), and three arrays grown by push took about 550 bytes each.
+ */
 interface Postings {
   /** The term, one string shared by every memory holding it. */
   term: string;
-  slots: number[];
-  gens: number[];
-  tfs: number[];
+  entries: number[];
   dead: number;
 }
+
+/** Numbers per entry of Postings.entries. */
+const ENTRY = 3;
 
 export class NamespaceCopy {
   private readonly rows = new Map<number, Held>();
   private readonly byId = new Map<string, number>();
   private readonly postings = new Map<string, Postings>();
-  /** Live documents holding each term (term_stats' count for this namespace). */
-  private readonly df = new Map<string, number>();
   private slotPk: number[] = [];
   private slotGen: number[] = [];
   /** Each slot's document length, read per posting when scoring. */
@@ -126,19 +129,23 @@ export class NamespaceCopy {
     this.slotLength[slot] = row.docLength;
     const gen = this.slotGen[slot] as number;
     const { pk: _pk, vector: _vector, ...kept } = row;
-    const held: Held = { ...kept, terms: [], slot };
+    const held: Held = {
+      ...kept,
+      slot,
+      terms: row.terms.map((term, i) => {
+        const tf = row.tfs[i] as number;
+        const list = this.postings.get(term);
+        if (!list) {
+          this.postings.set(term, { term, entries: [slot, gen, tf], dead: 0 });
+          return term;
+        }
+        list.entries.push(slot, gen, tf);
+        return list.term;
+      }),
+    };
     this.rows.set(row.pk, held);
     this.byId.set(row.id, row.pk);
     this.totalLength += row.docLength;
-    row.terms.forEach((term, i) => {
-      let list = this.postings.get(term);
-      if (!list) this.postings.set(term, (list = { term, slots: [], gens: [], tfs: [], dead: 0 }));
-      held.terms.push(list.term);
-      list.slots.push(slot);
-      list.gens.push(gen);
-      list.tfs.push(row.tfs[i] as number);
-      this.df.set(term, (this.df.get(term) ?? 0) + 1);
-    });
     if (row.vector && row.vector.length === this.dimensions) this.codes.set(row.pk, row.vector);
   }
 
@@ -152,34 +159,31 @@ export class NamespaceCopy {
     this.slotGen[held.slot] = (this.slotGen[held.slot] as number) + 1;
     this.freeSlots.push(held.slot);
     for (const term of held.terms) {
-      const left = (this.df.get(term) ?? 1) - 1;
-      if (left > 0) this.df.set(term, left);
-      else this.df.delete(term);
       const list = this.postings.get(term);
       if (!list) continue;
-      if (left === 0) {
-        this.postings.delete(term);
-        continue;
-      }
-      if (++list.dead * 2 > list.slots.length) this.compact(list);
+      if (++list.dead * ENTRY === list.entries.length) this.postings.delete(term);
+      else if (list.dead * 2 * ENTRY > list.entries.length) this.compact(list);
     }
     this.codes.remove(pk);
   }
 
   private compact(list: Postings): void {
+    const e = list.entries;
     let w = 0;
-    for (let r = 0; r < list.slots.length; r++) {
-      const slot = list.slots[r] as number;
-      if (this.slotGen[slot] !== list.gens[r]) continue;
-      list.slots[w] = slot;
-      list.gens[w] = list.gens[r] as number;
-      list.tfs[w] = list.tfs[r] as number;
-      w++;
+    for (let r = 0; r < e.length; r += ENTRY) {
+      if (this.slotGen[e[r] as number] !== e[r + 1]) continue;
+      e[w] = e[r] as number;
+      e[w + 1] = e[r + 1] as number;
+      e[w + 2] = e[r + 2] as number;
+      w += ENTRY;
     }
-    list.slots.length = w;
-    list.gens.length = w;
-    list.tfs.length = w;
+    e.length = w;
     list.dead = 0;
+  }
+
+  /** Live memories holding the term (term_stats' count for this namespace). */
+  private documentsWith(list: Postings): number {
+    return list.entries.length / ENTRY - list.dead;
   }
 
   /** Whether the statement's filter (postgres-search.ts `filterSql` and the namespace) would keep the memory. */
@@ -226,13 +230,12 @@ export class NamespaceCopy {
     for (const term of new Set(terms)) {
       const list = this.postings.get(term);
       if (!list) continue;
-      const df = this.df.get(term) ?? 0;
-      const idf = fts5Idf(n, df);
-      const { slots, gens, tfs } = list;
-      for (let i = 0; i < slots.length; i++) {
-        const slot = slots[i] as number;
-        if (this.slotGen[slot] !== gens[i]) continue;
-        const tf = tfs[i] as number;
+      const idf = fts5Idf(n, this.documentsWith(list));
+      const e = list.entries;
+      for (let i = 0; i < e.length; i += ENTRY) {
+        const slot = e[i] as number;
+        if (this.slotGen[slot] !== e[i + 1]) continue;
+        const tf = e[i + 2] as number;
         if (scores[slot] === 0) touched.push(slot);
         scores[slot] = (scores[slot] as number) + (idf * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * (lengths[slot] as number)) / avgdl));
       }
