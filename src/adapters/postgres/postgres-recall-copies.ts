@@ -35,8 +35,8 @@ const CATCH_UP_LIMIT = 50_000;
 const LOAD_PAGE = 5_000;
 /**
  * A namespace holding more memories than this gets no copy (its searches run in full): loading a copy of 100k
- * memories and running the first search grew this process's heap by 471 MiB (pg-scale --copies, after
- * collection), at most 4.7 KB a memory, so this bounds one copy near 1.9 GB.
+ * memories and running the first search grew this process's heap by 356 MiB (pg-scale --copies, after
+ * collection), at most 3.7 KB a memory, so this bounds one copy near 1.4 GB.
  */
 export const MAX_COPY_MEMORIES = 400_000;
 /**
