@@ -1,4 +1,5 @@
 import type { Logger } from '../../interfaces/embedder.js';
+import { scanFetch } from '../vector-codes/scan-fetch.js';
 import { ScanWorker, type ScanWorkerStatus } from '../vector-codes/scan-worker.js';
 import { loadUsearch, type Usearch } from '../vector-codes/usearch.js';
 import type { Pool } from './postgres-driver.js';
@@ -44,7 +45,11 @@ export const MAX_COPY_MEMORIES = 400_000;
  * processes do (its default, `vectorIndex.scanWorkerMinVectors`); a smaller one on this thread.
  */
 const SCAN_WORKER_MIN_VECTORS = 50_000;
-/** Proposed memories beyond the k asked for, per signal: int8 order and summation order are near, not exact. */
+/**
+ * BM25 proposals beyond the k asked for: the copy adds a memory's weights in another order than the statement, so
+ * scores that tie there may differ here in the last bits. (The vector proposal's margin is the int8 scan's own,
+ * `scanFetch`.)
+ */
 export const PROPOSAL_MARGIN = 64;
 
 /** The columns a copy reads of a memory (over `m`), its postings aggregated in term order. */
@@ -156,17 +161,17 @@ export class RecallCopies {
       return null;
     }
     const out: Proposals = { position: this.position, schema: this.schema ?? 0 };
-    const count = request.k + PROPOSAL_MARGIN;
     const vector = request.vector && request.vector.length === this.dimensions ? request.vector : null;
+    const nearest = scanFetch(request.k);
     // A large namespace's vectors are scanned by the worker while this thread sums the lexical proposals.
-    const scan = vector ? this.scanner.nearest(namespace, copy.codes, vector, Math.min(count, copy.codes.size())) : null;
-    if (request.terms.length > 0) out.lexical = copy.proposeLexical(request.terms, request.k, count, request.filter);
+    const scan = vector ? this.scanner.nearest(namespace, copy.codes, vector, Math.min(nearest, copy.codes.size())) : null;
+    if (request.terms.length > 0) out.lexical = copy.proposeLexical(request.terms, request.k, request.k + PROPOSAL_MARGIN, request.filter);
     if (request.related && request.related.terms.length > 0) out.related = copy.proposeLexical(request.related.terms, request.related.k, request.related.k + PROPOSAL_MARGIN, request.filter);
     if (vector) {
       const scanned = (await scan) ?? undefined;
       // Another search's catch-up may have moved the copy on meanwhile: the proposal then reads a newer state than
       // `out.position`, and the statement, finding the log past that position, searches in full.
-      out.vector = copy.proposeVector(usearch, vector, request.k, count, request.filter, scanned);
+      out.vector = copy.proposeVector(usearch, vector, request.k, nearest, request.filter, scanned);
     }
     this.proposed++;
     return out;

@@ -1,6 +1,7 @@
 import { BM25_B as B, BM25_K1 as K1, fts5Idf } from '../../core/fusion.js';
 import type { CandidateFilter } from '../../interfaces/store.js';
 import { QuantizedVectors } from '../vector-codes/quantized-vectors.js';
+import { widening } from '../vector-codes/scan-fetch.js';
 import type { Usearch } from '../vector-codes/usearch.js';
 
 /**
@@ -200,17 +201,19 @@ export class NamespaceCopy {
    */
   proposeVector(usearch: Usearch, query: Float32Array, k: number, count: number, filter: CandidateFilter, scanned?: number[]): Proposal {
     const total = this.codes.size();
-    for (let fetch = count; ; fetch *= 4) {
+    let proposal: Proposal = { pks: [], need: 0 };
+    // The last fetch reads every row.
+    for (const fetch of widening(count, total)) {
       // The first `count` nearest may come scanned already (by the scan worker, from a copy of these codes).
       const nearest = fetch === count && scanned ? scanned : this.codes.nearest(usearch, query, Math.min(fetch, total));
       const passing = nearest.filter((pk) => {
         const held = this.rows.get(pk);
         return held !== undefined && this.passes(held, filter);
       });
-      if (passing.length >= count || fetch >= total) {
-        return { pks: passing.slice(0, count), need: Math.min(k, passing.length) };
-      }
+      proposal = { pks: passing.slice(0, count), need: Math.min(k, passing.length) };
+      if (passing.length >= count) break;
     }
+    return proposal;
   }
 
   /**

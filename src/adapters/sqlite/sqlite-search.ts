@@ -4,7 +4,8 @@ import type { CandidateFilter, EmbedderInfo, LexicalHit, StoreTx, VectorHit } fr
 import { vectorTableSql } from './sqlite-vector-table.js';
 import type { SqliteConnection, WriteEffects } from './sqlite-connection.js';
 import { filterSql, nsToken, quoteTerm, type Row } from './sqlite-rows.js';
-import { firstFetch, widening } from './sqlite-over-fetch.js';
+import { firstFetch } from './sqlite-over-fetch.js';
+import { widening } from '../vector-codes/scan-fetch.js';
 import { SqlitePostings, fullTextTotals, type PostingCacheConfig, type PostingStats } from './sqlite-postings.js';
 import { mergePruned, prunedMatches, splitForPruning, type PrunedSplit, type RankedRow } from './sqlite-bm25-pruning.js';
 
