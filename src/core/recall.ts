@@ -117,9 +117,12 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
     bestCosine = vec[0]?.similarity ?? null;
   }
   results = await ctx.code.visible(results, (r) => r.memory);
-  // The steps below read the first results whole, in windows of at most this many (coverage, routes, recency,
-  // the reranker): one read here serves them all, instead of a round trip of the store for each.
-  results = await readWhole(ctx.store, results, Math.max(limit * 3, COVERAGE_MIN_WINDOW));
+  // The first results that coverage, routes and the reranker look at closely. The steps below read the first
+  // results whole, in windows of at most this many (coverage, routes, recency, the reranker): one read here
+  // serves them all, instead of a round trip of the store for each; they read again only what their own
+  // re-ordering brought into the window.
+  const headWindow = Math.max(limit * 3, COVERAGE_MIN_WINDOW);
+  results = await readWhole(ctx.store, results, headWindow);
   const termCache = new Map<string, Set<string>>();
   // A word the namespace lacks counts half known when the first result holds a term related to it ("i18n" and
   // a note that says "translation"). Counted whole whenever any memory held one, "dinner reservation policy"
@@ -132,15 +135,13 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
     unknownShare = unknownTermShare(termWeights.idf, termWeights.frequencies, termWeights.documents, halfKnown);
   }
   if (coverage && termWeights) {
-    const window = Math.max(limit * 3, COVERAGE_MIN_WINDOW);
-    results = await readWhole(ctx.store, results, window);
-    results = applyTermCoverage(results, { terms, idf: termWeights.idf, termsOf: (r) => termsOf(r, termCache), weights, calibration: ctx.calibration, coverage, window, related: related && coverageStandIns(related.byTerm), plainTermsOf: (r) => new Set(plainTerms(indexText(r.memory))) });
+    results = await readWhole(ctx.store, results, headWindow);
+    results = applyTermCoverage(results, { terms, idf: termWeights.idf, termsOf: (r) => termsOf(r, termCache), weights, calibration: ctx.calibration, coverage, window: headWindow, related: related && coverageStandIns(related.byTerm), plainTermsOf: (r) => new Set(plainTerms(indexText(r.memory))) });
   }
   if (method === 'score' && ctx.relevanceFloor && !clearsFloor(results, ctx.relevanceFloor, bestCosine, await backgroundCosine(ctx, queryVector), unknownShare)) results = [];
   if (method === 'score' && ctx.routeAnswers && results.length > 1) {
     // After the floor: a route counts less against an answer, it does not make a query irrelevant.
-    const window = Math.max(limit * 3, COVERAGE_MIN_WINDOW);
-    results = weighRoutes(await readWhole(ctx.store, results, window), query, ctx.routeAnswers, window);
+    results = weighRoutes(await readWhole(ctx.store, results, headWindow), query, ctx.routeAnswers, headWindow);
   }
   if (method === 'score' && ctx.sessionContext) results = addSessionContext(results, ctx.sessionContext);
   // After the floor: a doubted memory sinks among the relevant ones, it does not make a query irrelevant.
@@ -166,8 +167,8 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   }
 
   if (ctx.reranker && results.length > 1) {
-    results = await readWhole(ctx.store, results, Math.max(limit * 3, 30));
-    const head = results.slice(0, Math.max(limit * 3, 30));
+    results = await readWhole(ctx.store, results, headWindow);
+    const head = results.slice(0, headWindow);
     const scores = await ctx.reranker.score(query, head.map((r) => r.memory.text));
     head.forEach((r, i) => {
       r.scoreDetails.rerank = scores[i] ?? 0;
