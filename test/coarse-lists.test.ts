@@ -1,6 +1,9 @@
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createSqliteStore, type SqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
+import { CoarseLists } from '../src/adapters/sqlite/sqlite-coarse-lists.js';
+import { QuantizedVectors, quantize } from '../src/adapters/vector-codes/quantized-vectors.js';
+import { loadUsearch, type Usearch } from '../src/adapters/vector-codes/usearch.js';
 import type { VectorHit } from '../src/interfaces/store.js';
 import { DIMS, exhaustiveHits, forget, insertVectors, storePaths, vectorSource } from './fixtures/vector-index-data.js';
 
@@ -150,6 +153,40 @@ describe('coarse lists for large namespaces (long-lived processes)', () => {
       assert.equal(coarse(store)?.namespaces.find((n) => n.namespace === NS)?.vectors, 3000);
     } finally {
       await store.close();
+    }
+  });
+
+  it('find, list by list or copied together, what one scan of all the codes finds', () => {
+    const loaded = loadUsearch();
+    assert.ok('usearch' in loaded, 'usearch loads on this platform');
+    const usearch = loaded.usearch as Usearch;
+    const next = clustered(21);
+    const centroids = new Float32Array(24 * DIMS);
+    for (let c = 0; c < 24; c++) centroids.set(next(), c * DIMS);
+    // Every list probed (the minimum is all rows), so both ways must find the exact int8 nearest.
+    const lists = new CoarseLists(usearch, DIMS, centroids, 5000);
+    const whole = new QuantizedVectors(DIMS);
+    const codes = new Int8Array(DIMS);
+    for (let rowid = 1; rowid <= 2400; rowid++) {
+      const v = next();
+      whole.set(rowid, v);
+      quantize(v, codes, 0);
+      lists.set(rowid, codes);
+    }
+    for (const rowid of [5, 77, 1200]) {
+      lists.remove(rowid);
+      whole.remove(rowid);
+    }
+    assert.equal(lists.size(), 2397);
+    for (let i = 0; i < 12; i++) {
+      const q = next();
+      for (const count of [10, 128, 129, 300]) {
+        const [got, want] = [lists.nearest(q, count), whole.nearest(usearch, q, count)];
+        assert.equal(got.length, count);
+        // The same rows; the order may differ only between rows at the same distance.
+        assert.deepEqual([...got].sort((a, b) => a - b), [...want].sort((a, b) => a - b), `count ${count}`);
+        assert.equal(got[0], want[0], `count ${count}: nearest first`);
+      }
     }
   });
 

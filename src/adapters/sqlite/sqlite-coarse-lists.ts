@@ -35,22 +35,38 @@ function listCount(n: number): number {
  * with the namespace's QuantizedVectors by `set`/`remove`; like the codes they only propose candidates, which
  * are rescored exactly, so a row in a less than ideal list costs recall, never a wrong hit.
  */
+/**
+ * Up to this many candidates, a search scans each probed list where it lies and keeps the best across them;
+ * more, and it copies the probed lists into one array for a single scan. Measured on 40 lists of 1,000 random
+ * 512-dimension codes (December 2026, median of 40): 20 candidates 1.7 ms against 3.1 (the copy of 20 MB is most
+ * of the difference), 64 2.1 against 2.6, 114 2.5 against 2.7, 200 3.0 against 2.7.
+ */
+const PER_LIST_MAX_COUNT = 128;
+
+/**
+ * One namespace's int8 codes split into lists by nearest centroid (an inverted file): a search scans the lists
+ * nearest the query instead of the whole namespace. The lists hold their own copy of the codes, kept in step
+ * with the namespace's QuantizedVectors by `set`/`remove`; like the codes they only propose candidates, which
+ * are rescored exactly, so a row in a less than ideal list costs recall, never a wrong hit.
+ */
 export class CoarseLists {
   private readonly lists: QuantizedVectors[];
   private readonly listOf = new Map<number, number>();
   private scratch = new Int8Array(0);
   private scratchKeys = new Float64Array(0);
-  private readonly sims: Float32Array;
+  private readonly rowQuery: Float32Array;
   searches = 0;
 
   constructor(
+    private readonly usearch: Usearch,
     readonly dimensions: number,
+    /** Unit vectors, `dimensions` apiece. */
     private readonly centroids: Float32Array,
     private readonly probeMinRows = PROBE_MIN_ROWS,
   ) {
     const count = centroids.length / dimensions;
     this.lists = Array.from({ length: count }, () => new QuantizedVectors(dimensions, 16));
-    this.sims = new Float32Array(count);
+    this.rowQuery = new Float32Array(dimensions);
   }
 
   size(): number {
@@ -73,55 +89,134 @@ export class CoarseLists {
   }
 
   /** Rowids of about `count` nearest rows by int8 cosine among the probed lists, nearest first. */
-  nearest(usearch: Usearch, vector: Float32Array, count: number): number[] {
-    const d = this.dimensions;
-    const lists = this.lists.length;
-    for (let c = 0; c < lists; c++) this.sims[c] = this.centroidDot(c, vector);
-    const order = Array.from({ length: lists }, (_, c) => c).sort((a, b) => (this.sims[b] as number) - (this.sims[a] as number));
+  nearest(vector: Float32Array, count: number): number[] {
+    const order = this.listsByCentroid(vector, this.lists.length);
     const want = Math.max(PROBE_SHARE * this.listOf.size, this.probeMinRows, 16 * count);
+    const probed: QuantizedVectors[] = [];
     let rows = 0;
-    let probed = 0;
-    while (probed < lists && rows < want) rows += (this.lists[order[probed++] as number] as QuantizedVectors).size();
+    for (let i = 0; i < order.length && rows < want; i++) {
+      const list = this.lists[Number(order[i])] as QuantizedVectors;
+      probed.push(list);
+      rows += list.size();
+    }
     if (rows === 0) return [];
+    this.searches++;
+    const q = new Int8Array(this.dimensions);
+    quantize(vector, q, 0);
+    return count <= PER_LIST_MAX_COUNT ? this.scanEach(probed, q, count) : this.scanTogether(probed, rows, q, count);
+  }
+
+  /** Each list scanned where it lies; the best `count` of all kept in a bounded heap (worst on top). */
+  private scanEach(probed: QuantizedVectors[], q: Int8Array, count: number): number[] {
+    const u = this.usearch;
+    const heap = new BoundedBest(count);
+    for (const list of probed) {
+      const { keys, data } = list.rows();
+      if (keys.length === 0) continue;
+      const found = u.exactSearch(data, q, this.dimensions, Math.min(count, keys.length), u.MetricKind.Cos, 1);
+      const positions = found.keys as BigUint64Array;
+      const distances = found.distances as Float32Array;
+      // Each list's answer is nearest first: once one is no better than the worst kept, the rest are not either.
+      for (let j = 0; j < positions.length; j++) if (!heap.offer(distances[j] as number, keys[Number(positions[j])] as number)) break;
+    }
+    return heap.sorted();
+  }
+
+  /** The probed lists copied into one array and scanned once. */
+  private scanTogether(probed: QuantizedVectors[], rows: number, q: Int8Array, count: number): number[] {
+    const d = this.dimensions;
     if (this.scratch.length < rows * d) {
       this.scratch = new Int8Array(rows * d * 2);
       this.scratchKeys = new Float64Array(rows * 2);
     }
     let at = 0;
-    for (let i = 0; i < probed; i++) {
-      const { keys, data } = (this.lists[order[i] as number] as QuantizedVectors).rows();
+    for (const list of probed) {
+      const { keys, data } = list.rows();
       this.scratch.set(data, at * d);
       this.scratchKeys.set(keys, at);
       at += keys.length;
     }
-    this.searches++;
-    const q = new Int8Array(d);
-    quantize(vector, q, 0);
+    const u = this.usearch;
     // From the scratch array's start: usearch reads a typed array from its buffer's start, whatever its offset.
-    const found = usearch.exactSearch(this.scratch.subarray(0, at * d), q, d, Math.min(count, at), usearch.MetricKind.Cos, 1);
+    const found = u.exactSearch(this.scratch.subarray(0, at * d), q, d, Math.min(count, at), u.MetricKind.Cos, 1);
     return Array.from(found.keys as BigUint64Array, (position) => this.scratchKeys[Number(position)] as number);
   }
 
-  private nearestList(codes: Int8Array): number {
-    let best = 0;
-    let bestSim = -Infinity;
-    for (let c = 0; c < this.lists.length; c++) {
-      const s = this.centroidDot(c, codes);
-      if (s > bestSim) {
-        bestSim = s;
-        best = c;
-      }
-    }
-    return best;
+  /** The first `count` lists by their centroid's inner product with `v`, highest first (usearch's float kernel). */
+  private listsByCentroid(v: Float32Array, count: number): BigUint64Array {
+    const u = this.usearch;
+    return u.exactSearch(this.centroids, v, this.dimensions, count, u.MetricKind.IP, 1).keys as BigUint64Array;
   }
 
-  /** Centroid c's dot product with a vector or a row's codes (the codes' scale does not change which is nearest). */
-  private centroidDot(c: number, v: Float32Array | Int8Array): number {
-    const d = this.dimensions;
-    const o = c * d;
-    let s = 0;
-    for (let j = 0; j < d; j++) s += (this.centroids[o + j] as number) * (v[j] as number);
-    return s;
+  /** The list whose centroid is nearest a row's codes (their scale does not change which is nearest). */
+  private nearestList(codes: Int8Array): number {
+    for (let j = 0; j < this.dimensions; j++) this.rowQuery[j] = codes[j] as number;
+    return Number(this.listsByCentroid(this.rowQuery, 1)[0] ?? 0);
+  }
+}
+
+/** The `capacity` smallest distances offered, with their keys: a max-heap, so the worst kept is at the top. */
+class BoundedBest {
+  private readonly distances: Float64Array;
+  private readonly keys: Float64Array;
+  private n = 0;
+
+  constructor(private readonly capacity: number) {
+    this.distances = new Float64Array(capacity);
+    this.keys = new Float64Array(capacity);
+  }
+
+  /** Keeps the pair when it is among the best so far; false when it is not (nor anything farther). */
+  offer(distance: number, key: number): boolean {
+    if (this.n < this.capacity) {
+      this.distances[this.n] = distance;
+      this.keys[this.n] = key;
+      this.up(this.n++);
+      return true;
+    }
+    if (this.capacity === 0 || distance >= (this.distances[0] as number)) return false;
+    this.distances[0] = distance;
+    this.keys[0] = key;
+    this.down(0);
+    return true;
+  }
+
+  /** The keys kept, nearest first. */
+  sorted(): number[] {
+    return Array.from({ length: this.n }, (_, i) => i)
+      .sort((a, b) => (this.distances[a] as number) - (this.distances[b] as number))
+      .map((i) => this.keys[i] as number);
+  }
+
+  private up(i: number): void {
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if ((this.distances[parent] as number) >= (this.distances[i] as number)) return;
+      this.swap(i, parent);
+      i = parent;
+    }
+  }
+
+  private down(i: number): void {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let top = i;
+      if (l < this.n && (this.distances[l] as number) > (this.distances[top] as number)) top = l;
+      if (r < this.n && (this.distances[r] as number) > (this.distances[top] as number)) top = r;
+      if (top === i) return;
+      this.swap(i, top);
+      i = top;
+    }
+  }
+
+  private swap(a: number, b: number): void {
+    const d = this.distances[a] as number;
+    this.distances[a] = this.distances[b] as number;
+    this.distances[b] = d;
+    const k = this.keys[a] as number;
+    this.keys[a] = this.keys[b] as number;
+    this.keys[b] = k;
   }
 }
 
@@ -180,7 +275,7 @@ export class CoarseListSets {
    * its assigned list with its current codes, and every row changed since the snapshot is placed again (or left
    * out) from the codes. Lists older than the kept change log go, and are built again.
    */
-  install(seq: number, changedSince: (from: number, to: number) => number[] | null, codesOf: (namespace: string, rowid: number) => Int8Array | null): void {
+  install(usearch: Usearch, seq: number, changedSince: (from: number, to: number) => number[] | null, codesOf: (namespace: string, rowid: number) => Int8Array | null): void {
     this.builder.poll();
     const arrived = this.arrived;
     if (!arrived || arrived.seq > seq) return;
@@ -192,7 +287,7 @@ export class CoarseListSets {
       return;
     }
     const { dimensions, centroids, keys, assignment } = arrived.build;
-    const lists = new CoarseLists(dimensions, centroids, this.probeMinRows);
+    const lists = new CoarseLists(usearch, dimensions, centroids, this.probeMinRows);
     for (let i = 0; i < keys.length; i++) {
       const rowid = keys[i] as number;
       const codes = codesOf(arrived.namespace, rowid);

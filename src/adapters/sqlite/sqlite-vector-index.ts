@@ -195,14 +195,14 @@ export class SqliteVectorIndex {
     }
     // A large namespace's coarse lists scan the few percent of its codes nearest the query; when too few of their
     // candidates pass the filter, the full scan below answers.
-    this.coarse?.install((this.identity as IndexIdentity).seq, (from, to) => this.changedRows(from, to), (namespace, rowid) => this.indexes?.get(namespace)?.codes(rowid) ?? null);
+    this.coarse?.install(this.usearch as Usearch, (this.identity as IndexIdentity).seq, (from, to) => this.changedRows(from, to), (namespace, rowid) => this.indexes?.get(namespace)?.codes(rowid) ?? null);
     const coarse = this.coarse?.get(filter.namespace, index);
     if (coarse) {
       // The lists answer for the namespace now: the scan worker's copy of its codes goes (and the rare full scan
       // below runs on this thread).
       this.scanner?.release(filter.namespace, index);
       for (const fetch of widening(filter.approximate ? 2 * k : scanFetch(k), 4096)) {
-        const found = coarse.nearest(this.usearch as Usearch, vector, fetch);
+        const found = coarse.nearest(vector, fetch);
         const hits = rescored(found);
         if (hits.length >= k) return answer(hits);
         if (found.length < fetch) break;
