@@ -156,6 +156,38 @@ describe('coarse lists for large namespaces (long-lived processes)', () => {
     }
   });
 
+  it('keep notes unlike every centroid in the far list, which every search scans', async () => {
+    const path = freshPath();
+    const store = createSqliteStore({ path, vectorIndex: CONFIG });
+    try {
+      const next = clustered(31);
+      // Three subjects the 60 common ones say nothing about, ten notes each: 1 % of the namespace.
+      const gauss = vectorSource(77);
+      const rare = Array.from({ length: 3 }, () => gauss());
+      const near = (base: Float32Array) => {
+        const noise = gauss();
+        const v = base.map((x, j) => x + 0.35 * (noise[j] as number));
+        const n = Math.hypot(...v);
+        return v.map((x) => x / n);
+      };
+      await insertVectors(store, NS, 2970, next);
+      let r = 0;
+      await insertVectors(store, NS, 30, () => near(rare[r++ % 3] as Float32Array));
+      await untilInstalled(store, next);
+      const far = coarse(store)?.namespaces.find((n) => n.namespace === NS)?.far ?? 0;
+      assert.ok(far >= 25 && far <= 35, `about 1 % of the rows in the far list: ${far}`);
+      let found = 0;
+      for (let i = 0; i < 12; i++) {
+        const q = near(rare[i % 3] as Float32Array);
+        const [got, want] = [await search(store, q), await exact(path, q)];
+        found += got.filter((h) => want.some((w) => w.id === h.id)).length;
+      }
+      assert.ok(found / 120 >= 0.95, `recall@10 of queries on the rare subjects ${found / 120}`);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('find, list by list or copied together, what one scan of all the codes finds', () => {
     const loaded = loadUsearch();
     assert.ok('usearch' in loaded, 'usearch loads on this platform');
@@ -163,8 +195,9 @@ describe('coarse lists for large namespaces (long-lived processes)', () => {
     const next = clustered(21);
     const centroids = new Float32Array(24 * DIMS);
     for (let c = 0; c < 24; c++) centroids.set(next(), c * DIMS);
-    // Every list probed (the minimum is all rows), so both ways must find the exact int8 nearest.
-    const lists = new CoarseLists(usearch, DIMS, centroids, 5000);
+    // Every list probed (the minimum is all rows), so both ways must find the exact int8 nearest; rows under
+    // cosine 0.3 to their centroid (a few of these) go to the far list.
+    const lists = new CoarseLists(usearch, DIMS, centroids, 0.3, 5000);
     const whole = new QuantizedVectors(DIMS);
     const codes = new Int8Array(DIMS);
     for (let rowid = 1; rowid <= 2400; rowid++) {
@@ -178,6 +211,7 @@ describe('coarse lists for large namespaces (long-lived processes)', () => {
       whole.remove(rowid);
     }
     assert.equal(lists.size(), 2397);
+    assert.ok(lists.farRows() > 0 && lists.farRows() < 2397, `far rows ${lists.farRows()}`);
     for (let i = 0; i < 12; i++) {
       const q = next();
       for (const count of [10, 128, 129, 300]) {

@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import { replyToStore } from './sqlite-background-build.js';
-import type { CoarseBuildReply } from './sqlite-coarse-lists.js';
+import { FAR_SHARE, type CoarseBuildReply } from './sqlite-coarse-lists.js';
 import { quantize } from '../vector-codes/quantized-vectors.js';
 import type { Usearch } from '../vector-codes/usearch.js';
 import { readNamespaceCodes } from './sqlite-namespace-snapshot.js';
@@ -36,14 +36,22 @@ function build(request: CoarseBuildRequest): CoarseBuildReply {
   const centroidCodes = new Int8Array(lists * dims);
   for (let c = 0; c < lists; c++) quantize(centroids.subarray(c * dims, (c + 1) * dims), centroidCodes, c * dims);
   const assignment = new Uint16Array(n);
+  const similarity = new Float32Array(n);
   const chunk = 65_536;
   for (let from = 0; from < n; from += chunk) {
     const to = Math.min(n, from + chunk);
     const found = usearch.exactSearch(centroidCodes, data.slice(from * dims, to * dims), dims, 1, usearch.MetricKind.Cos, request.threads);
     const nearest = found.keys as BigUint64Array;
-    for (let i = from; i < to; i++) assignment[i] = Number(nearest[i - from]);
+    const distances = found.distances as Float32Array;
+    for (let i = from; i < to; i++) {
+      assignment[i] = Number(nearest[i - from]);
+      similarity[i] = 1 - (distances[i - from] as number);
+    }
   }
-  return { ok: true, seq, at, vectors: n, ms: Math.round(performance.now() - started), coarse: { dimensions: dims, centroids, keys: Float64Array.from(keys), assignment } };
+  // The rows least like their list's centroid go to the far list, which every search scans.
+  const farBelow = n > 0 ? (Float32Array.from(similarity).sort()[Math.floor(FAR_SHARE * (n - 1))] as number) : -1;
+  for (let i = 0; i < n; i++) if ((similarity[i] as number) < farBelow) assignment[i] = lists;
+  return { ok: true, seq, at, vectors: n, ms: Math.round(performance.now() - started), coarse: { dimensions: dims, centroids, keys: Float64Array.from(keys), assignment, farBelow } };
 }
 
 /** Spherical k-means (unit centroids, cosine) on an even sample of the rows; an emptied list takes a sample row. */

@@ -14,12 +14,27 @@ import type { CoarseBuildRequest } from './sqlite-coarse-lists-worker.js';
 export const PROBE_SHARE = 0.04;
 export const PROBE_MIN_ROWS = 40_000;
 
-/** What a finished build hands over: centroids (`lists` × dimensions) and each snapshot row's list. */
+/**
+ * The share of a build's rows, the least like their list's centroid, that go to the far list instead, which every
+ * search scans. A note on a subject the lists were not trained on is far from every centroid: which list it
+ * lands in is then close to chance, and a search from the same subject probes other lists. Measured at 1M (the
+ * latency bench's store, 1,024 lists, 279 notes of the coding-memory bench saved into it, the 31 update pairs'
+ * newer notes as queries, 40,000 rows probed): the older note was among the ten nearest 24 times of the 30 where the
+ * exhaustive search had it, and with every row under cosine 0.7 to its centroid scanned as well (357 rows, the
+ * bench's own notes all being over 0.82) 29 times.
+ */
+export const FAR_SHARE = 0.01;
+
+/**
+ * What a finished build hands over: centroids (`lists` × dimensions), each snapshot row's list (`lists` for the far
+ * list) and the cosine to its centroid under which a row belongs to the far list.
+ */
 export interface CoarseBuild {
   dimensions: number;
   centroids: Float32Array;
   keys: Float64Array;
   assignment: Uint16Array;
+  farBelow: number;
 }
 
 export type CoarseBuildReply = Extract<BuildReply, { ok: true }> & { coarse: CoarseBuild };
@@ -54,6 +69,8 @@ export class CoarseLists {
   private readonly listOf = new Map<number, number>();
   private scratch = new Int8Array(0);
   private scratchKeys = new Float64Array(0);
+  /** Rows far from every centroid (see FAR_SHARE): scanned by every search. */
+  private readonly far: QuantizedVectors;
   private readonly rowQuery: Float32Array;
   searches = 0;
 
@@ -62,19 +79,27 @@ export class CoarseLists {
     readonly dimensions: number,
     /** Unit vectors, `dimensions` apiece. */
     private readonly centroids: Float32Array,
+    /** A row whose cosine to its nearest centroid is under this goes to the far list. */
+    private readonly farBelow: number,
     private readonly probeMinRows = PROBE_MIN_ROWS,
   ) {
     const count = centroids.length / dimensions;
-    this.lists = Array.from({ length: count }, () => new QuantizedVectors(dimensions, 16));
+    this.lists = Array.from({ length: count + 1 }, () => new QuantizedVectors(dimensions, 16));
+    this.far = this.lists[count] as QuantizedVectors;
     this.rowQuery = new Float32Array(dimensions);
+  }
+
+  /** Rows in the far list. */
+  farRows(): number {
+    return this.far.size();
   }
 
   size(): number {
     return this.listOf.size;
   }
 
-  /** Adds or moves a row with its current codes: into the list it was assigned, or the nearest one. */
-  set(rowid: number, codes: Int8Array, list = this.nearestList(codes)): void {
+  /** Adds or moves a row with its current codes: into the list it was assigned (the far list's index is the centroid count), or the nearest one. */
+  set(rowid: number, codes: Int8Array, list = this.listFor(codes)): void {
     const old = this.listOf.get(rowid);
     if (old !== undefined && old !== list) this.lists[old]?.remove(rowid);
     (this.lists[list] as QuantizedVectors).setCodes(rowid, codes);
@@ -88,17 +113,21 @@ export class CoarseLists {
     this.listOf.delete(rowid);
   }
 
-  /** Rowids of about `count` nearest rows by int8 cosine among the probed lists, nearest first. */
-  nearest(vector: Float32Array, count: number): number[] {
-    const order = this.listsByCentroid(vector, this.lists.length);
-    const want = Math.max(PROBE_SHARE * this.listOf.size, this.probeMinRows, 16 * count);
-    const probed: QuantizedVectors[] = [];
+  /**
+   * Rowids of about `count` nearest rows by int8 cosine among the probed lists, nearest first. The lists nearest
+   * the query are probed until they hold `probeRows` rows (by default the search's probe) and 16 × `count`.
+   */
+  nearest(vector: Float32Array, count: number, probeRows = Math.max(PROBE_SHARE * this.listOf.size, this.probeMinRows)): number[] {
+    const order = this.listsByCentroid(vector, this.lists.length - 1);
+    const want = Math.max(probeRows, 16 * count);
+    const probed: QuantizedVectors[] = this.far.size() > 0 ? [this.far] : [];
     let rows = 0;
     for (let i = 0; i < order.length && rows < want; i++) {
       const list = this.lists[Number(order[i])] as QuantizedVectors;
       probed.push(list);
       rows += list.size();
     }
+    rows += this.far.size();
     if (rows === 0) return [];
     this.searches++;
     const q = new Int8Array(this.dimensions);
@@ -148,10 +177,19 @@ export class CoarseLists {
     return u.exactSearch(this.centroids, v, this.dimensions, count, u.MetricKind.IP, 1).keys as BigUint64Array;
   }
 
-  /** The list whose centroid is nearest a row's codes (their scale does not change which is nearest). */
-  private nearestList(codes: Int8Array): number {
-    for (let j = 0; j < this.dimensions; j++) this.rowQuery[j] = codes[j] as number;
-    return Number(this.listsByCentroid(this.rowQuery, 1)[0] ?? 0);
+  /** The list whose centroid is nearest a row's codes, or the far list when even that one is far. */
+  private listFor(codes: Int8Array): number {
+    let norm = 0;
+    for (let j = 0; j < this.dimensions; j++) {
+      const x = codes[j] as number;
+      this.rowQuery[j] = x;
+      norm += x * x;
+    }
+    const u = this.usearch;
+    const found = u.exactSearch(this.centroids, this.rowQuery, this.dimensions, 1, u.MetricKind.IP, 1);
+    // The inner product's distance is 1 − dot; the codes' scale divides out of the cosine.
+    const cosine = norm > 0 ? (1 - (found.distances[0] as number)) / Math.sqrt(norm) : -1;
+    return cosine < this.farBelow ? this.lists.length - 1 : Number(found.keys[0] ?? 0);
   }
 }
 
@@ -225,8 +263,8 @@ export interface CoarseListsStatus {
   state: 'off' | 'idle' | 'building' | 'failed';
   reason: string | null;
   minVectors: number;
-  /** Namespaces searched through their lists, with the rows they hold and the searches they answered. */
-  namespaces: { namespace: string; vectors: number; searches: number }[];
+  /** Namespaces searched through their lists, with the rows they hold (of which in the far list) and the searches they answered. */
+  namespaces: { namespace: string; vectors: number; far: number; searches: number }[];
   lastBuildMs: number | null;
 }
 
@@ -286,8 +324,8 @@ export class CoarseListSets {
       this.reason = 'the built lists are older than the change log the database keeps';
       return;
     }
-    const { dimensions, centroids, keys, assignment } = arrived.build;
-    const lists = new CoarseLists(usearch, dimensions, centroids, this.probeMinRows);
+    const { dimensions, centroids, keys, assignment, farBelow } = arrived.build;
+    const lists = new CoarseLists(usearch, dimensions, centroids, farBelow, this.probeMinRows);
     for (let i = 0; i < keys.length; i++) {
       const rowid = keys[i] as number;
       const codes = codesOf(arrived.namespace, rowid);
@@ -336,7 +374,7 @@ export class CoarseListSets {
       state: this.builder.busy ? 'building' : this.builder.failed ? 'failed' : 'idle',
       reason: this.builder.failed?.reason ?? this.reason,
       minVectors: this.minVectors,
-      namespaces: [...this.sets].map(([namespace, lists]) => ({ namespace, vectors: lists.size(), searches: lists.searches })),
+      namespaces: [...this.sets].map(([namespace, lists]) => ({ namespace, vectors: lists.size(), far: lists.farRows(), searches: lists.searches })),
       lastBuildMs: this.builder.lastBuildMs,
     };
   }
