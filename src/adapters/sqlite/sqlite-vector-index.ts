@@ -202,7 +202,7 @@ export class SqliteVectorIndex {
       // below runs on this thread).
       this.scanner?.release(filter.namespace, index);
       for (const fetch of widening(filter.approximate ? 2 * k : scanFetch(k), 4096)) {
-        const found = coarse.nearest(vector, fetch);
+        const found = coarse.nearest(vector, fetch, filter.approximate === true);
         const hits = rescored(found);
         if (hits.length >= k) return answer(hits);
         if (found.length < fetch) break;
