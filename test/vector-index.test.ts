@@ -98,6 +98,32 @@ describe('approximate vector index (usearch) of the SQLite store', () => {
     }
   });
 
+  it('answers a namespace smaller than its minimum from the codes once they are built, as the exhaustive search does', async () => {
+    const path = freshPath();
+    const { store, next } = await populated(path, 41);
+    try {
+      const tiny = 'acme/tiny';
+      const small = 'acme/small';
+      await insertVectors(store, tiny, 40, next);
+      await insertVectors(store, small, 300, next);
+      await ready(store, next());
+      for (const namespace of [tiny, small]) {
+        const queries = Array.from({ length: 10 }, next);
+        const want = await exact(path, queries, 10, namespace);
+        for (const [i, q] of queries.entries()) {
+          for (const approximate of [false, true]) {
+            const got = await store.vectorCandidates(q, 10, { namespace, now: now(), approximate });
+            assert.deepEqual(got.map((h) => h.id), (want[i] ?? []).map((h) => h.id), `${namespace} query ${i}`);
+            for (const [j, h] of got.entries()) assert.ok(Math.abs(h.similarity - (want[i]?.[j]?.similarity ?? NaN)) < 1e-6);
+          }
+        }
+      }
+      assert.equal((await store.checkVectorIndex()).status, 'consistent');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('a neighbour graph whose build finishes after the codes were dropped is not taken; the next one is', async () => {
     const path = freshPath();
     const store = createSqliteStore({ path, vectorIndex: { ...CONFIG, graphMinVectors: 1000, neighbourGraphs: true } });
