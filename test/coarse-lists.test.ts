@@ -188,6 +188,69 @@ describe('coarse lists for large namespaces (long-lived processes)', () => {
     }
   });
 
+  it('are built again when later notes on new subjects have grown the far list, and answer meanwhile', async () => {
+    const path = freshPath();
+    const store = createSqliteStore({ path, vectorIndex: CONFIG });
+    try {
+      const next = clustered(37);
+      await insertVectors(store, NS, 3000, next);
+      await untilInstalled(store, next);
+      const lists = () => coarse(store)?.namespaces.find((n) => n.namespace === NS);
+      const builtFar = lists()?.far ?? -1;
+      assert.ok(builtFar > 0 && builtFar <= 31, `a build leaves about 1 % far: ${builtFar}`);
+      // Four subjects the centroids know nothing of, 60 notes each: far from every centroid, so into the far list.
+      const gauss = vectorSource(91);
+      const fresh = Array.from({ length: 4 }, () => gauss());
+      const near = (base: Float32Array) => {
+        const noise = gauss();
+        const v = base.map((x, j) => x + 0.35 * (noise[j] as number));
+        const n = Math.hypot(...v);
+        return v.map((x) => x / n);
+      };
+      let r = 0;
+      await insertVectors(store, NS, 240, () => near(fresh[r++ % 4] as Float32Array));
+      const q = near(fresh[0] as Float32Array);
+      assert.equal((await search(store, q)).length, 10, 'the drifted lists still answer');
+      assert.ok((lists()?.far ?? 0) >= builtFar + 240, `the new notes went to the far list: ${lists()?.far}`);
+      const builds = coarse(store)?.lastBuildMs;
+      for (let i = 0; i < 20 && (lists()?.far ?? 0) > 100; i++) {
+        await store.vectorIndex?.whenIdle();
+        await search(store, next());
+      }
+      assert.ok((lists()?.far ?? Infinity) <= 40, `built again, the far list is back to about 1 %: ${lists()?.far} (last build ${builds} ms)`);
+      assert.equal(lists()?.vectors, 3240);
+      let found = 0;
+      for (let i = 0; i < 8; i++) {
+        const query = near(fresh[i % 4] as Float32Array);
+        const [got, want] = [await search(store, query), await exact(path, query)];
+        found += got.filter((h) => want.some((w) => w.id === h.id)).length;
+      }
+      assert.ok(found / 80 >= 0.95, `recall@10 on the new subjects after the rebuild ${found / 80}`);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('place a row in the list its own vector probes first', () => {
+    const loaded = loadUsearch();
+    assert.ok('usearch' in loaded, 'usearch loads on this platform');
+    const next = clustered(23);
+    const centroids = new Float32Array(24 * DIMS);
+    for (let c = 0; c < 24; c++) centroids.set(next(), c * DIMS);
+    // No far list, and a probe of 16 rows: one list, the nearest, is scanned.
+    const lists = new CoarseLists(loaded.usearch as Usearch, DIMS, centroids, -2, 0);
+    const codes = new Int8Array(DIMS);
+    const vectors = new Map<number, Float32Array>();
+    for (let rowid = 1; rowid <= 1200; rowid++) {
+      const v = next();
+      vectors.set(rowid, v);
+      quantize(v, codes, 0);
+      lists.set(rowid, codes);
+    }
+    assert.equal(lists.farRows(), 0);
+    for (const [rowid, v] of [...vectors].slice(0, 100)) assert.equal(lists.nearest(v, 1)[0], rowid, `row ${rowid} found by its own vector`);
+  });
+
   it('find, list by list or copied together, what one scan of all the codes finds', () => {
     const loaded = loadUsearch();
     assert.ok('usearch' in loaded, 'usearch loads on this platform');

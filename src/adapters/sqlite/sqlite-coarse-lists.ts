@@ -34,6 +34,13 @@ export const ADVISORY_PROBE_ROWS = 20_000;
 export const FAR_SHARE = 0.01;
 
 /**
+ * When later rows have grown the far list past this share of the namespace (a build leaves FAR_SHARE there), its
+ * notes have moved to subjects the centroids do not know, and every search scans them all: the lists are built
+ * again, and the ones installed answer until the new ones are in.
+ */
+export const FAR_REBUILD_SHARE = 0.03;
+
+/**
  * What a finished build hands over: centroids (`lists` × dimensions), each snapshot row's list (`lists` for the far
  * list) and the cosine to its centroid under which a row belongs to the far list.
  */
@@ -52,12 +59,6 @@ function listCount(n: number): number {
   return Math.max(64, Math.min(4096, Math.round(Math.sqrt(n))));
 }
 
-/**
- * One namespace's int8 codes split into lists by nearest centroid (an inverted file): a search scans the lists
- * nearest the query instead of the whole namespace. The lists hold their own copy of the codes, kept in step
- * with the namespace's QuantizedVectors by `set`/`remove`; like the codes they only propose candidates, which
- * are rescored exactly, so a row in a less than ideal list costs recall, never a wrong hit.
- */
 /**
  * Up to this many candidates, a search scans each probed list where it lies and keeps the best across them;
  * more, and it copies the probed lists into one array for a single scan. Measured on 40 lists of 1,000 random
@@ -184,7 +185,14 @@ export class CoarseLists {
   /** The first `count` lists by their centroid's inner product with `v`, highest first (usearch's float kernel). */
   private listsByCentroid(v: Float32Array, count: number): BigUint64Array {
     const u = this.usearch;
-    return u.exactSearch(this.centroids, v, this.dimensions, count, u.MetricKind.IP, 1).keys as BigUint64Array;
+    // usearch reads a typed array from its buffer's start, whatever its offset: a view is copied first.
+    const query = v.byteOffset === 0 ? v : v.slice();
+    return u.exactSearch(this.centroids, query, this.dimensions, count, u.MetricKind.IP, 1).keys as BigUint64Array;
+  }
+
+  /** Whether the far list has grown past FAR_REBUILD_SHARE of the rows: the namespace has moved from its centroids. */
+  drifted(): boolean {
+    return this.far.size() > FAR_REBUILD_SHARE * this.listOf.size;
   }
 
   /** The list whose centroid is nearest a row's codes, or the far list when even that one is far. */
@@ -298,11 +306,14 @@ export class CoarseListSets {
     private readonly probeMinRows = PROBE_MIN_ROWS,
   ) {}
 
-  /** The namespace's lists when installed; otherwise null, and a build starts when the namespace is large enough. */
+  /**
+   * The namespace's lists when installed, otherwise null. A build starts when the namespace is large enough and has
+   * none, or when its lists have drifted (see FAR_REBUILD_SHARE; they answer until the new ones are installed).
+   */
   get(namespace: string, codes: QuantizedVectors): CoarseLists | null {
     const lists = this.sets.get(namespace);
-    if (lists) return lists;
-    if (this.closed || codes.size() < this.minVectors || this.arrived?.namespace === namespace || !this.builder.canStart()) return null;
+    if (lists && !lists.drifted()) return lists;
+    if (this.closed || codes.size() < this.minVectors || this.arrived?.namespace === namespace || !this.builder.canStart()) return lists ?? null;
     const request: CoarseBuildRequest = {
       dbPath: this.dbPath,
       namespace,
@@ -315,7 +326,7 @@ export class CoarseListSets {
       if (this.closed || generation !== this.generation) return;
       this.arrived = { namespace, seq: reply.seq, build: reply.coarse, generation };
     });
-    return null;
+    return lists ?? null;
   }
 
   /**
