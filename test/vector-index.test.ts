@@ -107,6 +107,7 @@ describe('approximate vector index (usearch) of the SQLite store', () => {
       await insertVectors(store, tiny, 40, next);
       await insertVectors(store, small, 300, next);
       await ready(store, next());
+      const searches = store.vectorIndex?.status().searches ?? 0;
       for (const namespace of [tiny, small]) {
         const queries = Array.from({ length: 10 }, next);
         const want = await exact(path, queries, 10, namespace);
@@ -118,6 +119,7 @@ describe('approximate vector index (usearch) of the SQLite store', () => {
           }
         }
       }
+      assert.equal((store.vectorIndex?.status().searches ?? 0) - searches, 40, 'the codes answered every search');
       assert.equal((await store.checkVectorIndex()).status, 'consistent');
     } finally {
       await store.close();

@@ -91,6 +91,8 @@ export interface VectorIndexStatus {
   seq: number | null;
   builds: number;
   lastBuildMs: number | null;
+  /** Searches the codes answered (in this process). */
+  searches: number;
   params: IndexParams;
   minVectors: number;
   graphs: NeighbourGraphStatus;
@@ -129,6 +131,7 @@ export class SqliteVectorIndex {
   /** The largest namespace's indexed vectors when last counted, and at which change. */
   private counted: { seq: number; largest: number } | null = null;
   private closed = false;
+  private searches = 0;
   private readonly graphs: NeighbourGraphs;
   private readonly useGraphs: boolean;
   private readonly scanner: ScanWorker | null;
@@ -158,8 +161,8 @@ export class SqliteVectorIndex {
 
   /**
    * Up to k nearest current memories of the namespace passing the filter, exactly scored, best first; null
-   * when the caller must search exhaustively (index not ready, namespace small, inactive memories wanted, or
-   * not enough hits passed the filter).
+   * when the caller must search exhaustively (index not ready, namespace without vectors, inactive memories
+   * wanted, or not enough hits passed the filter).
    */
   async search(vector: Float32Array, k: number, filter: CandidateFilter, postSql: string, params: Record<string, unknown>): Promise<VectorHit[] | null> {
     if (filter.includeInactive || k <= 0) return null;
@@ -177,7 +180,10 @@ export class SqliteVectorIndex {
     );
     const rescored = (found: number[]) =>
       (rescore.all({ ...params, annKeys: `[${found.join(',')}]` }) as { id: string; distance: number; ok: number }[]).filter((r) => r.ok === 1).slice(0, k);
-    const answer = (hits: { id: string; distance: number }[]) => hits.map((r) => ({ id: r.id, similarity: 1 - r.distance }));
+    const answer = (hits: { id: string; distance: number }[]) => {
+      this.searches++;
+      return hits.map((r) => ({ id: r.id, similarity: 1 - r.distance }));
+    };
     if (filter.approximate && this.useGraphs && index.size() >= this.graphs.minVectors) {
       // An advisory search: the namespace's graph proposes 4 × k candidates (a few hundred vectors visited, not the
       // namespace), rescored exactly. Until the graph is built, and when too few pass the filter, the scan answers.
@@ -445,6 +451,7 @@ export class SqliteVectorIndex {
       seq: this.identity?.seq ?? null,
       builds: this.builder.builds,
       lastBuildMs: this.builder.lastBuildMs,
+      searches: this.searches,
       params: this.params,
       minVectors: this.minVectors,
       graphs: this.useGraphs ? this.graphs.status() : { ...this.graphs.status(), reason: 'off: this process is short-lived, approximate searches scan exactly' },
