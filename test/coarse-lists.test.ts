@@ -21,23 +21,25 @@ const search = (store: SqliteStore, q: Float32Array, k = 10, namespace = NS): Pr
 const coarse = (store: SqliteStore) => store.vectorIndex?.status().coarseLists;
 const searchesThroughLists = (store: SqliteStore): number => coarse(store)?.namespaces.find((n) => n.namespace === NS)?.searches ?? -1;
 
-/** Notes about 60 subjects: each vector is its subject's plus a little noise, as notes on one topic are. */
+/** A note on the subject `base`: its vector plus a little noise from `gauss`, as notes on one topic are. */
+function noteOn(base: Float32Array, gauss: () => Float32Array): Float32Array {
+  const noise = gauss();
+  const v = new Float32Array(DIMS);
+  let n = 0;
+  for (let j = 0; j < DIMS; j++) {
+    v[j] = (base[j] as number) + 0.35 * (noise[j] as number);
+    n += (v[j] as number) ** 2;
+  }
+  for (let j = 0; j < DIMS; j++) v[j] = (v[j] as number) / Math.sqrt(n);
+  return v;
+}
+
+/** Notes about 60 subjects. */
 function clustered(seed: number): () => Float32Array {
   const gauss = vectorSource(seed);
   const subjects = Array.from({ length: 60 }, () => gauss());
   let i = 0;
-  return () => {
-    const base = subjects[i++ % subjects.length] as Float32Array;
-    const noise = gauss();
-    const v = new Float32Array(DIMS);
-    let n = 0;
-    for (let j = 0; j < DIMS; j++) {
-      v[j] = (base[j] as number) + 0.35 * (noise[j] as number);
-      n += (v[j] as number) ** 2;
-    }
-    for (let j = 0; j < DIMS; j++) v[j] = (v[j] as number) / Math.sqrt(n);
-    return v;
-  };
+  return () => noteOn(subjects[i++ % subjects.length] as Float32Array, gauss);
 }
 
 const exact = (path: string, q: Float32Array, k = 10, namespace = NS): Promise<VectorHit[]> => exhaustiveHits(path, q, k, namespace);
@@ -164,12 +166,7 @@ describe('coarse lists for large namespaces (long-lived processes)', () => {
       // Three subjects the 60 common ones say nothing about, ten notes each: 1 % of the namespace.
       const gauss = vectorSource(77);
       const rare = Array.from({ length: 3 }, () => gauss());
-      const near = (base: Float32Array) => {
-        const noise = gauss();
-        const v = base.map((x, j) => x + 0.35 * (noise[j] as number));
-        const n = Math.hypot(...v);
-        return v.map((x) => x / n);
-      };
+      const near = (base: Float32Array) => noteOn(base, gauss);
       await insertVectors(store, NS, 2970, next);
       let r = 0;
       await insertVectors(store, NS, 30, () => near(rare[r++ % 3] as Float32Array));
@@ -201,12 +198,7 @@ describe('coarse lists for large namespaces (long-lived processes)', () => {
       // Four subjects the centroids know nothing of, 60 notes each: far from every centroid, so into the far list.
       const gauss = vectorSource(91);
       const fresh = Array.from({ length: 4 }, () => gauss());
-      const near = (base: Float32Array) => {
-        const noise = gauss();
-        const v = base.map((x, j) => x + 0.35 * (noise[j] as number));
-        const n = Math.hypot(...v);
-        return v.map((x) => x / n);
-      };
+      const near = (base: Float32Array) => noteOn(base, gauss);
       let r = 0;
       await insertVectors(store, NS, 240, () => near(fresh[r++ % 4] as Float32Array));
       const q = near(fresh[0] as Float32Array);
