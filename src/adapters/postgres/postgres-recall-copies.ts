@@ -4,7 +4,9 @@ import { ScanWorker, type ScanWorkerStatus } from '../vector-codes/scan-worker.j
 import { loadUsearch, type Usearch } from '../vector-codes/usearch.js';
 import type { Pool } from './postgres-driver.js';
 import { REANALYSIS_MARK } from './postgres-schema.js';
-import { vectorFromSend } from './postgres-rows.js';
+import { Params, vectorFromSend } from './postgres-rows.js';
+import { PROPOSALS_STOOD } from './postgres-search.js';
+import type { Row } from '../sql/sql-rows.js';
 import { NamespaceCopy, type CopyRow, type Proposals } from './postgres-recall-copy.js';
 import type { CandidateFilter } from '../../interfaces/store.js';
 
@@ -20,12 +22,34 @@ import type { CandidateFilter } from '../../interfaces/store.js';
  *
  * The fused statement checks, in its own snapshot, that the log ends at the position the proposal was made
  * at (`max(gseq)`); otherwise the search runs again without the proposal, as without a copy
- * (postgres-search.ts `proposedOrFull`). So a search never ranks from a copy older than what it reads: another
+ * (`proposedOrFull` below). So a search never ranks from a copy older than what it reads: another
  * process's commit between the catch-up and the statement costs that one search the copy's speed, not an answer.
  *
  * A copy is loaded in the background on the first search of its namespace (`read`); searches go on without it
  * meanwhile.
  */
+
+/**
+ * Runs a search statement (`sql` builds it with or without proposals, its parameters in `p`) with `proposals`,
+ * and again without them when they did not stand, or when it found nothing (which cannot be told from a
+ * proposal that did not stand). `counted` hears whether each statement with proposals stood.
+ */
+export async function proposedOrFull(
+  run: (sql: string, values: unknown[]) => Promise<Row[]>,
+  proposals: Proposals | undefined,
+  sql: (p: Params, proposals?: Proposals) => string,
+  counted?: (stood: boolean) => void,
+): Promise<Row[]> {
+  if (proposals) {
+    const p = new Params();
+    const rows = await run(sql(p, proposals), p.values);
+    const stood = rows[0]?.[PROPOSALS_STOOD];
+    if (typeof stood === 'boolean') counted?.(stood);
+    if (rows.length > 0 && stood !== false) return rows;
+  }
+  const p = new Params();
+  return run(sql(p), p.values);
+}
 
 /** Events after which every copy is dropped (and loaded again when next searched). */
 const WHOLESALE = new Set(['store.embedder', 'store.vectors-reset', 'erased', 'erasure.completed']);

@@ -1,7 +1,7 @@
 import { BM25_B as B, BM25_K1 as K1 } from '../../core/fusion.js';
 import type { CandidateFilter, FusedRecallRequest, ListFilter } from '../../interfaces/store.js';
-import { MEMORY_SELECT, type Row } from '../sql/sql-rows.js';
-import { Params, vectorLiteral } from './postgres-rows.js';
+import { MEMORY_SELECT } from '../sql/sql-rows.js';
+import { type Params, vectorLiteral } from './postgres-rows.js';
 import { REANALYSIS_MARK, type VectorStorage } from './postgres-schema.js';
 import type { LexicalProposal, Proposal, Proposals, ProposedPostings } from './postgres-recall-copy.js';
 
@@ -125,28 +125,6 @@ function proposedCtes(p: Params, name: string, proposal: Proposal, rescore: stri
 
 /** The column of a statement with proposals saying whether all of them stood (its rows are then the search's). */
 export const PROPOSALS_STOOD = 'proposals_stood';
-
-/**
- * Runs a search statement (`sql` builds it with or without proposals, its parameters in `p`) with `proposals`,
- * and again without them when they did not stand, or when it found nothing (which cannot be told from a
- * proposal that did not stand). `counted` hears whether each statement with proposals stood.
- */
-export async function proposedOrFull(
-  run: (sql: string, values: unknown[]) => Promise<Row[]>,
-  proposals: Proposals | undefined,
-  sql: (p: Params, proposals?: Proposals) => string,
-  counted?: (stood: boolean) => void,
-): Promise<Row[]> {
-  if (proposals) {
-    const p = new Params();
-    const rows = await run(sql(p, proposals), p.values);
-    const stood = rows[0]?.[PROPOSALS_STOOD];
-    if (typeof stood === 'boolean') counted?.(stood);
-    if (rows.length > 0 && stood !== false) return rows;
-  }
-  const p = new Params();
-  return run(sql(p), p.values);
-}
 
 /** `, (…) AS proposals_stood` over the `_ok` CTEs of the proposed signals named, or '' when none was proposed. */
 export function proposalsStoodColumn(names: string[]): string {

@@ -37,9 +37,9 @@ import { MEMORY_SELECT, rowToEvent, rowToMemory, rowToSnapshot, rowToToken, type
 import { Params, parseVector, vectorFromSend, vectorLiteral } from './postgres-rows.js';
 import { hnswIndexName, hnswIndexSql } from './postgres-schema.js';
 import { buildVectorIndex, describeVectorIndex, hnswBuildProblem, startVectorIndexBuild, vectorIndexState } from './postgres-vector-index.js';
-import { activeSql, CURRENT_SQL, filterSql, freshCte, fusedRecallSql, LIVE_BY_DEDUPE_SQL, lexicalCtes, listWhere, proposalsStoodColumn, proposedOrFull, vectorCtes, type VectorSpace } from './postgres-search.js';
+import { activeSql, CURRENT_SQL, filterSql, freshCte, fusedRecallSql, LIVE_BY_DEDUPE_SQL, lexicalCtes, listWhere, proposalsStoodColumn, vectorCtes, type VectorSpace } from './postgres-search.js';
 import { createPostgresTx, decodeAnchorCache, rowToPendingErasure, type TxContext } from './postgres-tx.js';
-import { RecallCopies, type RecallCopiesStatus } from './postgres-recall-copies.js';
+import { proposedOrFull, RecallCopies, type RecallCopiesStatus } from './postgres-recall-copies.js';
 import type { Proposals } from './postgres-recall-copy.js';
 
 /** Attempts of a read, or of starting a transaction, when the connection fails; then STORE_UNAVAILABLE. */
