@@ -120,6 +120,10 @@ describe('approximate vector index (usearch) of the SQLite store', () => {
         }
       }
       assert.equal((store.vectorIndex?.status().searches ?? 0) - searches, 40, 'the codes answered every search');
+      // One kind is left to sqlite-vec, which filters it inside its KNN.
+      const routes = await store.vectorCandidates(next(), 10, { namespace: small, now: now(), kinds: ['route'] });
+      assert.deepEqual(routes, []);
+      assert.equal((store.vectorIndex?.status().searches ?? 0) - searches, 40, 'a search of one kind went to sqlite-vec');
       assert.equal((await store.checkVectorIndex()).status, 'consistent');
     } finally {
       await store.close();
