@@ -34,12 +34,28 @@ function noteOn(base: Float32Array, gauss: () => Float32Array): Float32Array {
   return v;
 }
 
-/** Notes about 60 subjects. */
-function clustered(seed: number): () => Float32Array {
+/** Notes on `count` random subjects: the i-th note is on subject i % count. */
+function subjectNotes(seed: number, count: number): (i: number) => Float32Array {
   const gauss = vectorSource(seed);
-  const subjects = Array.from({ length: 60 }, () => gauss());
+  const subjects = Array.from({ length: count }, () => gauss());
+  return (i) => noteOn(subjects[i % count] as Float32Array, gauss);
+}
+
+/** Notes about 60 subjects, one after another. */
+function clustered(seed: number): () => Float32Array {
+  const note = subjectNotes(seed, 60);
   let i = 0;
-  return () => noteOn(subjects[i++ % subjects.length] as Float32Array, gauss);
+  return () => note(i++);
+}
+
+/** How many of the exhaustive search's ten each query's search found, summed over the queries. */
+async function foundOfExact(store: SqliteStore, path: string, queries: Float32Array[]): Promise<number> {
+  let found = 0;
+  for (const q of queries) {
+    const [got, want] = [await search(store, q), await exact(path, q)];
+    found += got.filter((h) => want.some((w) => w.id === h.id)).length;
+  }
+  return found;
 }
 
 const exact = (path: string, q: Float32Array, k = 10, namespace = NS): Promise<VectorHit[]> => exhaustiveHits(path, q, k, namespace);
@@ -164,21 +180,14 @@ describe('coarse lists for large namespaces (long-lived processes)', () => {
     try {
       const next = clustered(31);
       // Three subjects the 60 common ones say nothing about, ten notes each: 1 % of the namespace.
-      const gauss = vectorSource(77);
-      const rare = Array.from({ length: 3 }, () => gauss());
-      const near = (base: Float32Array) => noteOn(base, gauss);
+      const rare = subjectNotes(77, 3);
       await insertVectors(store, NS, 2970, next);
       let r = 0;
-      await insertVectors(store, NS, 30, () => near(rare[r++ % 3] as Float32Array));
+      await insertVectors(store, NS, 30, () => rare(r++));
       await untilInstalled(store, next);
       const far = coarse(store)?.namespaces.find((n) => n.namespace === NS)?.far ?? 0;
       assert.ok(far >= 25 && far <= 35, `about 1 % of the rows in the far list: ${far}`);
-      let found = 0;
-      for (let i = 0; i < 12; i++) {
-        const q = near(rare[i % 3] as Float32Array);
-        const [got, want] = [await search(store, q), await exact(path, q)];
-        found += got.filter((h) => want.some((w) => w.id === h.id)).length;
-      }
+      const found = await foundOfExact(store, path, Array.from({ length: 12 }, (_, i) => rare(i)));
       assert.ok(found / 120 >= 0.95, `recall@10 of queries on the rare subjects ${found / 120}`);
     } finally {
       await store.close();
@@ -196,12 +205,10 @@ describe('coarse lists for large namespaces (long-lived processes)', () => {
       const builtFar = lists()?.far ?? -1;
       assert.ok(builtFar > 0 && builtFar <= 31, `a build leaves about 1 % far: ${builtFar}`);
       // Four subjects the centroids know nothing of, 60 notes each: far from every centroid, so into the far list.
-      const gauss = vectorSource(91);
-      const fresh = Array.from({ length: 4 }, () => gauss());
-      const near = (base: Float32Array) => noteOn(base, gauss);
+      const fresh = subjectNotes(91, 4);
       let r = 0;
-      await insertVectors(store, NS, 240, () => near(fresh[r++ % 4] as Float32Array));
-      const q = near(fresh[0] as Float32Array);
+      await insertVectors(store, NS, 240, () => fresh(r++));
+      const q = fresh(0);
       assert.equal((await search(store, q)).length, 10, 'the drifted lists still answer');
       // All of them, but for one in about ten runs under load (cause not found: placement only decides which rows a
       // search scans, never what it returns for them).
@@ -213,12 +220,7 @@ describe('coarse lists for large namespaces (long-lived processes)', () => {
       }
       assert.ok((lists()?.far ?? Infinity) <= 40, `built again, the far list is back to about 1 %: ${lists()?.far} (last build ${builds} ms)`);
       assert.equal(lists()?.vectors, 3240);
-      let found = 0;
-      for (let i = 0; i < 8; i++) {
-        const query = near(fresh[i % 4] as Float32Array);
-        const [got, want] = [await search(store, query), await exact(path, query)];
-        found += got.filter((h) => want.some((w) => w.id === h.id)).length;
-      }
+      const found = await foundOfExact(store, path, Array.from({ length: 8 }, (_, i) => fresh(i)));
       assert.ok(found / 80 >= 0.95, `recall@10 on the new subjects after the rebuild ${found / 80}`);
     } finally {
       await store.close();
