@@ -126,4 +126,50 @@ describe('PostgreSQL namespace copy (proposals)', () => {
       }
     }
   });
+
+  it('keeps each memory\'s terms and postings through churn: every row replaced many times, terms dropped and reused', () => {
+    const r = seeded(11);
+    const copy = new NamespaceCopy(DIMS);
+    const held = new Map<number, CopyRow>();
+    // Rare terms (one memory each) come and go, so term numbers are freed and reused; replacing every row again
+    // and again leaves most of the terms' arena stale, so it is packed.
+    const rare = (pk: number, round: number) => [`t${pk}x${round}`];
+    for (let round = 0; round < 12; round++) {
+      for (let pk = 1; pk <= 300; pk++) {
+        if (round > 0 && r() < 0.2) {
+          copy.remove(pk);
+          held.delete(pk);
+          continue;
+        }
+        const base = makeRow(r, pk);
+        const terms = [...base.terms, ...rare(pk, round)].sort();
+        const row = { ...base, terms, tfs: terms.map(() => 1 + Math.floor(r() * 4)) };
+        copy.put(row);
+        held.set(pk, row);
+      }
+      const rows = [...held.values()];
+      const filter: CandidateFilter = { namespace: 'ns', now: NOW, includeInactive: true };
+      const pk0 = rows[Math.floor(r() * rows.length)] as CopyRow;
+      for (const terms of [['deploy', 'queue'], [...rare(pk0.pk, round), 'cache'], [`t1x${round - 1}`]]) {
+        const proposal = copy.proposeLexical(terms, 50, 400, filter);
+        const scores = bm25(rows, terms);
+        const expected = [...scores].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([pk]) => pk);
+        assert.deepEqual(proposal.pks, expected, `round ${round} ${terms.join(' ')}`);
+        const postings = { pks: [] as number[], terms: [] as string[], tfs: [] as number[] };
+        for (const pk of expected) {
+          const row = held.get(pk) as CopyRow;
+          row.terms.forEach((term, i) => {
+            if (!terms.includes(term)) return;
+            postings.pks.push(pk);
+            postings.terms.push(term);
+            postings.tfs.push(row.tfs[i] as number);
+          });
+        }
+        assert.deepEqual(proposal.postings, postings, `round ${round}: the proposed memories' postings of the query terms`);
+      }
+      assert.equal(copy.size(), held.size);
+      for (const row of rows) assert.equal(copy.pkOf(row.id), row.pk);
+    }
+  });
 });
+

@@ -67,39 +67,90 @@ export interface Proposals {
 }
 
 
-/** What is held of a memory: the row without its key and vector (the codes hold it), and its slot in the postings. */
-type Held = Omit<CopyRow, 'pk' | 'vector'> & { slot: number };
-
-/**
- * A term's postings: (slot, generation written in, term frequency) triples in one array (an entry is stale once
- * its slot's generation moved on), `dead` of them stale. One array a term, created at its exact size: most terms
- * of a namespace occur once (ticket numbers, names), and three arrays grown by push took about 550 bytes each.
- */
-interface Postings {
-  /** The term, one string shared by every memory holding it. */
-  term: string;
-  entries: number[];
-  dead: number;
-}
-
-/** Numbers per entry of Postings.entries. */
+/** Numbers per posting: slot, generation written in, term frequency. */
 const ENTRY = 3;
 
+/** Flag bits of a slot. */
+const CURRENT = 1;
+
+type Grown = Int32Array | Uint32Array | Uint16Array | Uint8Array | Float64Array;
+
+/** `a`, or a copy twice as long (or `need` long) when it is shorter than `need`. */
+function atLeast<T extends Grown>(a: T, need: number): T {
+  if (a.length >= need) return a;
+  const out = new (a.constructor as new (n: number) => T)(Math.max(need, a.length * 2, 64));
+  out.set(a);
+  return out;
+}
+
+/** Strings numbered in the order first met, each kept once (kinds, tag lists). */
+class Interned<T> {
+  private readonly ids = new Map<string, number>();
+  readonly values: T[] = [];
+
+  idOf(key: string, value: T): number {
+    let id = this.ids.get(key);
+    if (id === undefined) {
+      id = this.values.length;
+      this.ids.set(key, id);
+      this.values.push(value);
+    }
+    return id;
+  }
+}
+
+/**
+ * Storage. Held in typed arrays, not objects, so a copy of a million memories stays near a kilobyte each (the
+ * codes aside) and off the JavaScript heap: objects a memory and an array of postings a term took 2.6 KB of heap
+ * a memory at 100k (pg-scale's store), which bounded a copy to 400,000 memories.
+ * - A memory lives in a slot (reused after a removal, its generation then moved on): its key, generation,
+ *   document length, currency, kind and tag list (numbers into interned lists), expiry (a map, as few expire), and
+ *   its terms and frequencies as a range of one arena (compacted when half of it is stale).
+ * - A term has a number; its postings are (slot, generation, frequency) triples, an entry stale once its slot's
+ *   generation moved on, `dead` of them. Most terms of a namespace occur once (ticket numbers, names): such a
+ *   term's one triple is kept inline (`single`), and an array is made for it at its second posting.
+ */
 export class NamespaceCopy {
-  private readonly rows = new Map<number, Held>();
+  /** Slot of each memory held, by key. */
+  private readonly rows = new Map<number, number>();
   private readonly byId = new Map<string, number>();
-  private readonly postings = new Map<string, Postings>();
-  private slotPk: number[] = [];
-  private slotGen: number[] = [];
+  private slotIds: (string | undefined)[] = [];
+  private slotPk = new Float64Array(0);
+  private slotGen = new Uint32Array(0);
   /** Each slot's document length, read per posting when scoring. */
-  private slotLength = new Float64Array(1024);
+  private slotLength = new Float64Array(0);
+  private slotFlags = new Uint8Array(0);
+  private slotKind = new Uint16Array(0);
+  private slotTags = new Uint32Array(0);
+  private slotTermStart = new Uint32Array(0);
+  private slotTermCount = new Uint32Array(0);
+  private readonly expires = new Map<number, string>();
   private readonly freeSlots: number[] = [];
+  private slotsUsed = 0;
+  private readonly kinds = new Interned<string>();
+  private readonly tagLists = new Interned<string[]>();
+  /** Each slot's term numbers and frequencies, in the row's term order. */
+  private arenaTerms = new Int32Array(0);
+  private arenaTfs = new Int32Array(0);
+  private arenaUsed = 0;
+  private arenaStale = 0;
+  private readonly termIds = new Map<string, number>();
+  private termText: string[] = [];
+  private termLists: (Int32Array | undefined)[] = [];
+  /** Numbers of a term's entries in use (ENTRY a posting), and of them stale. */
+  private termLength = new Uint32Array(0);
+  private termDead = new Uint32Array(0);
+  /** The one posting of a term without a list. */
+  private termSingle = new Int32Array(0);
+  private readonly freeTerms: number[] = [];
+  private termsUsed = 0;
   private totalLength = 0;
   private scores = new Float64Array(0);
   readonly codes: QuantizedVectors;
 
   constructor(readonly dimensions: number) {
     this.codes = new QuantizedVectors(dimensions);
+    this.tagLists.idOf('[]', []);
   }
 
   /** Memories held (every one of the namespace, active or not: BM25's document count). */
@@ -115,36 +166,28 @@ export class NamespaceCopy {
   /** Adds a memory, or replaces what is held of it. */
   put(row: CopyRow): void {
     this.remove(row.pk);
-    const slot = this.freeSlots.pop() ?? this.slotPk.length;
-    if (slot === this.slotPk.length) {
-      this.slotPk.push(row.pk);
-      this.slotGen.push(0);
-    } else {
-      this.slotPk[slot] = row.pk;
-    }
-    if (slot >= this.slotLength.length) {
-      const grown = new Float64Array(this.slotLength.length * 2);
-      grown.set(this.slotLength);
-      this.slotLength = grown;
-    }
+    const slot = this.freeSlots.pop() ?? this.newSlot();
+    this.slotIds[slot] = row.id;
+    this.slotPk[slot] = row.pk;
     this.slotLength[slot] = row.docLength;
+    this.slotFlags[slot] = row.current ? CURRENT : 0;
+    this.slotKind[slot] = this.kinds.idOf(row.kind, row.kind);
+    this.slotTags[slot] = this.tagLists.idOf(JSON.stringify(row.tags), row.tags);
+    if (row.expiresAt !== null) this.expires.set(slot, row.expiresAt);
     const gen = this.slotGen[slot] as number;
-    const { pk: _pk, vector: _vector, ...kept } = row;
-    const held: Held = {
-      ...kept,
-      slot,
-      terms: row.terms.map((term, i) => {
-        const tf = row.tfs[i] as number;
-        const list = this.postings.get(term);
-        if (!list) {
-          this.postings.set(term, { term, entries: [slot, gen, tf], dead: 0 });
-          return term;
-        }
-        list.entries.push(slot, gen, tf);
-        return list.term;
-      }),
-    };
-    this.rows.set(row.pk, held);
+    const count = row.terms.length;
+    this.reserveArena(count);
+    this.slotTermStart[slot] = this.arenaUsed;
+    this.slotTermCount[slot] = count;
+    for (let i = 0; i < count; i++) {
+      const tf = row.tfs[i] as number;
+      const term = this.termOf(row.terms[i] as string);
+      this.addPosting(term, slot, gen, tf);
+      this.arenaTerms[this.arenaUsed] = term;
+      this.arenaTfs[this.arenaUsed] = tf;
+      this.arenaUsed++;
+    }
+    this.rows.set(row.pk, slot);
     this.byId.set(row.id, row.pk);
     this.totalLength += row.docLength;
     if (row.vector && row.vector.length === this.dimensions) this.codes.set(row.pk, row.vector);
@@ -152,46 +195,152 @@ export class NamespaceCopy {
 
   /** Drops a memory (gone from the namespace, or about to be replaced). */
   remove(pk: number): void {
-    const held = this.rows.get(pk);
-    if (!held) return;
+    const slot = this.rows.get(pk);
+    if (slot === undefined) return;
     this.rows.delete(pk);
-    if (this.byId.get(held.id) === pk) this.byId.delete(held.id);
-    this.totalLength -= held.docLength;
-    this.slotGen[held.slot] = (this.slotGen[held.slot] as number) + 1;
-    this.freeSlots.push(held.slot);
-    for (const term of held.terms) {
-      const list = this.postings.get(term);
-      if (!list) continue;
-      if (++list.dead * ENTRY === list.entries.length) this.postings.delete(term);
-      else if (list.dead * 2 * ENTRY > list.entries.length) this.compact(list);
+    const id = this.slotIds[slot] as string;
+    if (this.byId.get(id) === pk) this.byId.delete(id);
+    this.slotIds[slot] = undefined;
+    this.expires.delete(slot);
+    this.totalLength -= this.slotLength[slot] as number;
+    this.slotGen[slot] = (this.slotGen[slot] as number) + 1;
+    this.freeSlots.push(slot);
+    const start = this.slotTermStart[slot] as number;
+    const end = start + (this.slotTermCount[slot] as number);
+    for (let i = start; i < end; i++) {
+      const term = this.arenaTerms[i] as number;
+      const dead = (this.termDead[term] as number) + 1;
+      const length = this.termLength[term] as number;
+      this.termDead[term] = dead;
+      if (dead * ENTRY === length) this.dropTerm(term);
+      else if (dead * 2 * ENTRY > length) this.compact(term);
     }
+    this.arenaStale += end - start;
+    this.slotTermCount[slot] = 0;
     this.codes.remove(pk);
   }
 
-  private compact(list: Postings): void {
-    const e = list.entries;
-    let w = 0;
-    for (let r = 0; r < e.length; r += ENTRY) {
-      if (this.slotGen[e[r] as number] !== e[r + 1]) continue;
-      e[w] = e[r] as number;
-      e[w + 1] = e[r + 1] as number;
-      e[w + 2] = e[r + 2] as number;
-      w += ENTRY;
+  private newSlot(): number {
+    const slot = this.slotsUsed++;
+    const need = this.slotsUsed;
+    if (this.slotPk.length < need) {
+      this.slotPk = atLeast(this.slotPk, need);
+      this.slotGen = atLeast(this.slotGen, need);
+      this.slotLength = atLeast(this.slotLength, need);
+      this.slotFlags = atLeast(this.slotFlags, need);
+      this.slotKind = atLeast(this.slotKind, need);
+      this.slotTags = atLeast(this.slotTags, need);
+      this.slotTermStart = atLeast(this.slotTermStart, need);
+      this.slotTermCount = atLeast(this.slotTermCount, need);
     }
-    e.length = w;
-    list.dead = 0;
+    this.slotIds.push(undefined);
+    return slot;
   }
 
-  /** Live memories holding the term (term_stats' count for this namespace). */
-  private documentsWith(list: Postings): number {
-    return list.entries.length / ENTRY - list.dead;
+  /** Room for `count` more arena entries: the live ranges packed first when half the arena is stale. */
+  private reserveArena(count: number): void {
+    if (this.arenaUsed + count <= this.arenaTerms.length) return;
+    if (this.arenaStale * 2 > this.arenaUsed) {
+      const live = this.arenaUsed - this.arenaStale;
+      const terms = new Int32Array(Math.max(64, (live + count) * 2));
+      const tfs = new Int32Array(terms.length);
+      let w = 0;
+      for (const slot of this.rows.values()) {
+        const start = this.slotTermStart[slot] as number;
+        const n = this.slotTermCount[slot] as number;
+        terms.set(this.arenaTerms.subarray(start, start + n), w);
+        tfs.set(this.arenaTfs.subarray(start, start + n), w);
+        this.slotTermStart[slot] = w;
+        w += n;
+      }
+      this.arenaTerms = terms;
+      this.arenaTfs = tfs;
+      this.arenaUsed = w;
+      this.arenaStale = 0;
+      return;
+    }
+    this.arenaTerms = atLeast(this.arenaTerms, this.arenaUsed + count);
+    this.arenaTfs = atLeast(this.arenaTfs, this.arenaTerms.length);
+  }
+
+  /** The term's number, a new one when no memory held it. */
+  private termOf(text: string): number {
+    const known = this.termIds.get(text);
+    if (known !== undefined) return known;
+    const term = this.freeTerms.pop() ?? this.termsUsed++;
+    if (term >= this.termLength.length) {
+      this.termLength = atLeast(this.termLength, term + 1);
+      this.termDead = atLeast(this.termDead, term + 1);
+      this.termSingle = atLeast(this.termSingle, this.termLength.length * ENTRY);
+    }
+    this.termIds.set(text, term);
+    this.termText[term] = text;
+    this.termLength[term] = 0;
+    this.termDead[term] = 0;
+    return term;
+  }
+
+  private addPosting(term: number, slot: number, gen: number, tf: number): void {
+    const length = this.termLength[term] as number;
+    let list = this.termLists[term];
+    if (length === 0) {
+      this.termLists[term] = undefined;
+      this.termSingle.set([slot, gen, tf], term * ENTRY);
+      this.termLength[term] = ENTRY;
+      return;
+    }
+    if (!list) {
+      list = new Int32Array(4 * ENTRY);
+      list.set(this.termSingle.subarray(term * ENTRY, term * ENTRY + ENTRY));
+    } else if (list.length < length + ENTRY) {
+      list = atLeast(list, length + ENTRY);
+    }
+    list[length] = slot;
+    list[length + 1] = gen;
+    list[length + 2] = tf;
+    this.termLists[term] = list;
+    this.termLength[term] = length + ENTRY;
+  }
+
+  /** Forgets a term no memory holds any more (its number is reused). */
+  private dropTerm(term: number): void {
+    this.termIds.delete(this.termText[term] as string);
+    this.termText[term] = '';
+    this.termLists[term] = undefined;
+    this.termLength[term] = 0;
+    this.termDead[term] = 0;
+    this.freeTerms.push(term);
+  }
+
+  /** Keeps only a term's current postings, in their order. */
+  private compact(term: number): void {
+    const list = this.termLists[term];
+    if (!list) return;
+    const length = this.termLength[term] as number;
+    let w = 0;
+    for (let r = 0; r < length; r += ENTRY) {
+      if (this.slotGen[list[r] as number] !== list[r + 1]) continue;
+      list[w] = list[r] as number;
+      list[w + 1] = list[r + 1] as number;
+      list[w + 2] = list[r + 2] as number;
+      w += ENTRY;
+    }
+    this.termLength[term] = w;
+    this.termDead[term] = 0;
   }
 
   /** Whether the statement's filter (postgres-search.ts `filterSql` and the namespace) would keep the memory. */
-  private passes(held: Held, filter: CandidateFilter): boolean {
-    if (!filter.includeInactive && (!held.current || (held.expiresAt !== null && !(held.expiresAt > filter.now)))) return false;
-    if (filter.kinds && filter.kinds.length > 0 && !(filter.kinds as string[]).includes(held.kind)) return false;
-    if (filter.tags && filter.tags.length > 0 && !held.tags.some((t) => (filter.tags as string[]).includes(t))) return false;
+  private passes(slot: number, filter: CandidateFilter): boolean {
+    if (!filter.includeInactive) {
+      if (((this.slotFlags[slot] as number) & CURRENT) === 0) return false;
+      const expiresAt = this.expires.get(slot);
+      if (expiresAt !== undefined && !(expiresAt > filter.now)) return false;
+    }
+    if (filter.kinds && filter.kinds.length > 0 && !(filter.kinds as string[]).includes(this.kinds.values[this.slotKind[slot] as number] as string)) return false;
+    if (filter.tags && filter.tags.length > 0) {
+      const tags = this.tagLists.values[this.slotTags[slot] as number] as string[];
+      if (!tags.some((t) => (filter.tags as string[]).includes(t))) return false;
+    }
     return true;
   }
 
@@ -207,8 +356,8 @@ export class NamespaceCopy {
       // The first `count` nearest may come scanned already (by the scan worker, from a copy of these codes).
       const nearest = fetch === count && scanned ? scanned : this.codes.nearest(usearch, query, Math.min(fetch, total));
       const passing = nearest.filter((pk) => {
-        const held = this.rows.get(pk);
-        return held !== undefined && this.passes(held, filter);
+        const slot = this.rows.get(pk);
+        return slot !== undefined && this.passes(slot, filter);
       });
       proposal = { pks: passing.slice(0, count), need: Math.min(k, passing.length) };
       if (passing.length >= count) break;
@@ -226,18 +375,22 @@ export class NamespaceCopy {
     const n = this.rows.size;
     if (n === 0 || terms.length === 0) return { pks: [], need: 0, postings: { pks: [], terms: [], tfs: [] } };
     const avgdl = this.totalLength / n;
-    if (this.scores.length < this.slotPk.length) this.scores = new Float64Array(Math.max(this.slotPk.length, this.scores.length * 2, 1024));
+    if (this.scores.length < this.slotsUsed) this.scores = new Float64Array(Math.max(this.slotsUsed, this.scores.length * 2, 1024));
     const scores = this.scores;
     const lengths = this.slotLength;
+    const gens = this.slotGen;
     const touched: number[] = [];
-    for (const term of new Set(terms)) {
-      const list = this.postings.get(term);
-      if (!list) continue;
-      const idf = fts5Idf(n, this.documentsWith(list));
-      const e = list.entries;
-      for (let i = 0; i < e.length; i += ENTRY) {
+    for (const text of new Set(terms)) {
+      const term = this.termIds.get(text);
+      if (term === undefined) continue;
+      const length = this.termLength[term] as number;
+      const idf = fts5Idf(n, length / ENTRY - (this.termDead[term] as number));
+      const list = this.termLists[term];
+      const e = list ?? this.termSingle;
+      const from = list ? 0 : term * ENTRY;
+      for (let i = from; i < from + length; i += ENTRY) {
         const slot = e[i] as number;
-        if (this.slotGen[slot] !== e[i + 1]) continue;
+        if (gens[slot] !== e[i + 1]) continue;
         const tf = e[i + 2] as number;
         if (scores[slot] === 0) touched.push(slot);
         scores[slot] = (scores[slot] as number) + (idf * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * (lengths[slot] as number)) / avgdl));
@@ -250,19 +403,22 @@ export class NamespaceCopy {
       scores[slot] = 0;
       const pk = this.slotPk[slot] as number;
       if (!best.admits(score, pk)) continue;
-      if (this.passes(this.rows.get(pk) as Held, filter)) best.add(score, pk);
+      if (this.passes(slot, filter)) best.add(score, pk);
     }
     const pks = best.sorted();
     const wanted = new Set(terms);
     const postings: ProposedPostings = { pks: [], terms: [], tfs: [] };
     for (const pk of pks) {
-      const held = this.rows.get(pk) as Held;
-      held.terms.forEach((term, i) => {
-        if (!wanted.has(term)) return;
+      const slot = this.rows.get(pk) as number;
+      const start = this.slotTermStart[slot] as number;
+      const end = start + (this.slotTermCount[slot] as number);
+      for (let i = start; i < end; i++) {
+        const term = this.termText[this.arenaTerms[i] as number] as string;
+        if (!wanted.has(term)) continue;
         postings.pks.push(pk);
         postings.terms.push(term);
-        postings.tfs.push(held.tfs[i] as number);
-      });
+        postings.tfs.push(this.arenaTfs[i] as number);
+      }
     }
     // Fewer than `count` kept: they are every passing match.
     return { pks, need: Math.min(k, pks.length), postings };
