@@ -59,11 +59,11 @@ const CATCH_UP_LIMIT = 50_000;
 /** Memories read per statement of a load. */
 const LOAD_PAGE = 5_000;
 /**
- * A namespace holding more memories than this gets no copy (its searches run in full): loading a copy of 100k
- * memories and running the first search grew this process's heap by 356 MiB (pg-scale --copies, after
- * collection), at most 3.7 KB a memory, so this bounds one copy near 1.4 GB.
+ * A namespace holding more memories than this gets no copy (its searches run in full). A copy takes about 1.9 KB a
+ * memory (heap and array buffers after collection, pg-scale's store of 100k: postgres-recall-copy.ts) and the scan
+ * worker holds its codes again (512 bytes a memory at 512 dimensions), so this bounds one copy near 3.6 GB.
  */
-export const MAX_COPY_MEMORIES = 400_000;
+export const MAX_COPY_MEMORIES = 1_500_000;
 /**
  * A namespace with at least this many vectors is scanned in the scan worker, as the embedded store's long-lived
  * processes do (its default, `vectorIndex.scanWorkerMinVectors`); a smaller one on this thread.

@@ -285,7 +285,10 @@ export class NamespaceCopy {
     let list = this.termLists[term];
     if (length === 0) {
       this.termLists[term] = undefined;
-      this.termSingle.set([slot, gen, tf], term * ENTRY);
+      const at = term * ENTRY;
+      this.termSingle[at] = slot;
+      this.termSingle[at + 1] = gen;
+      this.termSingle[at + 2] = tf;
       this.termLength[term] = ENTRY;
       return;
     }
