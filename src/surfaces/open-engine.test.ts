@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { PoolEmbedder } from '../adapters/embed-pool/pool-embedder.js';
 import { isCairnError } from '../interfaces/errors.js';
 import type { SqliteStore } from '../adapters/sqlite/sqlite-store.js';
-import { buildEmbedder, openEngine, resolveConfig } from './open-engine.js';
+import { buildEmbedder, openEngine, resolveConfig, resolvePostgres } from './open-engine.js';
 
 describe('composition root: where the local model runs', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cairn-open-engine-'));
@@ -77,6 +77,22 @@ describe('composition root: neighbour graphs, the vector scan worker and kept po
       assert.ok(((await postings(true))?.scored ?? 0) > 0, 'the search was scored from kept lists');
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('composition root: PostgreSQL settings', () => {
+  const url = 'postgres://cairn@db.example:5432/team';
+  it('CAIRN_PG_COPY_MAX_MEMORIES bounds the search copies over the config file (0 = none); anything but a whole number up to 100,000,000 is refused', () => {
+    assert.equal(resolvePostgres(url, {}, undefined).copyMaxMemories, undefined, 'unset: the store default');
+    assert.equal(resolvePostgres(url, {}, { copyMaxMemories: 250_000 }).copyMaxMemories, 250_000);
+    assert.equal(resolvePostgres(url, { CAIRN_PG_COPY_MAX_MEMORIES: '0' }, { copyMaxMemories: 250_000 }).copyMaxMemories, 0);
+    for (const bad of ['-1', 'many', '1.5', '100000001']) {
+      assert.throws(
+        () => resolvePostgres(url, { CAIRN_PG_COPY_MAX_MEMORIES: bad }, undefined),
+        (err: unknown) => isCairnError(err) && err.code === 'INVALID_INPUT' && /CAIRN_PG_COPY_MAX_MEMORIES/u.test(err.message),
+        bad,
+      );
     }
   });
 });

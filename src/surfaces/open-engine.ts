@@ -86,6 +86,7 @@ const ConfigFileSchema = z
         poolSize: z.number().int().min(1).max(1000),
         statementTimeoutMs: z.number().int().min(0).max(3_600_000),
         createExtension: z.boolean(),
+        copyMaxMemories: z.number().int().min(0).max(100_000_000),
       })
       .partial()
       .strict()
@@ -230,7 +231,8 @@ function envWhole(env: NodeJS.ProcessEnv, name: string, min: number, max: number
 /**
  * The PostgreSQL store's settings: the URL (host, database, user, password, `sslmode`, `sslrootcert`), then
  * CAIRN_PG_POOL (connections per process, default 10), CAIRN_PG_STATEMENT_TIMEOUT_MS (default 30000, 0 =
- * none) and CAIRN_PG_CREATE_EXTENSION (on/off, default on) over the config file's `postgres` section.
+ * none), CAIRN_PG_CREATE_EXTENSION (on/off, default on) and CAIRN_PG_COPY_MAX_MEMORIES (the largest namespace a
+ * long-lived process keeps a search copy of, 0 = none) over the config file's `postgres` section.
  */
 export function resolvePostgres(url: string, env: NodeJS.ProcessEnv, file: CairnConfigFile['postgres']): PostgresStoreConfig {
   const { rootCertPath, ...parsed } = parsePostgresUrl(url);
@@ -248,6 +250,7 @@ export function resolvePostgres(url: string, env: NodeJS.ProcessEnv, file: Cairn
     poolSize: envWhole(env, 'CAIRN_PG_POOL', 1, 1000) ?? file?.poolSize,
     statementTimeoutMs: envWhole(env, 'CAIRN_PG_STATEMENT_TIMEOUT_MS', 0, 3_600_000) ?? file?.statementTimeoutMs,
     createExtension: envBoolean(env, 'CAIRN_PG_CREATE_EXTENSION') ?? file?.createExtension,
+    copyMaxMemories: envWhole(env, 'CAIRN_PG_COPY_MAX_MEMORIES', 0, 100_000_000) ?? file?.copyMaxMemories,
   };
 }
 

@@ -248,6 +248,23 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     await small.close();
   });
 
+  it('the store\'s copyMaxMemories bounds its copies, and 0 keeps none', async () => {
+    const req = await request('webhook retries');
+    const bounded = createPostgresStore(testStoreConfig(db.url, { recallCopies: true, copyMaxMemories: 59 }));
+    const none = createPostgresStore(testStoreConfig(db.url, { recallCopies: true, copyMaxMemories: 0 }));
+    try {
+      for (const store of [bounded, none]) {
+        sameResults(await store.fusedRecall(req), await plain.fusedRecall(req), 'searched in full');
+        await store.recallCopiesSettled();
+      }
+      assert.deepEqual(bounded.recallCopiesStatus()?.tooLarge, [NS], '60 memories, bound 59: no copy');
+      assert.equal(none.recallCopiesStatus(), null, 'no copies kept at all');
+    } finally {
+      await bounded.close();
+      await none.close();
+    }
+  });
+
   it('a namespace scanned in the worker thread gets the proposals of a scan on this thread, also after changes', async () => {
     const pool = await plain.open();
     // Every namespace in the worker (from one vector), against none.

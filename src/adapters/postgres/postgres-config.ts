@@ -38,6 +38,11 @@ export interface PostgresStoreConfig {
    */
   recallCopies?: boolean | undefined;
   /**
+   * The most memories a namespace may hold for this process to keep a copy of it (default MAX_COPY_MEMORIES of
+   * postgres-recall-copies.ts, 1,500,000: about 2.4 KB a memory with the scan worker's codes); 0 = no copies.
+   */
+  copyMaxMemories?: number | undefined;
+  /**
    * A schema of its own on the same database (the scratch store `cairn verify` replays into): its tables live
    * there, first on `searchPath`, and its advisory locks are its own, so it never waits on the live store's
    * writers nor makes them wait. Absent: the role's default schema.

@@ -433,13 +433,13 @@ export class PostgresStore implements Store {
    * the statement then searches in full.
    */
   private async proposals(space: VectorSpace | null, request: Parameters<RecallCopies['propose']>[0]): Promise<Proposals | undefined> {
-    if (!this.config.recallCopies || !this.pool || this.closed || !space || space.storage !== 'pgvector') return undefined;
+    if (!this.config.recallCopies || this.config.copyMaxMemories === 0 || !this.pool || this.closed || !space || space.storage !== 'pgvector') return undefined;
     if (this.copies && this.copies.dimensions !== space.dimensions) {
       const old = this.copies;
       this.copies = null;
       await old.close();
     }
-    this.copies ??= new RecallCopies(this.pool, space.dimensions, this.logger);
+    this.copies ??= new RecallCopies(this.pool, space.dimensions, this.logger, this.config.copyMaxMemories);
     try {
       return (await this.copies.propose(request)) ?? undefined;
     } catch (err) {
