@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createSqliteStore, type SqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
-import { CoarseLists } from '../src/adapters/sqlite/sqlite-coarse-lists.js';
+import { CoarseLists } from '../src/adapters/vector-codes/coarse-lists.js';
 import { QuantizedVectors, quantize } from '../src/adapters/vector-codes/quantized-vectors.js';
 import { loadUsearch, type Usearch } from '../src/adapters/vector-codes/usearch.js';
 import type { VectorHit } from '../src/interfaces/store.js';

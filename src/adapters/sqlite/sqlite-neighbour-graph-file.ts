@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fsyncPath, namesStartingWith, olderThanGrace, writeFileAtomically } from './sqlite-saved-files.js';
-import type { FileDigest } from './sqlite-background-build.js';
+import type { FileDigest } from '../vector-codes/background-build.js';
 import type { Usearch } from '../vector-codes/usearch.js';
 import { vectorTableName } from './sqlite-vector-table.js';
 

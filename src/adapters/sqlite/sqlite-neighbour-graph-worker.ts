@@ -5,7 +5,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { createRequire } from 'node:module';
-import { replyToStore, type BuildReply } from './sqlite-background-build.js';
+import { replyToStore, type BuildReply } from '../vector-codes/background-build.js';
 import type { Usearch } from '../vector-codes/usearch.js';
 import { addCodes, fileDigest, newGraph } from './sqlite-neighbour-graph-file.js';
 import { readNamespaceCodes } from './sqlite-namespace-snapshot.js';

@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { BackgroundBuilder, type BuildReply } from './sqlite-background-build.js';
+import { BackgroundBuilder, type BuildReply } from '../vector-codes/background-build.js';
 import {
   addCodes,
   GRAPH_PARAMS,

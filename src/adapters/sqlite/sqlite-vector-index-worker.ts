@@ -5,7 +5,7 @@
  */
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
-import { replyToStore, type BuildReply } from './sqlite-background-build.js';
+import { replyToStore, type BuildReply } from '../vector-codes/background-build.js';
 import { rmSync } from 'node:fs';
 import { buildFromDatabase, databaseIdentity, erasureCount, writeIndexFile, type IndexParams } from './sqlite-vector-index-file.js';
 

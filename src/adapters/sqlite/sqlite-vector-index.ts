@@ -19,7 +19,7 @@ import { loadUsearch, type Usearch } from '../vector-codes/usearch.js';
 import type { BuildRequest } from './sqlite-vector-index-worker.js';
 import { QuantizedVectors } from '../vector-codes/quantized-vectors.js';
 import { indexedVectorsSql, vectorTableName } from './sqlite-vector-table.js';
-import { BackgroundBuilder, type BuildReply } from './sqlite-background-build.js';
+import { BackgroundBuilder, type BuildReply } from '../vector-codes/background-build.js';
 import { scanFetch, widening } from '../vector-codes/scan-fetch.js';
 import { NeighbourGraphs, type GraphContext, type NeighbourGraphStatus } from './sqlite-neighbour-graph.js';
 import { removeStaleTemporaries, savedFileProblem } from './sqlite-saved-files.js';

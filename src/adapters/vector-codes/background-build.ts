@@ -57,12 +57,12 @@ export class BackgroundBuilder {
    * Starts a build. `accept` takes a successful reply (what it throws counts as the build's failure); `after`
    * runs once the build is over, whatever happened. The reply is handled once: a worker's exit comes after it.
    */
-  start<R extends { ok: true; ms: number }>(request: object, accept: (reply: R) => void, after: () => void = () => {}): void {
+  start<R extends { ok: true; ms: number }>(request: object, accept: (reply: R) => void, after: () => void = () => {}, transfer: ArrayBuffer[] = []): void {
     // The reply comes on a port of its own, so `poll` can take it synchronously: a caller that writes in a loop
     // of awaits on synchronous SQLite never lets the event loop deliver a worker's message.
     this.cancelled = false;
     const { port1, port2 } = new MessageChannel();
-    const worker = new Worker(this.script, { workerData: { ...request, replyPort: port2 }, transferList: [port2] });
+    const worker = new Worker(this.script, { workerData: { ...request, replyPort: port2 }, transferList: [port2, ...transfer] });
     this.worker = worker;
     this.replies = port1;
     this.running = new Promise<void>((resolve) => {
