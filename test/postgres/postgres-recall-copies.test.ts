@@ -112,6 +112,24 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     return { vector: vector as Float32Array, terms: queryTerms(query), k: 30, filter: { namespace: NS, now: now(), ...filter }, weights: DEFAULT_WEIGHTS, calibration: DEFAULT_CALIBRATION, ...over };
   };
 
+  /** Each set of copies loads the copy of `req`'s namespace (its first proposal starts the load). */
+  const loadCopies = async (req: FusedRecallRequest, ...all: RecallCopies[]): Promise<void> => {
+    for (const copies of all) {
+      await copies.propose(req);
+      await copies.settled();
+    }
+  };
+  const PROPOSAL_FILTERS: Partial<FusedRecallRequest['filter']>[] = [{}, { kinds: ['decision'] }, { tags: ['billing'] }];
+  /** Two sets of copies propose the same for every query under each of PROPOSAL_FILTERS. */
+  const sameProposals = async (a: RecallCopies, b: RecallCopies, label: string): Promise<void> => {
+    for (const query of QUERIES) {
+      for (const filter of PROPOSAL_FILTERS) {
+        const req = await request(query, filter);
+        assert.deepEqual(await a.propose(req), await b.propose(req), `${label}: ${query} ${JSON.stringify(filter)}`);
+      }
+    }
+  };
+
   /** Every query, with several filters and with and without related terms and a vector, on both stores. */
   const compareAll = async (label: string): Promise<void> => {
     const filters: Partial<FusedRecallRequest['filter']>[] = [{}, { kinds: ['decision'] }, { tags: ['billing'] }, { includeInactive: true }, { namespace: OTHER_NS }];
@@ -270,27 +288,16 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     // Every namespace in the worker (from one vector), against none.
     const inWorker = new RecallCopies(pool, 512, undefined, undefined, 1);
     const here = new RecallCopies(pool, 512, undefined, undefined, Number.POSITIVE_INFINITY);
-    const filters: Partial<FusedRecallRequest['filter']>[] = [{}, { kinds: ['decision'] }, { tags: ['billing'] }];
-    const compare = async (label: string) => {
-      for (const query of QUERIES) {
-        for (const filter of filters) {
-          const req = await request(query, filter);
-          assert.deepEqual(await inWorker.propose(req), await here.propose(req), `${label}: ${query} ${JSON.stringify(filter)}`);
-        }
-      }
-    };
+    const compare = (label: string) => sameProposals(inWorker, here, label);
     const req = await request('webhook retries');
-    for (const copies of [inWorker, here]) {
-      await copies.propose(req);
-      await copies.settled();
-    }
+    await loadCopies(req, inWorker, here);
     // The first scan sends the worker its copy of the codes (and scans here); later ones wait for it to hold it.
     await inWorker.propose(req);
     for (let i = 0; i < 200 && inWorker.status().scanWorker.namespaces.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     assert.deepEqual(inWorker.status().scanWorker.namespaces, [NS], 'the worker holds the namespace');
     const scansBefore = inWorker.status().scanWorker.scans;
     await compare('worker copy');
-    assert.ok(inWorker.status().scanWorker.scans >= scansBefore + QUERIES.length * 3, 'the vector proposals were scanned in the worker');
+    assert.ok(inWorker.status().scanWorker.scans >= scansBefore + QUERIES.length * PROPOSAL_FILTERS.length, 'the vector proposals were scanned in the worker');
     // Changes follow the copy into the worker: new, replaced and forgotten vectors.
     await writer.save({ text: 'Webhook deliveries are signed with WEBHOOK_SIGNING_KEY_V4 since the audit', namespace: NS, kind: 'decision', tags: ['billing'] });
     const victim = (await writer.list({ namespace: NS, limit: 200 })).find((m) => m.text.startsWith('VAT on the invoice export')) as { id: string };
@@ -303,6 +310,37 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     await inWorker.close();
     await here.close();
     assert.equal(inWorker.status().scanWorker.state, 'off');
+  });
+
+  it('a namespace with coarse lists (built in a worker from a snapshot of its codes) proposes what a full scan proposes, also after changes', async () => {
+    const pool = await plain.open();
+    // Lists from 20 vectors; the lists' probe (at least 40,000 rows) then holds the whole namespace, so their
+    // proposals must be the full scan's exactly.
+    const listed = new RecallCopies(pool, 512, undefined, undefined, Number.POSITIVE_INFINITY, 20);
+    const full = new RecallCopies(pool, 512, undefined, undefined, Number.POSITIVE_INFINITY);
+    const compare = (label: string) => sameProposals(listed, full, label);
+    const req = await request('webhook retries');
+    await loadCopies(req, listed, full);
+    assert.deepEqual(listed.status().coarseLists, [], 'no lists before the copy searched');
+    // This proposal starts the build (answered by the full scan); settled() waits for it and its install.
+    await listed.propose(req);
+    await listed.settled();
+    assert.equal(listed.status().coarseBuild, 'idle');
+    const [lists] = listed.status().coarseLists;
+    assert.equal(lists?.namespace, NS);
+    const vectors = listed.status().namespaces.find((n) => n.namespace === NS)?.vectors;
+    assert.equal(lists?.vectors, vectors, 'every vector of the namespace is in a list');
+    await compare('lists');
+    assert.ok((listed.status().coarseLists[0]?.searches ?? 0) >= QUERIES.length * PROPOSAL_FILTERS.length, 'the vector proposals came from the lists');
+    assert.deepEqual(full.status().coarseLists, [], 'below the bound: no lists');
+    // Changes follow the copy into its lists: new, replaced and forgotten vectors.
+    await writer.save({ text: 'Webhook deliveries carry WEBHOOK_SIGNING_KEY_V5 signatures since the second audit', namespace: NS, kind: 'decision', tags: ['billing'] });
+    const victim = (await writer.list({ namespace: NS, limit: 200 })).find((m) => m.text.startsWith('Money is kept')) as { id: string };
+    await writer.forget(victim.id, { reason: 'test' });
+    await compare('after changes');
+    assert.equal(listed.status().coarseLists[0]?.vectors, listed.status().namespaces.find((n) => n.namespace === NS)?.vectors, 'the lists follow the codes');
+    await listed.close();
+    await full.close();
   });
 
   it('a store keeps no copies unless asked (what short commands open)', async () => {

@@ -1,4 +1,8 @@
+import { availableParallelism } from 'node:os';
 import type { Logger } from '../../interfaces/embedder.js';
+import { BackgroundBuilder } from '../vector-codes/background-build.js';
+import type { HandedCoarseBuildRequest } from '../vector-codes/coarse-build-worker.js';
+import { listCount, type CoarseBuildReply } from '../vector-codes/coarse-lists.js';
 import { scanFetch } from '../vector-codes/scan-fetch.js';
 import { ScanWorker, type ScanWorkerStatus } from '../vector-codes/scan-worker.js';
 import { loadUsearch, type Usearch } from '../vector-codes/usearch.js';
@@ -8,6 +12,7 @@ import { Params, vectorFromSend } from './postgres-rows.js';
 import { PROPOSALS_STOOD } from './postgres-search.js';
 import type { Row } from '../sql/sql-rows.js';
 import { NamespaceCopy, type CopyRow, type Proposals } from './postgres-recall-copy.js';
+import type { CoarseLists } from '../vector-codes/coarse-lists.js';
 import type { CandidateFilter } from '../../interfaces/store.js';
 
 /**
@@ -70,6 +75,12 @@ export const MAX_COPY_MEMORIES = 1_500_000;
  */
 const SCAN_WORKER_MIN_VECTORS = 50_000;
 /**
+ * A namespace with at least this many vectors gets coarse lists (vector-codes/coarse-lists.ts), as the embedded
+ * store's long-lived processes do (its default, `vectorIndex.coarseMinVectors`): its vector proposal scans the few
+ * percent of its codes nearest the query instead of all of them (at 1M, 40 ms of the scan worker a search).
+ */
+const COARSE_MIN_VECTORS = 200_000;
+/**
  * BM25 proposals beyond the k asked for: the copy adds a memory's weights in another order than the statement, so
  * scores that tie there may differ here in the last bits. (The vector proposal's margin is the int8 scan's own,
  * `scanFetch`.)
@@ -120,6 +131,9 @@ export interface RecallCopiesStatus {
   fellBack: number;
   /** The worker scanning large namespaces' codes. */
   scanWorker: ScanWorkerStatus;
+  /** Namespaces whose vector proposals come from coarse lists (rows, of which in the far list; searches), and their builds. */
+  coarseLists: { namespace: string; vectors: number; far: number; searches: number }[];
+  coarseBuild: 'idle' | 'building' | 'failed';
   failed?: string;
 }
 
@@ -145,6 +159,8 @@ export class RecallCopies {
   private readonly inFlight = new Set<Promise<void>>();
   /** Scans a large namespace's codes in a worker thread (from a copy of them it keeps in step). */
   private readonly scanner: ScanWorker;
+  /** Builds coarse lists of large namespaces in a worker thread, one at a time. */
+  private readonly coarseBuilder = new BackgroundBuilder(new URL('../vector-codes/coarse-build-worker.js', import.meta.url), 'coarse list builder');
 
   constructor(
     private readonly pool: Pool,
@@ -152,6 +168,7 @@ export class RecallCopies {
     private readonly logger?: Logger,
     private readonly maxMemories = MAX_COPY_MEMORIES,
     scanWorkerMinVectors = SCAN_WORKER_MIN_VECTORS,
+    private readonly coarseMinVectors = COARSE_MIN_VECTORS,
   ) {
     this.scanner = new ScanWorker(scanWorkerMinVectors);
   }
@@ -187,18 +204,47 @@ export class RecallCopies {
     const out: Proposals = { position: this.position, schema: this.schema ?? 0 };
     const vector = request.vector && request.vector.length === this.dimensions ? request.vector : null;
     const nearest = scanFetch(request.k);
-    // A large namespace's vectors are scanned by the worker while this thread sums the lexical proposals.
-    const scan = vector ? this.scanner.nearest(namespace, copy.codes, vector, Math.min(nearest, copy.codes.size())) : null;
+    const lists = vector ? this.listsOf(namespace, copy, usearch) : null;
+    // A large namespace's vectors are scanned by the worker while this thread sums the lexical proposals; one with
+    // coarse lists scans the lists nearest the query here.
+    const scan = vector && !lists ? this.scanner.nearest(namespace, copy.codes, vector, Math.min(nearest, copy.codes.size())) : null;
     if (request.terms.length > 0) out.lexical = copy.proposeLexical(request.terms, request.k, request.k + PROPOSAL_MARGIN, request.filter);
     if (request.related && request.related.terms.length > 0) out.related = copy.proposeLexical(request.related.terms, request.related.k, request.related.k + PROPOSAL_MARGIN, request.filter);
     if (vector) {
-      const scanned = (await scan) ?? undefined;
+      const scanned = (lists ? lists.nearest(vector, Math.min(nearest, copy.codes.size())) : await scan) ?? undefined;
       // Another search's catch-up may have moved the copy on meanwhile: the proposal then reads a newer state than
       // `out.position`, and the statement, finding the log past that position, searches in full.
       out.vector = copy.proposeVector(usearch, vector, request.k, nearest, request.filter, scanned);
     }
     this.proposed++;
     return out;
+  }
+
+  /**
+   * The namespace's coarse lists, or null while it has none. A build starts when the namespace has
+   * `coarseMinVectors` vectors and no lists, or when its lists have drifted (coarse-lists.ts FAR_REBUILD_SHARE; they
+   * answer until the new ones are installed); the worker is handed a snapshot of the codes, and the copy places
+   * again every row changed since. Once a namespace's lists answer, the scan worker's copy of its codes goes.
+   */
+  private listsOf(namespace: string, copy: NamespaceCopy, usearch: Usearch): CoarseLists | null {
+    this.coarseBuilder.poll();
+    const lists = copy.coarseLists();
+    if (lists && !lists.drifted()) return lists;
+    if (this.closed || copy.codes.size() < this.coarseMinVectors || !this.coarseBuilder.canStart()) return lists;
+    const snapshot = copy.snapshotForLists();
+    const epoch = this.epoch;
+    const request: HandedCoarseBuildRequest = { ...snapshot, dimensions: this.dimensions, lists: listCount(snapshot.keys.length), threads: Math.max(1, availableParallelism() - 1) };
+    this.coarseBuilder.start<CoarseBuildReply>(
+      request,
+      (reply) => {
+        if (this.closed || epoch !== this.epoch || this.copies.get(namespace) !== copy) return;
+        copy.installLists(usearch, reply.coarse);
+        this.scanner.release(namespace, copy.codes);
+      },
+      () => {},
+      [snapshot.keys.buffer as ArrayBuffer, snapshot.data.buffer as ArrayBuffer],
+    );
+    return lists;
   }
 
   /** Counts one fused search's proposals as having stood, or not (the statement searched in full). */
@@ -218,6 +264,11 @@ export class RecallCopies {
       stood: this.stood,
       fellBack: this.fellBack,
       scanWorker: this.scanner.status(),
+      coarseLists: [...this.copies].flatMap(([namespace, c]) => {
+        const lists = c.coarseLists();
+        return lists ? [{ namespace, vectors: lists.size(), far: lists.farRows(), searches: lists.searches }] : [];
+      }),
+      coarseBuild: this.coarseBuilder.busy ? 'building' : this.coarseBuilder.failed ? 'failed' : 'idle',
       ...(this.failure ? { failed: this.failure } : {}),
     };
   }
@@ -226,12 +277,14 @@ export class RecallCopies {
   async settled(): Promise<boolean> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
     await this.serial;
+    await this.coarseBuilder.whenIdle();
     return this.loading.size === 0;
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.scanner.close();
+    this.coarseBuilder.terminate();
     await Promise.allSettled([...this.inFlight]);
     this.copies.clear();
   }

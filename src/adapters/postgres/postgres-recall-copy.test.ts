@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CandidateFilter } from '../../interfaces/store.js';
+import { buildCoarse } from '../vector-codes/coarse-build.js';
 import { loadUsearch } from '../vector-codes/usearch.js';
 import { NamespaceCopy, type CopyRow } from './postgres-recall-copy.js';
 
@@ -170,6 +171,25 @@ describe('PostgreSQL namespace copy (proposals)', () => {
       assert.equal(copy.size(), held.size);
       for (const row of rows) assert.equal(copy.pkOf(row.id), row.pk);
     }
+  });
+
+  it('coarse lists built from an older snapshot hold exactly the vectors held at their install, and follow later changes', { skip: 'error' in loaded ? loaded.error : false }, () => {
+    const usearch = 'usearch' in loaded ? loaded.usearch : (undefined as never);
+    const r = seeded(5);
+    const copy = new NamespaceCopy(DIMS);
+    for (let pk = 1; pk <= 400; pk++) copy.put(makeRow(r, pk));
+    const snapshot = copy.snapshotForLists();
+    // While the build runs: rows replaced, removed and added.
+    for (let pk = 1; pk <= 60; pk++) copy.put(makeRow(r, pk));
+    for (let pk = 61; pk <= 90; pk++) copy.remove(pk);
+    for (let pk = 401; pk <= 450; pk++) copy.put(makeRow(r, pk));
+    assert.equal(copy.coarseLists(), null);
+    copy.installLists(usearch, buildCoarse(usearch, snapshot.keys, snapshot.data, DIMS, 8, 1));
+    assert.equal(copy.coarseLists()?.size(), 420, 'the 400 of the snapshot, less 30 removed, and 50 added since');
+    for (let pk = 91; pk <= 140; pk++) copy.remove(pk);
+    for (let pk = 451; pk <= 470; pk++) copy.put(makeRow(r, pk));
+    assert.equal(copy.coarseLists()?.size(), 390);
+    assert.equal(copy.codes.size(), 390);
   });
 });
 

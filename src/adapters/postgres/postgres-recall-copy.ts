@@ -1,5 +1,6 @@
 import { BM25_B as B, BM25_K1 as K1, fts5Idf } from '../../core/fusion.js';
 import type { CandidateFilter } from '../../interfaces/store.js';
+import { CoarseLists, type CoarseBuild } from '../vector-codes/coarse-lists.js';
 import { QuantizedVectors } from '../vector-codes/quantized-vectors.js';
 import { widening } from '../vector-codes/scan-fetch.js';
 import type { Usearch } from '../vector-codes/usearch.js';
@@ -147,6 +148,10 @@ export class NamespaceCopy {
   private totalLength = 0;
   private scores = new Float64Array(0);
   readonly codes: QuantizedVectors;
+  /** The codes split into coarse lists (a large namespace's, once built: postgres-recall-copies.ts), kept in step. */
+  private lists: CoarseLists | null = null;
+  /** Keys whose codes changed since the snapshot a running build of lists was given: placed again at its install. */
+  private changedSinceSnapshot: Set<number> | null = null;
 
   constructor(readonly dimensions: number) {
     this.codes = new QuantizedVectors(dimensions);
@@ -190,7 +195,12 @@ export class NamespaceCopy {
     this.rows.set(row.pk, slot);
     this.byId.set(row.id, row.pk);
     this.totalLength += row.docLength;
-    if (row.vector && row.vector.length === this.dimensions) this.codes.set(row.pk, row.vector);
+    if (row.vector && row.vector.length === this.dimensions) {
+      this.codes.set(row.pk, row.vector);
+      const codes = this.lists && this.codes.codes(row.pk);
+      if (codes) this.lists?.set(row.pk, codes);
+    }
+    this.changedSinceSnapshot?.add(row.pk);
   }
 
   /** Drops a memory (gone from the namespace, or about to be replaced). */
@@ -218,6 +228,40 @@ export class NamespaceCopy {
     this.arenaStale += end - start;
     this.slotTermCount[slot] = 0;
     this.codes.remove(pk);
+    this.lists?.remove(pk);
+    this.changedSinceSnapshot?.add(pk);
+  }
+
+  /** The coarse lists over the codes, when installed. */
+  coarseLists(): CoarseLists | null {
+    return this.lists;
+  }
+
+  /** A copy of the codes as they are now, for a build of coarse lists; from now on changes are noted for its install. */
+  snapshotForLists(): { keys: Float64Array; data: Int8Array } {
+    const { keys, data } = this.codes.rows();
+    this.changedSinceSnapshot = new Set();
+    return { keys: keys.slice(), data: data.slice() };
+  }
+
+  /**
+   * Installs lists built from the last snapshot: each snapshot row not changed since goes to the list it was
+   * assigned, each row changed since (and still held) to the list nearest its codes now.
+   */
+  installLists(usearch: Usearch, build: CoarseBuild): void {
+    const changed = this.changedSinceSnapshot ?? new Set<number>();
+    const lists = new CoarseLists(usearch, this.dimensions, build.centroids, build.farBelow);
+    for (let i = 0; i < build.keys.length; i++) {
+      const pk = build.keys[i] as number;
+      const codes = changed.has(pk) ? null : this.codes.codes(pk);
+      if (codes) lists.set(pk, codes, build.assignment[i] as number);
+    }
+    for (const pk of changed) {
+      const codes = this.codes.codes(pk);
+      if (codes) lists.set(pk, codes);
+    }
+    this.lists = lists;
+    this.changedSinceSnapshot = null;
   }
 
   private newSlot(): number {

@@ -4,10 +4,25 @@
  * centroid (FAR_SHARE) sent to the far list. The embedded store's worker reads the snapshot from SQLite
  * (sqlite-coarse-lists-worker.ts), the PostgreSQL copies' worker is handed it (coarse-build-worker.ts).
  */
-import { FAR_SHARE, type CoarseBuild } from './coarse-lists.js';
+import { createRequire } from 'node:module';
+import { FAR_SHARE, type CoarseBuild, type CoarseBuildReply } from './coarse-lists.js';
 import { quantize } from './quantized-vectors.js';
 import type { Usearch } from './usearch.js';
 import { normalise } from '../embed-use/use-embedder.js';
+
+/** What a build of coarse lists is asked for beside its rows: their dimensions, about how many lists, and worker threads. */
+export interface CoarseBuildParams {
+  dimensions: number;
+  lists: number;
+  threads: number;
+}
+
+/** A build worker's reply: the lists of the rows `keys` / `data`, at change `seq` (`at`) of the store, timed from `started`. */
+export function coarseBuildReply(started: number, keys: Float64Array, data: Int8Array, params: CoarseBuildParams, seq: number, at?: string | null): CoarseBuildReply {
+  const usearch = createRequire(import.meta.url)('usearch') as Usearch;
+  const coarse = buildCoarse(usearch, keys, data, params.dimensions, params.lists, params.threads);
+  return { ok: true, seq, ...(at === undefined ? {} : { at }), vectors: keys.length, ms: Math.round(performance.now() - started), coarse };
+}
 
 /** Sample rows per list that k-means trains on, and its rounds (measured at 1M: 32 × 1,024 rows, 6 rounds, 27 s). */
 const SAMPLE_PER_LIST = 32;
