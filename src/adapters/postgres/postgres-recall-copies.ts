@@ -66,7 +66,8 @@ const LOAD_PAGE = 5_000;
 /**
  * A namespace holding more memories than this gets no copy (its searches run in full). A copy takes about 1.9 KB a
  * memory (heap and array buffers after collection, pg-scale's store of 100k: postgres-recall-copy.ts) and the scan
- * worker holds its codes again (512 bytes a memory at 512 dimensions), so this bounds one copy near 3.6 GB.
+ * worker, or from COARSE_MIN_VECTORS the coarse lists, hold its codes again (512 bytes a memory at 512 dimensions),
+ * so this bounds one copy near 3.6 GB (at 1M with its lists: 2,205 MiB, pg-scale-1m-copies-lists.json).
  */
 export const MAX_COPY_MEMORIES = 1_500_000;
 /**
