@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import type { Logger } from '../../interfaces/embedder.js';
 import { BackgroundBuilder } from '../vector-codes/background-build.js';
 import type { HandedCoarseBuildRequest } from '../vector-codes/coarse-build-worker.js';
-import { listCount, type CoarseBuildReply } from '../vector-codes/coarse-lists.js';
+import { listCount, type CoarseBuildReply, type CoarseLists } from '../vector-codes/coarse-lists.js';
 import { scanFetch } from '../vector-codes/scan-fetch.js';
 import { ScanWorker, type ScanWorkerStatus } from '../vector-codes/scan-worker.js';
 import { loadUsearch, type Usearch } from '../vector-codes/usearch.js';
@@ -12,7 +12,6 @@ import { Params, vectorFromSend } from './postgres-rows.js';
 import { PROPOSALS_STOOD } from './postgres-search.js';
 import type { Row } from '../sql/sql-rows.js';
 import { NamespaceCopy, type CopyRow, type Proposals } from './postgres-recall-copy.js';
-import type { CoarseLists } from '../vector-codes/coarse-lists.js';
 import type { CandidateFilter } from '../../interfaces/store.js';
 
 /**

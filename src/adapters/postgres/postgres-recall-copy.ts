@@ -84,7 +84,7 @@ function atLeast<T extends Grown>(a: T, need: number): T {
   return out;
 }
 
-/** Strings numbered in the order first met, each kept once (kinds, tag lists). */
+/** Values numbered in the order their keys are first met, each kept once (kinds, tag lists). */
 class Interned<T> {
   private readonly ids = new Map<string, number>();
   readonly values: T[] = [];
@@ -109,7 +109,7 @@ class Interned<T> {
  *   its terms and frequencies as a range of one arena (compacted when half of it is stale).
  * - A term has a number; its postings are (slot, generation, frequency) triples, an entry stale once its slot's
  *   generation moved on, `dead` of them. Most terms of a namespace occur once (ticket numbers, names): such a
- *   term's one triple is kept inline (`single`), and an array is made for it at its second posting.
+ *   term's one triple is kept in one shared array (`termSingle`), and an array of its own is made at its second posting.
  */
 export class NamespaceCopy {
   /** Slot of each memory held, by key. */
@@ -117,7 +117,8 @@ export class NamespaceCopy {
   private readonly byId = new Map<string, number>();
   private slotIds: (string | undefined)[] = [];
   private slotPk = new Float64Array(0);
-  private slotGen = new Uint32Array(0);
+  /** Int32, as the postings hold it, so the two wrap alike. */
+  private slotGen = new Int32Array(0);
   /** Each slot's document length, read per posting when scoring. */
   private slotLength = new Float64Array(0);
   private slotFlags = new Uint8Array(0);
