@@ -1,8 +1,7 @@
-import { availableParallelism } from 'node:os';
 import type { Logger } from '../../interfaces/embedder.js';
 import { BackgroundBuilder } from '../vector-codes/background-build.js';
 import type { HandedCoarseBuildRequest } from '../vector-codes/coarse-build-worker.js';
-import { listCount, type CoarseBuildReply, type CoarseLists } from '../vector-codes/coarse-lists.js';
+import { coarseBuildParams, type CoarseBuildReply, type CoarseLists, type CoarseListsUse } from '../vector-codes/coarse-lists.js';
 import { scanFetch } from '../vector-codes/scan-fetch.js';
 import { ScanWorker, type ScanWorkerStatus } from '../vector-codes/scan-worker.js';
 import { loadUsearch, type Usearch } from '../vector-codes/usearch.js';
@@ -132,7 +131,7 @@ export interface RecallCopiesStatus {
   /** The worker scanning large namespaces' codes. */
   scanWorker: ScanWorkerStatus;
   /** Namespaces whose vector proposals come from coarse lists (rows, of which in the far list; searches), and their builds. */
-  coarseLists: { namespace: string; vectors: number; far: number; searches: number }[];
+  coarseLists: CoarseListsUse[];
   coarseBuild: 'idle' | 'building' | 'failed';
   failed?: string;
 }
@@ -233,7 +232,7 @@ export class RecallCopies {
     if (this.closed || copy.codes.size() < this.coarseMinVectors || !this.coarseBuilder.canStart()) return lists;
     const snapshot = copy.snapshotForLists();
     const epoch = this.epoch;
-    const request: HandedCoarseBuildRequest = { ...snapshot, dimensions: this.dimensions, lists: listCount(snapshot.keys.length), threads: Math.max(1, availableParallelism() - 1) };
+    const request: HandedCoarseBuildRequest = { ...snapshot, ...coarseBuildParams(this.dimensions, snapshot.keys.length) };
     this.coarseBuilder.start<CoarseBuildReply>(
       request,
       (reply) => {
@@ -264,11 +263,8 @@ export class RecallCopies {
       stood: this.stood,
       fellBack: this.fellBack,
       scanWorker: this.scanner.status(),
-      coarseLists: [...this.copies].flatMap(([namespace, c]) => {
-        const lists = c.coarseLists();
-        return lists ? [{ namespace, vectors: lists.size(), far: lists.farRows(), searches: lists.searches }] : [];
-      }),
-      coarseBuild: this.coarseBuilder.busy ? 'building' : this.coarseBuilder.failed ? 'failed' : 'idle',
+      coarseLists: [...this.copies].flatMap(([namespace, c]) => c.coarseLists()?.use(namespace) ?? []),
+      coarseBuild: this.coarseBuilder.state(),
       ...(this.failure ? { failed: this.failure } : {}),
     };
   }

@@ -198,8 +198,8 @@ export class NamespaceCopy {
     this.totalLength += row.docLength;
     if (row.vector && row.vector.length === this.dimensions) {
       this.codes.set(row.pk, row.vector);
-      const codes = this.lists && this.codes.codes(row.pk);
-      if (codes) this.lists?.set(row.pk, codes);
+      const codes = this.codes.codes(row.pk);
+      if (this.lists && codes) this.lists.set(row.pk, codes);
     }
     this.changedSinceSnapshot?.add(row.pk);
   }

@@ -4,8 +4,8 @@
  * says which change the snapshot reflects.
  */
 import { replyToStore } from '../vector-codes/background-build.js';
-import { coarseBuildReply, type CoarseBuildParams } from '../vector-codes/coarse-build.js';
-import type { CoarseBuildReply } from '../vector-codes/coarse-lists.js';
+import { coarseBuildReply } from '../vector-codes/coarse-build.js';
+import type { CoarseBuildParams, CoarseBuildReply } from '../vector-codes/coarse-lists.js';
 import { readNamespaceCodes } from './sqlite-namespace-snapshot.js';
 
 export interface CoarseBuildRequest extends CoarseBuildParams {

@@ -1,8 +1,7 @@
-import { availableParallelism } from 'node:os';
 import type { Usearch } from '../vector-codes/usearch.js';
 import type { QuantizedVectors } from '../vector-codes/quantized-vectors.js';
 import { BackgroundBuilder } from '../vector-codes/background-build.js';
-import { CoarseLists, listCount, PROBE_MIN_ROWS, type CoarseBuild, type CoarseBuildReply } from '../vector-codes/coarse-lists.js';
+import { CoarseLists, coarseBuildParams, PROBE_MIN_ROWS, type CoarseBuild, type CoarseBuildReply, type CoarseListsUse } from '../vector-codes/coarse-lists.js';
 import type { CoarseBuildRequest } from './sqlite-coarse-lists-worker.js';
 
 /** What `cairn doctor` says about the coarse lists. */
@@ -11,7 +10,7 @@ export interface CoarseListsStatus {
   reason: string | null;
   minVectors: number;
   /** Namespaces searched through their lists, with the rows they hold (of which in the far list) and the searches they answered. */
-  namespaces: { namespace: string; vectors: number; far: number; searches: number }[];
+  namespaces: CoarseListsUse[];
   lastBuildMs: number | null;
 }
 
@@ -43,13 +42,7 @@ export class CoarseListSets {
     const lists = this.sets.get(namespace);
     if (lists && !lists.drifted()) return lists;
     if (this.closed || codes.size() < this.minVectors || this.arrived?.namespace === namespace || !this.builder.canStart()) return lists ?? null;
-    const request: CoarseBuildRequest = {
-      dbPath: this.dbPath,
-      namespace,
-      dimensions: codes.dimensions,
-      lists: listCount(codes.size()),
-      threads: Math.max(1, availableParallelism() - 1),
-    };
+    const request: CoarseBuildRequest = { dbPath: this.dbPath, namespace, ...coarseBuildParams(codes.dimensions, codes.size()) };
     const generation = this.generation;
     this.builder.start<CoarseBuildReply>(request, (reply) => {
       if (this.closed || generation !== this.generation) return;
@@ -121,10 +114,10 @@ export class CoarseListSets {
 
   status(): CoarseListsStatus {
     return {
-      state: this.builder.busy ? 'building' : this.builder.failed ? 'failed' : 'idle',
+      state: this.builder.state(),
       reason: this.builder.failed?.reason ?? this.reason,
       minVectors: this.minVectors,
-      namespaces: [...this.sets].map(([namespace, lists]) => ({ namespace, vectors: lists.size(), far: lists.farRows(), searches: lists.searches })),
+      namespaces: [...this.sets].map(([namespace, lists]) => lists.use(namespace)),
       lastBuildMs: this.builder.lastBuildMs,
     };
   }

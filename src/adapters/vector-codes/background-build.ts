@@ -48,6 +48,11 @@ export class BackgroundBuilder {
     return this.running !== null;
   }
 
+  /** Building now, failed last time (and not since succeeded), or neither. */
+  state(): 'idle' | 'building' | 'failed' {
+    return this.busy ? 'building' : this.failed ? 'failed' : 'idle';
+  }
+
   /** False while a build runs, and for a minute after one failed. */
   canStart(): boolean {
     return !this.running && !(this.failed && Date.now() - this.failed.at < 60_000);

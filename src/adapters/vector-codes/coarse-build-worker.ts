@@ -3,8 +3,8 @@
  * PostgreSQL search copies', postgres-recall-copies.ts): the build of coarse-build.ts.
  */
 import { replyToStore } from './background-build.js';
-import { coarseBuildReply, type CoarseBuildParams } from './coarse-build.js';
-import type { CoarseBuildReply } from './coarse-lists.js';
+import { coarseBuildReply } from './coarse-build.js';
+import type { CoarseBuildParams, CoarseBuildReply } from './coarse-lists.js';
 
 export interface HandedCoarseBuildRequest extends CoarseBuildParams {
   keys: Float64Array;

@@ -5,17 +5,10 @@
  * (sqlite-coarse-lists-worker.ts), the PostgreSQL copies' worker is handed it (coarse-build-worker.ts).
  */
 import { createRequire } from 'node:module';
-import { FAR_SHARE, type CoarseBuild, type CoarseBuildReply } from './coarse-lists.js';
+import { FAR_SHARE, type CoarseBuild, type CoarseBuildParams, type CoarseBuildReply } from './coarse-lists.js';
 import { quantize } from './quantized-vectors.js';
 import type { Usearch } from './usearch.js';
 import { normalise } from '../embed-use/use-embedder.js';
-
-/** What a build of coarse lists is asked for beside its rows: their dimensions, about how many lists, and worker threads. */
-export interface CoarseBuildParams {
-  dimensions: number;
-  lists: number;
-  threads: number;
-}
 
 /** A build worker's reply: the lists of the rows `keys` / `data`, at change `seq` (`at`) of the store, timed from `started`. */
 export function coarseBuildReply(started: number, keys: Float64Array, data: Int8Array, params: CoarseBuildParams, seq: number, at?: string | null): CoarseBuildReply {

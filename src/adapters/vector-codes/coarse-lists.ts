@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { Usearch } from './usearch.js';
 import { QuantizedVectors, quantize } from './quantized-vectors.js';
 import type { BuildReply } from './background-build.js';
@@ -53,8 +54,28 @@ export interface CoarseBuild {
 export type CoarseBuildReply = Extract<BuildReply, { ok: true }> & { coarse: CoarseBuild };
 
 /** How many lists a namespace of `n` vectors is split into: about √n, from 64 to 4,096. */
-export function listCount(n: number): number {
+function listCount(n: number): number {
   return Math.max(64, Math.min(4096, Math.round(Math.sqrt(n))));
+}
+
+/** What a build of coarse lists is asked for beside its rows: their dimensions, about how many lists, and worker threads. */
+export interface CoarseBuildParams {
+  dimensions: number;
+  lists: number;
+  threads: number;
+}
+
+/** The build's parameters for `rows` vectors: about √rows lists, on every core but the one serving searches. */
+export function coarseBuildParams(dimensions: number, rows: number): CoarseBuildParams {
+  return { dimensions, lists: listCount(rows), threads: Math.max(1, availableParallelism() - 1) };
+}
+
+/** One namespace's lists as the status names them: its rows, of which in the far list, and the searches they answered. */
+export interface CoarseListsUse {
+  namespace: string;
+  vectors: number;
+  far: number;
+  searches: number;
 }
 
 /**
@@ -99,6 +120,11 @@ export class CoarseLists {
   /** Rows in the far list. */
   farRows(): number {
     return this.far.size();
+  }
+
+  /** What the status says of these lists, the namespace's. */
+  use(namespace: string): CoarseListsUse {
+    return { namespace, vectors: this.size(), far: this.farRows(), searches: this.searches };
   }
 
   size(): number {
