@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { graphFileProblem, graphHeaderPath, openNamedGraphFile, publishGraphFile, readGraphHeader, unreadGraphFile } from '../src/adapters/sqlite/sqlite-neighbour-graph-file.js';
 import { UNNAMED_FILE_GRACE_MS } from '../src/adapters/sqlite/sqlite-saved-files.js';
 import { createSqliteStore, type SqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
+import { quantize } from '../src/adapters/vector-codes/quantized-vectors.js';
 import { erase } from '../src/core/erasure.js';
 import type { Memory } from '../src/interfaces/memory.js';
 import { forget, insertVectors, vectorSource } from './fixtures/vector-index-data.js';
@@ -476,10 +477,11 @@ async function erasedElsewhere(path: string): Promise<void> {
 /** Every graph file and graph temporary beside the database. */
 const graphSideFiles = (path: string) => readdirSync(root).filter((f) => f.startsWith(`${basename(path)}.graph.`) || f.startsWith(`${basename(path)}.graph-`));
 
-/** The int8 codes of `vector` as the quantised index holds it: ±127 at its largest component. */
+/** The int8 codes of `vector` as the quantised index holds it. */
 function int8Codes(vector: Float32Array): number[] {
-  const max = Math.max(...Array.from(vector, Math.abs));
-  return Array.from(vector, (x) => Math.round((x / max) * 127));
+  const codes = new Int8Array(vector.length);
+  quantize(vector, codes, 0);
+  return Array.from(codes);
 }
 
 /** Whether the file holds `codes` at some offset, each within ±1. */

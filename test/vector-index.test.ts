@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { UNNAMED_FILE_GRACE_MS } from '../src/adapters/sqlite/sqlite-saved-files.js';
+import { INDEX_FORMAT } from '../src/adapters/sqlite/sqlite-vector-index-file.js';
 import { createSqliteStore, type SqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import type { Memory } from '../src/interfaces/memory.js';
 import { DIMS, forget, insertVectors, vectorSource } from './fixtures/vector-index-data.js';
@@ -340,6 +341,30 @@ describe('approximate vector index (usearch) of the SQLite store', () => {
       assert.match(reopened.vectorIndex?.status().reason ?? '', /built from gauss-32 .*the store holds other-model/);
       await reopened.vectorIndex?.whenIdle();
       await assertSameAsExact(reopened, path, queries);
+      assert.equal((await reopened.checkVectorIndex()).status, 'consistent');
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('an index file of an earlier format (codes of another form) is never read, and is rebuilt', async () => {
+    const path = freshPath();
+    const { store, next } = await populated(path, 6);
+    await ready(store, next());
+    await store.close();
+    const bytes = readFileSync(`${path}.usearch`);
+    const header = `"format":${INDEX_FORMAT}`;
+    const at = bytes.indexOf(header);
+    assert.ok(at > 0, 'the header names its format');
+    bytes.write(`"format":${INDEX_FORMAT - 1}`, at);
+    writeFileSync(`${path}.usearch`, bytes);
+    const reopened = open(path);
+    try {
+      const q = next();
+      assert.deepEqual(await reopened.vectorCandidates(q, 10, { namespace: NS, now: now() }), (await exact(path, [q], 10))[0]);
+      assert.equal(reopened.vectorIndex?.status().reason, `the index file has format ${INDEX_FORMAT - 1}, not ${INDEX_FORMAT}`);
+      await reopened.vectorIndex?.whenIdle();
+      await assertSameAsExact(reopened, path, Array.from({ length: 5 }, next));
       assert.equal((await reopened.checkVectorIndex()).status, 'consistent');
     } finally {
       await reopened.close();

@@ -35,10 +35,11 @@ export function newGraph(usearch: Usearch, dimensions: number): Graph {
 const BATCH = 4096;
 
 /**
- * Inserts rows given as the quantised scan's int8 codes (each vector scaled to ±127 at its largest component,
- * vector-codes/quantized-vectors.ts). usearch takes floats and turns them into int8 as round(x × 127), so each code is
- * passed as code / 127 and lands unchanged: the graph holds the same codes as the scan, at their full range
- * (a unit vector of 512 dimensions given as it is, components around 0.04, would keep a few levels only).
+ * Inserts rows given as the quantised scan's int8 codes (vector-codes/quantized-vectors.ts). usearch takes floats
+ * and turns them into int8 as round(x × 127), so each code is passed as code / 127 and lands unchanged: the graph
+ * holds the same codes as the scan (a unit vector of 512 dimensions given as it is, components around 0.04, would
+ * keep a few levels only). The graph compares by cosine, which ignores the codes' length: a graph saved when codes
+ * were scaled to each vector's largest component still answers with the codes of today's form added to it.
  */
 export function addCodes(graph: Graph, keys: ArrayLike<number>, codes: Int8Array, dimensions: number, threads: number): void {
   const floats = new Float32Array(Math.min(BATCH, keys.length) * dimensions);

@@ -21,7 +21,7 @@ export interface IndexParams {
 
 export const DEFAULT_INDEX_PARAMS: IndexParams = { quantization: 'i8' };
 
-export const INDEX_FORMAT = 2;
+export const INDEX_FORMAT = 3;
 const MAGIC = Buffer.from('CAIRNVX2', 'latin1');
 
 /** What an index file reflects: the database it was built from and the last vector change included. */

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { Usearch } from './usearch.js';
-import { QuantizedVectors, quantize } from './quantized-vectors.js';
+import { codesMetric, QuantizedVectors, quantize } from './quantized-vectors.js';
 import type { BuildReply } from './background-build.js';
 
 /**
@@ -147,7 +147,7 @@ export class CoarseLists {
   }
 
   /**
-   * Rowids of about `count` nearest rows by int8 cosine in the far list and the probed lists, nearest first. The
+   * Rowids of about `count` nearest rows by their codes (the int8 cosine's order) in the far list and the probed lists, nearest first. The
    * lists nearest the query are probed until they hold the search's probe (less for an `advisory` search) and
    * 16 × `count`.
    */
@@ -177,7 +177,7 @@ export class CoarseLists {
     for (const list of probed) {
       const { keys, data } = list.rows();
       if (keys.length === 0) continue;
-      const found = u.exactSearch(data, q, this.dimensions, Math.min(count, keys.length), u.MetricKind.Cos, 1);
+      const found = u.exactSearch(data, q, this.dimensions, Math.min(count, keys.length), codesMetric(u), 1);
       const positions = found.keys as BigUint64Array;
       const distances = found.distances as Float32Array;
       // Each list's answer is nearest first: once one is no better than the worst kept, the rest are not either.
@@ -202,7 +202,7 @@ export class CoarseLists {
     }
     const u = this.usearch;
     // From the scratch array's start: usearch reads a typed array from its buffer's start, whatever its offset.
-    const found = u.exactSearch(this.scratch.subarray(0, at * d), q, d, Math.min(count, at), u.MetricKind.Cos, 1);
+    const found = u.exactSearch(this.scratch.subarray(0, at * d), q, d, Math.min(count, at), codesMetric(u), 1);
     return Array.from(found.keys as BigUint64Array, (position) => this.scratchKeys[Number(position)] as number);
   }
 

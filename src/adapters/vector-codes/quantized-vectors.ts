@@ -11,8 +11,9 @@ const JOURNAL_LIMIT = 65_536;
 let instances = 0;
 
 /**
- * One namespace's vectors as int8 (each scaled by 127 / its largest component: cosine ignores a vector's
- * length, so this keeps the most precision), in one contiguous array for usearch's SIMD exhaustive kernel.
+ * One namespace's vectors as int8 codes of one length (`quantize`), in one contiguous array for usearch's SIMD
+ * exhaustive kernel, which ranks them by inner product: with every row's codes of the same length, that is the
+ * cosine's order, at twice the speed of usearch's int8 cosine kernel (it adds up one product a dimension, not three).
  * Rows are keyed by the memory's rowid; removal moves the last row into the freed slot.
  *
  * Measured on this machine (load average 14, 100,000 vectors of 512 dimensions with about 200 noisy copies
@@ -129,13 +130,13 @@ export class QuantizedVectors {
     return slot === undefined ? null : this.data.subarray(slot * this.dimensions, (slot + 1) * this.dimensions);
   }
 
-  /** Rowids of the `count` nearest rows by the int8 cosine, nearest first. */
+  /** Rowids of the `count` nearest rows by the codes' inner product (the int8 cosine's order), nearest first. */
   nearest(usearch: Usearch, query: Float32Array, count: number): number[] {
     const n = Math.min(count, this.count);
     if (n === 0) return [];
     const q = new Int8Array(this.dimensions);
     quantize(query, q, 0);
-    const found = usearch.exactSearch(this.data.subarray(0, this.count * this.dimensions), q, this.dimensions, n, usearch.MetricKind.Cos, 1);
+    const found = usearch.exactSearch(this.data.subarray(0, this.count * this.dimensions), q, this.dimensions, n, codesMetric(usearch), 1);
     return Array.from(found.keys as BigUint64Array, (position) => this.keys[Number(position)] as number);
   }
 
@@ -189,9 +190,28 @@ export class QuantizedVectors {
   }
 }
 
+/**
+ * The codes' root mean square: a vector is scaled to length CODE_RMS × √dimensions, so every row's codes have
+ * (up to rounding) one length and their inner product orders rows as their cosine does. A code past ±127 is
+ * clipped: at 40, a component more than 3.2 times the mean size. USE-lite's largest component was at most 0.107 of
+ * its vector's length over 3,345 real texts (the coding-memory notes and LoCoMo's dev turns), 2.4 times the mean
+ * size at 512 dimensions, so none is. Of each text's exact ten nearest among them (300 queries), the ten nearest by
+ * the codes' inner product held 0.993, by the cosine of codes scaled to each vector's largest component (the form
+ * before) 0.996; the twenty nearest held all ten with both. A search rescores at least twice what it keeps, exactly.
+ */
+export const CODE_RMS = 40;
+
+/** How the codes are compared by usearch: inner product (see CODE_RMS). */
+export function codesMetric(usearch: Usearch): Usearch['MetricKind']['IP'] {
+  return usearch.MetricKind.IP;
+}
+
 export function quantize(vector: Float32Array, out: Int8Array, offset: number): void {
-  let max = 0;
-  for (let i = 0; i < vector.length; i++) max = Math.max(max, Math.abs(vector[i] as number));
-  const scale = max > 0 ? 127 / max : 0;
-  for (let i = 0; i < vector.length; i++) out[offset + i] = Math.round((vector[i] as number) * scale);
+  let squares = 0;
+  for (let i = 0; i < vector.length; i++) squares += (vector[i] as number) * (vector[i] as number);
+  const scale = squares > 0 ? (CODE_RMS * Math.sqrt(vector.length)) / Math.sqrt(squares) : 0;
+  for (let i = 0; i < vector.length; i++) {
+    const code = Math.round((vector[i] as number) * scale);
+    out[offset + i] = code > 127 ? 127 : code < -127 ? -127 : code;
+  }
 }
