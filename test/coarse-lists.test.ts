@@ -1,9 +1,14 @@
 import * as assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { coarseListsPath } from '../src/adapters/sqlite/sqlite-coarse-lists-file.js';
 import { createSqliteStore, type SqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { CoarseLists } from '../src/adapters/vector-codes/coarse-lists.js';
 import { QuantizedVectors, quantize } from '../src/adapters/vector-codes/quantized-vectors.js';
 import { loadUsearch, type Usearch } from '../src/adapters/vector-codes/usearch.js';
+import { erase } from '../src/core/erasure.js';
+import type { Memory } from '../src/interfaces/memory.js';
 import type { VectorHit } from '../src/interfaces/store.js';
 import { DIMS, exhaustiveHits, forget, insertVectors, storePaths, vectorSource } from './fixtures/vector-index-data.js';
 
@@ -295,5 +300,101 @@ describe('coarse lists for large namespaces (long-lived processes)', () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('coarse lists saved beside the database', () => {
+  const SUBJECT = 'user-7';
+  const PRIVATE = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const source = (store: SqliteStore) => coarse(store)?.lastSource;
+
+  /** A store whose namespace (3,000 notes, one of them the subject's) has built and saved its lists, closed. */
+  async function withSavedLists(seed: number): Promise<{ path: string; next: () => Float32Array; far: number; memories: Memory[] }> {
+    const path = freshPath();
+    const store = createSqliteStore({ path, vectorIndex: CONFIG });
+    const next = clustered(seed);
+    try {
+      const memories = await insertVectors(store, NS, 2999, next);
+      await insertVectors(store, NS, 1, next, undefined, { metadata: { subject: SUBJECT } });
+      await untilInstalled(store, next);
+      assert.deepEqual(source(store), { namespace: NS, from: 'build', detail: null });
+      assert.ok(existsSync(coarseListsPath(path, NS)), 'the lists are saved beside the database');
+      return { path, next, far: coarse(store)?.namespaces.find((n) => n.namespace === NS)?.far ?? -1, memories };
+    } finally {
+      await store.close();
+    }
+  }
+
+  it('the next process takes them, places the rows changed since, and answers as the built ones would', async () => {
+    const { path, next, far, memories } = await withSavedLists(41);
+    const store = createSqliteStore({ path, vectorIndex: CONFIG });
+    try {
+      // Changed after the file was written, before this process installs it: placed from the change log.
+      const added = await insertVectors(store, NS, 30, next);
+      const old = memories.slice(0, 30);
+      await forget(store, old);
+      await untilInstalled(store, next);
+      assert.deepEqual(source(store), { namespace: NS, from: 'file', detail: null });
+      const lists = coarse(store)?.namespaces.find((n) => n.namespace === NS);
+      assert.equal(lists?.vectors, 3000, 'the lists hold the live rows');
+      assert.ok(Math.abs((lists?.far ?? 0) - far) <= 30, `the saved far list (${far} rows, now ${lists?.far})`);
+      const vectors = await store.getVectors([...added, ...old].map((m) => m.id));
+      for (const m of added) assert.equal((await search(store, vectors.get(m.id) as Float32Array, 1))[0]?.id, m.id, 'a note saved since the file is found by its own vector');
+      const gone = new Set(old.map((m) => m.id));
+      for (const m of old) assert.ok(!(await search(store, vectors.get(m.id) as Float32Array)).some((h) => gone.has(h.id)), 'a forgotten note is never returned');
+      const queries = Array.from({ length: 20 }, next);
+      assert.ok((await foundOfExact(store, path, queries)) / 200 >= 0.95, 'recall@10 against the exhaustive search');
+      assert.equal((await store.vectorIndex?.check())?.status, 'consistent');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('damaged, of another database, or made before an erasure, they are refused and built again', async () => {
+    const { path, next } = await withSavedLists(43);
+    const file = coarseListsPath(path, NS);
+    const saved = readFileSync(file);
+    const opened = async (at: string, want: RegExp | null): Promise<void> => {
+      const store = createSqliteStore({ path: at, vectorIndex: CONFIG });
+      try {
+        await untilInstalled(store, next);
+        const got = source(store);
+        if (want === null) assert.deepEqual(got, { namespace: NS, from: 'file', detail: null });
+        else {
+          assert.equal(got?.from, 'build');
+          assert.match(got?.detail ?? '', want);
+        }
+        assert.ok((await foundOfExact(store, at, Array.from({ length: 10 }, next))) / 100 >= 0.95, 'recall@10 against the exhaustive search');
+      } finally {
+        await store.close();
+      }
+    };
+    const damaged = Buffer.from(saved);
+    damaged[damaged.length - 7] = (damaged[damaged.length - 7] as number) ^ 0x5a;
+    writeFileSync(file, damaged);
+    await opened(path, /saved lists not taken: the saved lists are damaged \(checksum\)/u);
+    await opened(path, null); // the build saved whole ones again
+
+    const other = freshPath();
+    const second = createSqliteStore({ path: other, vectorIndex: { minVectors: 500 } });
+    await insertVectors(second, NS, 3000, clustered(44));
+    await second.close();
+    writeFileSync(coarseListsPath(other, NS), saved);
+    await opened(other, /saved lists not taken: the saved lists belong to another database/u);
+
+    writeFileSync(file, saved);
+    const eraser = createSqliteStore({ path, vectorIndex: { minVectors: 500 } });
+    try {
+      const { certificate } = await erase(eraser, { scope: { subject: SUBJECT }, privateKeyPem: PRIVATE, now: now() });
+      assert.equal(certificate.counts['vectors'], 1);
+      assert.ok(certificate.proof.compaction.some((s) => s.includes('saved coarse lists discarded')), JSON.stringify(certificate.proof.compaction));
+    } finally {
+      await eraser.close();
+    }
+    assert.equal(existsSync(file), false, 'the erasure removed the saved lists');
+    // As a build in flight elsewhere, from a snapshot before the erasure, would have written it.
+    writeFileSync(file, saved);
+    await opened(path, /saved lists not taken: the saved lists were made before an erasure/u);
+    await opened(path, null);
   });
 });

@@ -1,8 +1,8 @@
 import type { Usearch } from '../vector-codes/usearch.js';
 import type { QuantizedVectors } from '../vector-codes/quantized-vectors.js';
 import { BackgroundBuilder } from '../vector-codes/background-build.js';
-import { CoarseLists, coarseBuildParams, PROBE_MIN_ROWS, type CoarseBuild, type CoarseBuildReply, type CoarseListsUse } from '../vector-codes/coarse-lists.js';
-import type { CoarseBuildRequest } from './sqlite-coarse-lists-worker.js';
+import { CoarseLists, coarseBuildParams, PROBE_MIN_ROWS, type CoarseBuild, type CoarseListsUse } from '../vector-codes/coarse-lists.js';
+import type { CoarseBuildRequest, SqliteCoarseReply } from './sqlite-coarse-lists-worker.js';
 
 /** What `cairn doctor` says about the coarse lists. */
 export interface CoarseListsStatus {
@@ -12,17 +12,27 @@ export interface CoarseListsStatus {
   /** Namespaces searched through their lists, with the rows they hold (of which in the far list) and the searches they answered. */
   namespaces: CoarseListsUse[];
   lastBuildMs: number | null;
+  /**
+   * Where the lists last installed came from: the file saved beside the database by an earlier process, or a
+   * build, with why a saved file was not taken or the build not saved (`detail`).
+   */
+  lastSource: { namespace: string; from: 'file' | 'build'; detail: string | null } | null;
 }
 
 /**
  * The coarse lists of a store's large namespaces, for long-lived processes: built in a worker from one
- * snapshot of the namespace (k-means on a sample, then every row assigned), installed once the codes have
- * caught up with the snapshot's change, then kept in step change by change. Until a namespace's lists are
- * installed its searches scan all its codes, as before.
+ * snapshot of the namespace (k-means on a sample, then every row assigned) and saved beside the database, or
+ * taken from that file by the next process (sqlite-coarse-lists-file.ts), installed once the codes have caught
+ * up with the snapshot's change, then kept in step change by change. Until a namespace's lists are installed its
+ * searches scan all its codes, as before. Only a process's first lists of a namespace may come from the file:
+ * lists asked for again (drifted, or refused at install) are built.
  */
 export class CoarseListSets {
   private readonly sets = new Map<string, CoarseLists>();
-  private arrived: { namespace: string; seq: number; build: CoarseBuild; generation: number } | null = null;
+  private arrived: { namespace: string; seq: number; build: CoarseBuild; generation: number; source: SqliteCoarseReply['source'] } | null = null;
+  /** Namespaces whose lists this process has asked for (the saved file is taken for the first request only). */
+  private readonly requested = new Set<string>();
+  private lastSource: CoarseListsStatus['lastSource'] = null;
   private readonly builder = new BackgroundBuilder(new URL('./sqlite-coarse-lists-worker.js', import.meta.url), 'coarse list builder');
   private generation = 0;
   private reason: string | null = null;
@@ -42,11 +52,12 @@ export class CoarseListSets {
     const lists = this.sets.get(namespace);
     if (lists && !lists.drifted()) return lists;
     if (this.closed || codes.size() < this.minVectors || this.arrived?.namespace === namespace || !this.builder.canStart()) return lists ?? null;
-    const request: CoarseBuildRequest = { dbPath: this.dbPath, namespace, ...coarseBuildParams(codes.dimensions, codes.size()) };
+    const request: CoarseBuildRequest = { dbPath: this.dbPath, namespace, ...coarseBuildParams(codes.dimensions, codes.size()), reuse: !this.requested.has(namespace) };
+    this.requested.add(namespace);
     const generation = this.generation;
-    this.builder.start<CoarseBuildReply>(request, (reply) => {
+    this.builder.start<SqliteCoarseReply>(request, (reply) => {
       if (this.closed || generation !== this.generation) return;
-      this.arrived = { namespace, seq: reply.seq, build: reply.coarse, generation };
+      this.arrived = { namespace, seq: reply.seq, build: reply.coarse, generation, source: reply.source };
     });
     return lists ?? null;
   }
@@ -81,6 +92,9 @@ export class CoarseListSets {
     }
     this.sets.set(arrived.namespace, lists);
     this.reason = null;
+    const { source } = arrived;
+    const detail = source.from === 'file' ? null : [source.refused && `saved lists not taken: ${source.refused}`, source.unsaved && `not saved: ${source.unsaved}`].filter(Boolean).join('; ') || null;
+    this.lastSource = { namespace: arrived.namespace, from: source.from, detail };
   }
 
   /** One row changed: it leaves the lists of `from` and enters those of `to` with `codes` (when current). */
@@ -119,6 +133,7 @@ export class CoarseListSets {
       minVectors: this.minVectors,
       namespaces: [...this.sets].map(([namespace, lists]) => lists.use(namespace)),
       lastBuildMs: this.builder.lastBuildMs,
+      lastSource: this.lastSource,
     };
   }
 }

@@ -117,7 +117,7 @@ export class SqliteErasure {
           }
           if (options.vectorsRemoved && this.c.vectorIndex) {
             this.c.vectorIndex.discard();
-            steps.push('quantised vector index file discarded (rebuilt from the remaining vectors on next use)');
+            steps.push('quantised vector index file and saved coarse lists discarded (rebuilt from the remaining vectors on next use)');
           }
           await this.c.checkpoint();
           this.c.db.pragma('secure_delete = ON');
@@ -147,7 +147,7 @@ export class SqliteErasure {
       found: scan.found,
       notCovered: [
         'copies made outside this database: backups, file-system snapshots, exported JSONL',
-        'erased vectors as bytes: the files are searched for the erased texts; the quantised index and every neighbour graph are discarded instead, and a graph made before the erasure is refused and never saved again',
+        'erased vectors as bytes: the files are searched for the erased texts; the quantised index, every neighbour graph and the saved coarse lists are discarded instead, and a graph or lists made before the erasure are refused and never saved again',
       ],
     };
   }

@@ -114,7 +114,7 @@ function fileSha256(path: string): string {
   return hash.digest('hex');
 }
 
-function namespaceKey(namespace: string): string {
+export function namespaceKey(namespace: string): string {
   return createHash('sha256').update(namespace, 'utf8').digest('hex').slice(0, 16);
 }
 

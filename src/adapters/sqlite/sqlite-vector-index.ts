@@ -24,6 +24,7 @@ import { scanFetch, widening } from '../vector-codes/scan-fetch.js';
 import { NeighbourGraphs, type GraphContext, type NeighbourGraphStatus } from './sqlite-neighbour-graph.js';
 import { removeStaleTemporaries, savedFileProblem } from './sqlite-saved-files.js';
 import { ScanWorker, type ScanWorkerStatus } from '../vector-codes/scan-worker.js';
+import { removeCoarseListsFiles } from './sqlite-coarse-lists-file.js';
 import { CoarseListSets, type CoarseListsStatus } from './sqlite-coarse-lists.js';
 
 export interface SqliteVectorIndexConfig {
@@ -460,7 +461,7 @@ export class SqliteVectorIndex {
       minVectors: this.minVectors,
       graphs: this.useGraphs ? this.graphs.status() : { ...this.graphs.status(), reason: 'off: this process is short-lived, approximate searches scan exactly' },
       scanWorker: this.scanner?.status() ?? { state: 'off', namespaces: [], minVectors: 0, scans: 0, reason: 'off: this process is short-lived, it scans on its own thread' },
-      coarseLists: this.coarse?.status() ?? { state: 'off', reason: 'off: this process is short-lived, it scans every vector of a namespace', minVectors: 0, namespaces: [], lastBuildMs: null },
+      coarseLists: this.coarse?.status() ?? { state: 'off', reason: 'off: this process is short-lived, it scans every vector of a namespace', minVectors: 0, namespaces: [], lastBuildMs: null, lastSource: null },
     };
   }
 
@@ -532,6 +533,8 @@ export class SqliteVectorIndex {
     this.drop('rebuilt after an erasure');
     this.graphs.discardFiles('rebuilt after an erasure');
     rmSync(this.file, { force: true });
+    // Their centroids are means of the namespace's vectors, the erased ones among them.
+    removeCoarseListsFiles(this.dbPath);
   }
 
   /**
