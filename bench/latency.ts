@@ -204,9 +204,10 @@ export interface VectorIndexFacts {
   } | null;
   /**
    * The measured namespace's coarse lists (sqlite-coarse-lists.ts), when it is large enough for them: wall time
-   * until installed, the worker's build time, the rows they hold. Recall and the searches run with them.
+   * until installed, the worker's build time (or its read of the saved lists), where they came from (`file`: saved
+   * beside the database by an earlier run; `build`), the rows they hold. Recall and the searches run with them.
    */
-  coarse: { state: string; readyMs: number; buildMs: number | null; vectors: number; reason: string | null } | null;
+  coarse: { state: string; readyMs: number; buildMs: number | null; source: string | null; vectors: number; reason: string | null } | null;
 }
 
 export interface LevelResult {
@@ -691,8 +692,8 @@ async function main(): Promise<void> {
             await store.vectorCandidates(probe, 10, filterNow());
           }
           const s = lists();
-          coarse = { state: installed() ? 'ready' : (s?.state ?? 'off'), readyMs: Math.round(performance.now() - tc), buildMs: s?.lastBuildMs ?? null, vectors: installed()?.vectors ?? 0, reason: s?.reason ?? null };
-          log(`size ${size}: coarse lists ${coarse.state} (${coarse.vectors} vectors, built in ${coarse.buildMs} ms) in ${coarse.readyMs} ms`);
+          coarse = { state: installed() ? 'ready' : (s?.state ?? 'off'), readyMs: Math.round(performance.now() - tc), buildMs: s?.lastBuildMs ?? null, source: s?.lastSource?.from ?? null, vectors: installed()?.vectors ?? 0, reason: s?.reason ?? null };
+          log(`size ${size}: coarse lists ${coarse.state} (${coarse.vectors} vectors, from ${coarse.source} in ${coarse.buildMs} ms) in ${coarse.readyMs} ms`);
         }
         const recallQueries = queryVectors.slice(0, size >= 1_000_000 ? 30 : size >= 100_000 ? 60 : 100);
         let at10 = 0;
