@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { coarseListsPath } from '../src/adapters/sqlite/sqlite-coarse-lists-file.js';
 import { createSqliteStore, type SqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
@@ -345,6 +346,23 @@ describe('coarse lists saved beside the database', () => {
       const queries = Array.from({ length: 20 }, next);
       assert.ok((await foundOfExact(store, path, queries)) / 200 >= 0.95, 'recall@10 against the exhaustive search');
       assert.equal((await store.vectorIndex?.check())?.status, 'consistent');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('lists that cannot be read or saved (a folder in the file\'s place) are built, answer, and say why', async () => {
+    const path = freshPath();
+    mkdirSync(join(coarseListsPath(path, NS), 'in-the-way'), { recursive: true });
+    const store = createSqliteStore({ path, vectorIndex: CONFIG });
+    try {
+      const next = clustered(45);
+      await insertVectors(store, NS, 3000, next);
+      await untilInstalled(store, next);
+      const got = source(store);
+      assert.equal(got?.from, 'build');
+      assert.match(got?.detail ?? '', /^saved lists not taken: the saved lists cannot be read \(EISDIR.*; not saved: they could not be saved \(/u);
+      assert.ok((await foundOfExact(store, path, Array.from({ length: 10 }, next))) / 100 >= 0.95, 'recall@10 against the exhaustive search');
     } finally {
       await store.close();
     }
