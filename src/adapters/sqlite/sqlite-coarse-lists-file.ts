@@ -90,6 +90,7 @@ export function readCoarseLists(
   } catch {
     return { problem: 'the saved lists header is damaged' };
   }
+  if (typeof header !== 'object' || header === null) return { problem: 'the saved lists header is damaged' };
   if (header.format !== COARSE_FILE_FORMAT) return { problem: `the saved lists have format ${String(header.format)}, not ${COARSE_FILE_FORMAT}` };
   if (header.storeId !== current.storeId || header.namespace !== current.namespace) return { problem: 'the saved lists belong to another database' };
   if (header.embedder?.id !== current.embedder.id || header.embedder.dimensions !== current.embedder.dimensions) {
