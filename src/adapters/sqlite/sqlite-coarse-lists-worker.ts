@@ -4,12 +4,11 @@
  * vectors as int8 codes (sqlite-namespace-snapshot.ts, coarse-build.ts) and saved for the next process; either way
  * it says which change they reflect.
  */
-import Database from 'better-sqlite3';
 import { replyToStore } from '../vector-codes/background-build.js';
 import { coarseBuildReply } from '../vector-codes/coarse-build.js';
 import type { CoarseBuildParams, CoarseBuildReply } from '../vector-codes/coarse-lists.js';
 import { readCoarseLists, saveCoarseLists } from './sqlite-coarse-lists-file.js';
-import { readNamespaceCodes } from './sqlite-namespace-snapshot.js';
+import { readNamespaceCodes, withReadOnlyDatabase } from './sqlite-namespace-snapshot.js';
 import { databaseIdentity, DEFAULT_INDEX_PARAMS, erasureCount, historyProblem } from './sqlite-vector-index-file.js';
 
 export interface CoarseBuildRequest extends CoarseBuildParams {
@@ -27,20 +26,9 @@ export type CoarseSource = { from: 'file' } | { from: 'build'; refused: string |
 
 export type SqliteCoarseReply = CoarseBuildReply & { source: CoarseSource };
 
-/** A short read-only connection. */
-function withDatabase<T>(dbPath: string, read: (db: Database.Database) => T): T {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-  try {
-    db.pragma('busy_timeout = 5000');
-    return read(db);
-  } finally {
-    db.close();
-  }
-}
-
 /** The saved lists when they belong to the database as it is now, or why not. */
 function readSaved(request: CoarseBuildRequest): ReturnType<typeof readCoarseLists> {
-  return withDatabase(request.dbPath, (db) => {
+  return withReadOnlyDatabase(request.dbPath, (db) => {
     db.exec('BEGIN');
     try {
       const now = databaseIdentity(db, DEFAULT_INDEX_PARAMS);
@@ -70,7 +58,7 @@ function build(request: CoarseBuildRequest): SqliteCoarseReply {
   let unsaved: string | null = null;
   const erasures = identity?.erasures ?? 0;
   if (!identity) unsaved = 'the store has no embedder';
-  else if (withDatabase(request.dbPath, erasureCount) !== erasures) unsaved = 'an erasure came while they were built';
+  else if (withReadOnlyDatabase(request.dbPath, erasureCount) !== erasures) unsaved = 'an erasure came while they were built';
   else {
     try {
       saveCoarseLists(request.dbPath, { storeId: identity.storeId, embedder: identity.embedder, namespace: request.namespace, seq, at, erasures }, reply.coarse);

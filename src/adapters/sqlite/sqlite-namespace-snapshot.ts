@@ -1,9 +1,22 @@
-// What the build workers read first: one consistent snapshot of a namespace's current vectors as int8 codes.
+// What the build workers read the database with: a short read-only connection of their own, and one consistent
+// snapshot of a namespace's current vectors as int8 codes.
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { QuantizedVectors } from '../vector-codes/quantized-vectors.js';
 import { changeFingerprint, currentChangeSeq, databaseIdentity, DEFAULT_INDEX_PARAMS, floats, type IndexIdentity } from './sqlite-vector-index-file.js';
 import { namespaceVectorsSql } from './sqlite-neighbour-graph-file.js';
+
+/** `read` on a read-only connection of its own (sqlite-vec loaded, waiting up to 5 s on a lock), closed after. */
+export function withReadOnlyDatabase<T>(dbPath: string, read: (db: Database.Database) => T): T {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    db.pragma('busy_timeout = 5000');
+    sqliteVec.load(db);
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
 
 /**
  * The namespace's current vectors as codes, with the change they reflect and its fingerprint, and what the
@@ -12,10 +25,7 @@ import { namespaceVectorsSql } from './sqlite-neighbour-graph-file.js';
  */
 export function readNamespaceCodes(dbPath: string, namespace: string, dims: number): { codes: QuantizedVectors; seq: number; at: string | null; identity: IndexIdentity | null } {
   const codes = new QuantizedVectors(dims);
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-  try {
-    db.pragma('busy_timeout = 5000');
-    sqliteVec.load(db);
+  return withReadOnlyDatabase(dbPath, (db) => {
     db.exec('BEGIN');
     const seq = currentChangeSeq(db);
     const at = changeFingerprint(db, seq);
@@ -26,7 +36,5 @@ export function readNamespaceCodes(dbPath: string, namespace: string, dims: numb
     }
     db.exec('COMMIT');
     return { codes, seq, at, identity };
-  } finally {
-    db.close();
-  }
+  });
 }

@@ -3,10 +3,9 @@
  * own read-only connection, one read transaction), quantises every namespace's vectors, writes the index file
  * and says which change it reflects. A server keeps answering, exhaustively, meanwhile.
  */
-import Database from 'better-sqlite3';
-import * as sqliteVec from 'sqlite-vec';
 import { replyToStore, type BuildReply } from '../vector-codes/background-build.js';
 import { rmSync } from 'node:fs';
+import { withReadOnlyDatabase } from './sqlite-namespace-snapshot.js';
 import { buildFromDatabase, databaseIdentity, erasureCount, writeIndexFile, type IndexParams } from './sqlite-vector-index-file.js';
 
 export interface BuildRequest {
@@ -18,10 +17,7 @@ export interface BuildRequest {
 
 function build(request: BuildRequest): BuildReply {
   const started = performance.now();
-  const db = new Database(request.dbPath, { readonly: true, fileMustExist: true });
-  try {
-    db.pragma('busy_timeout = 5000');
-    sqliteVec.load(db);
+  return withReadOnlyDatabase(request.dbPath, (db) => {
     db.exec('BEGIN');
     const identity = databaseIdentity(db, request.params);
     if (!identity) return { ok: false, error: 'the store has no embedder record yet' };
@@ -35,9 +31,7 @@ function build(request: BuildRequest): BuildReply {
     }
     const vectors = [...indexes.values()].reduce((s, i) => s + i.size(), 0);
     return { ok: true, seq: identity.seq, vectors, ms: Math.round(performance.now() - started) };
-  } finally {
-    db.close();
-  }
+  });
 }
 
 replyToStore(build);
