@@ -4,10 +4,11 @@
  * vectors as int8 codes (sqlite-namespace-snapshot.ts, coarse-build.ts) and saved for the next process; either way
  * it says which change they reflect.
  */
+import { rmSync } from 'node:fs';
 import { replyToStore } from '../vector-codes/background-build.js';
 import { coarseBuildReply } from '../vector-codes/coarse-build.js';
 import type { CoarseBuildParams, CoarseBuildReply } from '../vector-codes/coarse-lists.js';
-import { readCoarseLists, saveCoarseLists } from './sqlite-coarse-lists-file.js';
+import { coarseListsPath, readCoarseLists, saveCoarseLists } from './sqlite-coarse-lists-file.js';
 import { readNamespaceCodes, withReadOnlyDatabase } from './sqlite-namespace-snapshot.js';
 import { databaseIdentity, DEFAULT_INDEX_PARAMS, erasureCount, historyProblem } from './sqlite-vector-index-file.js';
 
@@ -54,14 +55,17 @@ function build(request: CoarseBuildRequest): SqliteCoarseReply {
   const { codes, seq, at, identity } = readNamespaceCodes(request.dbPath, request.namespace, request.dimensions);
   const { keys, data } = codes.rows();
   const reply = coarseBuildReply(started, keys, data, request, seq, at);
-  // Not saved when an erasure came while it was built: its snapshot may hold what was erased.
   let unsaved: string | null = null;
-  const erasures = identity?.erasures ?? 0;
   if (!identity) unsaved = 'the store has no embedder';
-  else if (withReadOnlyDatabase(request.dbPath, erasureCount) !== erasures) unsaved = 'an erasure came while they were built';
   else {
+    const erasures = identity.erasures ?? 0;
     try {
       saveCoarseLists(request.dbPath, { storeId: identity.storeId, embedder: identity.embedder, namespace: request.namespace, seq, at, erasures }, reply.coarse);
+      // As the index file: an erasure committed after the snapshot may have taken vectors the centroids were made from.
+      if (withReadOnlyDatabase(request.dbPath, erasureCount) !== erasures) {
+        rmSync(coarseListsPath(request.dbPath, request.namespace), { force: true });
+        unsaved = 'an erasure came while they were built';
+      }
     } catch (err) {
       unsaved = `they could not be saved (${(err as Error).message.split('\n')[0]})`;
     }
