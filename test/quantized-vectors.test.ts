@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CODE_RMS, QuantizedVectors, quantize } from '../src/adapters/vector-codes/quantized-vectors.js';
 import { loadUsearch, type Usearch } from '../src/adapters/vector-codes/usearch.js';
-import { vectorSource } from './fixtures/vector-index-data.js';
+import { cosine, vectorSource } from './fixtures/vector-index-data.js';
 
 const DIMS = 64;
 
@@ -29,18 +29,6 @@ function mixedVectors(count: number, seed: number): Float32Array[] {
     return v.map((x) => x * length);
   });
 }
-
-const cosine = (a: Float32Array, b: Float32Array) => {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let j = 0; j < a.length; j++) {
-    dot += (a[j] as number) * (b[j] as number);
-    na += (a[j] as number) ** 2;
-    nb += (b[j] as number) ** 2;
-  }
-  return dot / Math.sqrt(na * nb);
-};
 
 const usearch = (): Usearch => {
   const loaded = loadUsearch();

@@ -4,6 +4,7 @@ import type { CandidateFilter } from '../../interfaces/store.js';
 import { buildCoarse } from '../vector-codes/coarse-build.js';
 import { loadUsearch } from '../vector-codes/usearch.js';
 import { NamespaceCopy, type CopyRow } from './postgres-recall-copy.js';
+import { cosine } from '../../../test/fixtures/vector-index-data.js';
 
 /**
  * A namespace copy's proposals against the same rankings computed plainly over the rows it should hold, after
@@ -63,18 +64,6 @@ function bm25(rows: CopyRow[], terms: string[]): Map<number, number> {
     }
   }
   return out;
-}
-
-function cosine(a: Float32Array, b: Float32Array): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += (a[i] as number) * (b[i] as number);
-    na += (a[i] as number) ** 2;
-    nb += (b[i] as number) ** 2;
-  }
-  return dot / Math.sqrt(na * nb);
 }
 
 describe('PostgreSQL namespace copy (proposals)', () => {
