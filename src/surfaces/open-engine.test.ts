@@ -83,6 +83,16 @@ describe('composition root: neighbour graphs, the vector scan worker and kept po
 
 describe('composition root: PostgreSQL settings', () => {
   const url = 'postgres://cairn@db.example:5432/team';
+  it('CAIRN_PG_PREPARED turns prepared statements on or off over the config file; anything but on/off is refused', () => {
+    assert.equal(resolvePostgres(url, {}, undefined).preparedStatements, undefined, 'unset: the store default (on)');
+    assert.equal(resolvePostgres(url, {}, { preparedStatements: false }).preparedStatements, false);
+    assert.equal(resolvePostgres(url, { CAIRN_PG_PREPARED: 'on' }, { preparedStatements: false }).preparedStatements, true);
+    assert.equal(resolvePostgres(url, { CAIRN_PG_PREPARED: 'off' }, undefined).preparedStatements, false);
+    assert.throws(
+      () => resolvePostgres(url, { CAIRN_PG_PREPARED: 'sometimes' }, undefined),
+      (err: unknown) => isCairnError(err) && err.code === 'INVALID_INPUT' && /CAIRN_PG_PREPARED/u.test(err.message),
+    );
+  });
   it('CAIRN_PG_COPY_MAX_MEMORIES bounds the search copies over the config file (0 = none); anything but a whole number up to 100,000,000 is refused', () => {
     assert.equal(resolvePostgres(url, {}, undefined).copyMaxMemories, undefined, 'unset: the store default');
     assert.equal(resolvePostgres(url, {}, { copyMaxMemories: 250_000 }).copyMaxMemories, 250_000);

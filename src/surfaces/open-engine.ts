@@ -87,6 +87,7 @@ const ConfigFileSchema = z
         statementTimeoutMs: z.number().int().min(0).max(3_600_000),
         createExtension: z.boolean(),
         copyMaxMemories: z.number().int().min(0).max(100_000_000),
+        preparedStatements: z.boolean(),
       })
       .partial()
       .strict()
@@ -231,8 +232,9 @@ function envWhole(env: NodeJS.ProcessEnv, name: string, min: number, max: number
 /**
  * The PostgreSQL store's settings: the URL (host, database, user, password, `sslmode`, `sslrootcert`), then
  * CAIRN_PG_POOL (connections per process, default 10), CAIRN_PG_STATEMENT_TIMEOUT_MS (default 30000, 0 =
- * none), CAIRN_PG_CREATE_EXTENSION (on/off, default on) and CAIRN_PG_COPY_MAX_MEMORIES (the largest namespace a
- * long-lived process keeps a search copy of, 0 = none) over the config file's `postgres` section.
+ * none), CAIRN_PG_CREATE_EXTENSION (on/off, default on), CAIRN_PG_COPY_MAX_MEMORIES (the largest namespace a
+ * long-lived process keeps a search copy of, 0 = none) and CAIRN_PG_PREPARED (on/off, default on: off behind a
+ * pooler in transaction mode) over the config file's `postgres` section.
  */
 export function resolvePostgres(url: string, env: NodeJS.ProcessEnv, file: CairnConfigFile['postgres']): PostgresStoreConfig {
   const { rootCertPath, ...parsed } = parsePostgresUrl(url);
@@ -251,6 +253,7 @@ export function resolvePostgres(url: string, env: NodeJS.ProcessEnv, file: Cairn
     statementTimeoutMs: envWhole(env, 'CAIRN_PG_STATEMENT_TIMEOUT_MS', 0, 3_600_000) ?? file?.statementTimeoutMs,
     createExtension: envBoolean(env, 'CAIRN_PG_CREATE_EXTENSION') ?? file?.createExtension,
     copyMaxMemories: envWhole(env, 'CAIRN_PG_COPY_MAX_MEMORIES', 0, 100_000_000) ?? file?.copyMaxMemories,
+    preparedStatements: envBoolean(env, 'CAIRN_PG_PREPARED') ?? file?.preparedStatements,
   };
 }
 

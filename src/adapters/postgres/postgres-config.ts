@@ -43,6 +43,13 @@ export interface PostgresStoreConfig {
    */
   copyMaxMemories?: number | undefined;
   /**
+   * Whether the statements whose plan does not depend on how the data is spread (lookups by key, the fused
+   * search over a copy's proposals) are prepared once per connection and their plans kept (default true). Off
+   * behind a connection pooler in transaction mode that does not carry prepared statements; a server that
+   * loses them turns them off by itself (postgres-store.ts `keptRows`).
+   */
+  preparedStatements?: boolean | undefined;
+  /**
    * A schema of its own on the same database (the scratch store `cairn verify` replays into): its tables live
    * there, first on `searchPath`, and its advisory locks are its own, so it never waits on the live store's
    * writers nor makes them wait. Absent: the role's default schema.

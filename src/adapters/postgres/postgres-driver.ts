@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { CairnError } from '../../interfaces/errors.js';
 import type { PostgresStoreConfig } from './postgres-config.js';
@@ -63,6 +64,24 @@ export async function createPool(config: PostgresStoreConfig, onIdleError: (err:
   // A pooled connection the server closes while idle (restart, failover) must not crash the process.
   pool.on('error', onIdleError);
   return pool;
+}
+
+/**
+ * The name a statement is prepared under on a connection: derived from its text, so one name never stands for
+ * two texts (node-postgres refuses that) and every process gives a text the same name.
+ */
+export function statementName(sql: string): string {
+  return `cairn_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`;
+}
+
+/**
+ * Whether the server lost or refused a prepared statement: it does not exist on this connection (a pooler in
+ * transaction mode hands statements to other server connections; DISCARD ALL), it exists already under that
+ * name (the same, from the pooler's other clients), or a schema change altered its result's columns.
+ */
+export function isPreparedStatementFault(err: unknown): boolean {
+  const code = (err as { code?: string }).code ?? '';
+  return code === '26000' || code === '42P05' || (code === '0A000' && /cached plan must not change result type/iu.test((err as Error).message ?? ''));
 }
 
 /** SQLSTATE classes and Node socket errors after which the same statement may succeed on a new connection. */

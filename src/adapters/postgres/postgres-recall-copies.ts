@@ -35,23 +35,24 @@ import type { CandidateFilter } from '../../interfaces/store.js';
 /**
  * Runs a search statement (`sql` builds it with or without proposals, its parameters in `p`) with `proposals`,
  * and again without them when they did not stand, or when it found nothing (which cannot be told from a
- * proposal that did not stand). `counted` hears whether each statement with proposals stood.
+ * proposal that did not stand). `run` is told which of the two it runs; `counted` hears whether each statement
+ * with proposals stood.
  */
 export async function proposedOrFull(
-  run: (sql: string, values: unknown[]) => Promise<Row[]>,
+  run: (sql: string, values: unknown[], proposed: boolean) => Promise<Row[]>,
   proposals: Proposals | undefined,
   sql: (p: Params, proposals?: Proposals) => string,
   counted?: (stood: boolean) => void,
 ): Promise<Row[]> {
   if (proposals) {
     const p = new Params();
-    const rows = await run(sql(p, proposals), p.values);
+    const rows = await run(sql(p, proposals), p.values, true);
     const stood = rows[0]?.[PROPOSALS_STOOD];
     if (typeof stood === 'boolean') counted?.(stood);
     if (rows.length > 0 && stood !== false) return rows;
   }
   const p = new Params();
-  return run(sql(p), p.values);
+  return run(sql(p), p.values, false);
 }
 
 /** Events after which every copy is dropped (and loaded again when next searched). */

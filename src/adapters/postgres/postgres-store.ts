@@ -28,7 +28,7 @@ import type {
 } from '../../interfaces/store.js';
 import { vectorFromBytes } from '../../core/checksum.js';
 import type { PostgresStoreConfig } from './postgres-config.js';
-import { createPool, isTransient, sleep, translatePgError, type Pool, type PoolClient } from './postgres-driver.js';
+import { createPool, isPreparedStatementFault, isTransient, sleep, statementName, translatePgError, type Pool, type PoolClient } from './postgres-driver.js';
 import { CATALOG_NOT_VACUUMED, canReadServerFiles, canVacuumCatalog, compactAfterErasure, NOT_COVERED, rawFilesContain, STATISTICS_UNSETTLED, statisticsContain } from './postgres-erasure.js';
 import { fusedResult } from './postgres-fusion.js';
 import { continueReanalysis } from './postgres-follow-ups.js';
@@ -80,6 +80,8 @@ export class PostgresStore implements Store {
   private indexBuild: { done: Promise<void>; cancel(): Promise<void> } | undefined;
   /** The searched namespaces' copies of a long-lived process (config.recallCopies), once vectors have a space. */
   private copies: RecallCopies | null = null;
+  /** Whether `keptRows` prepares its statements (config.preparedStatements; off once the server loses one). */
+  private prepare: boolean;
   /** Sessions and request budgets of every `cairn serve` on this database (postgres-sessions.ts). */
   readonly sessions: SessionStore = createPostgresSessions((what, sql, values) => this.rows(what, sql, values));
 
@@ -87,6 +89,7 @@ export class PostgresStore implements Store {
     this.config = config;
     this.logger = logger;
     this.location = config.location;
+    this.prepare = config.preparedStatements ?? true;
   }
 
   /**
@@ -306,6 +309,28 @@ export class PostgresStore implements Store {
   }
 
   /**
+   * `rows` for a statement whose plan does not depend on how the data is spread (a lookup by key, or the fused
+   * search over a copy's proposals, which reads only the memories it names): prepared once per connection, its
+   * plan kept (PostgreSQL plans such a statement generically after five runs). At 100k memories that took about
+   * 2 ms of parsing and planning off each cached search's fused statement (bench/pg-scale.ts). A server that
+   * loses or refuses a prepared statement (a pooler in transaction mode, DISCARD ALL) turns preparing off for
+   * this store, and the statement runs again unprepared.
+   */
+  private async keptRows<R extends Row = Row>(what: string, sql: string, values: unknown[] = []): Promise<R[]> {
+    return this.read(what, async (pool) => {
+      if (!this.prepare) return (await pool.query<R>(sql, values)).rows;
+      try {
+        return (await pool.query<R>({ name: statementName(sql), text: sql, values })).rows;
+      } catch (err) {
+        if (!isPreparedStatementFault(err)) throw err;
+        if (this.prepare) this.logger?.warn(`PostgreSQL lost a prepared statement (${(err as Error).message}); statements are no longer prepared (set CAIRN_PG_PREPARED=off behind a pooler in transaction mode)`);
+        this.prepare = false;
+        return (await pool.query<R>(sql, values)).rows;
+      }
+    });
+  }
+
+  /**
    * One write transaction on one connection. Starting it (connect + BEGIN) is retried when the connection
    * fails; once `fn` runs, a lost connection rolls the whole transaction back on the server and fails the
    * call with STORE_UNAVAILABLE: a turn is committed whole or not at all, never in part.
@@ -356,18 +381,18 @@ export class PostgresStore implements Store {
   }
 
   async getMemory(id: string): Promise<Memory | null> {
-    const [r] = await this.rows('reading a memory', `SELECT ${MEMORY_SELECT} FROM memories m WHERE m.id = $1`, [id]);
+    const [r] = await this.keptRows('reading a memory', `SELECT ${MEMORY_SELECT} FROM memories m WHERE m.id = $1`, [id]);
     return r ? rowToMemory(r) : null;
   }
 
   async findLiveByDedupeKey(namespace: string, key: string): Promise<Memory | null> {
-    const [r] = await this.rows('reading a memory', LIVE_BY_DEDUPE_SQL, [namespace, key]);
+    const [r] = await this.keptRows('reading a memory', LIVE_BY_DEDUPE_SQL, [namespace, key]);
     return r ? rowToMemory(r) : null;
   }
 
   async getMemories(ids: string[]): Promise<Memory[]> {
     if (ids.length === 0) return [];
-    return (await this.rows('reading memories', `SELECT ${MEMORY_SELECT} FROM memories m WHERE m.id = ANY($1::text[])`, [ids])).map(rowToMemory);
+    return (await this.keptRows('reading memories', `SELECT ${MEMORY_SELECT} FROM memories m WHERE m.id = ANY($1::text[])`, [ids])).map(rowToMemory);
   }
 
   async listMemories(filter: ListFilter): Promise<Memory[]> {
@@ -398,7 +423,7 @@ export class PostgresStore implements Store {
     // The partial index memories_replacing holds only the notes that name any.
     const sql = `SELECT ${MEMORY_SELECT} FROM memories m WHERE m.namespace = ${ns} AND m.likely_replaces IS NOT NULL AND ${where}
       AND m.likely_replaces::jsonb ?| ${p.add(ids)}::text[]`;
-    return (await this.rows('reading memories', sql, p.values)).map(rowToMemory);
+    return (await this.keptRows('reading memories', sql, p.values)).map(rowToMemory);
   }
 
   async listExpired(now: string, namespace?: string): Promise<Memory[]> {
@@ -413,7 +438,7 @@ export class PostgresStore implements Store {
   private async space(): Promise<VectorSpace | null> {
     await this.open();
     if (this.dims === null) {
-      const [e] = await this.rows<{ value: string }>('reading the embedder record', `SELECT value FROM meta WHERE key = 'embedder'`);
+      const [e] = await this.keptRows<{ value: string }>('reading the embedder record', `SELECT value FROM meta WHERE key = 'embedder'`);
       this.dims = e ? (JSON.parse(e.value) as EmbedderInfo).dimensions : null;
     }
     if (this.dims === null) return null;
@@ -472,7 +497,9 @@ export class PostgresStore implements Store {
 
   /** A search statement with this process's proposals, and in full when they do not stand (postgres-search.ts). */
   private proposedOrFull(what: string, proposals: Proposals | undefined, sql: (p: Params, proposals?: Proposals) => string): Promise<Row[]> {
-    return proposedOrFull((text, values) => this.rows(what, text, values), proposals, sql, (stood) => this.copies?.counted(stood));
+    // Over proposals the statement reads only the memories they name: its plan is kept. In full, the plan
+    // depends on the namespace's size and the terms' frequencies, so each search is planned for its own.
+    return proposedOrFull((text, values, proposed) => (proposed ? this.keptRows(what, text, values) : this.rows(what, text, values)), proposals, sql, (stood) => this.copies?.counted(stood));
   }
 
   async lexicalCandidates(terms: string[], k: number, filter: CandidateFilter): Promise<LexicalHit[]> {
@@ -505,12 +532,12 @@ export class PostgresStore implements Store {
   }
 
   async embedder(): Promise<EmbedderInfo | null> {
-    const [r] = await this.rows<{ value: string }>('reading the embedder record', `SELECT value FROM meta WHERE key = 'embedder'`);
+    const [r] = await this.keptRows<{ value: string }>('reading the embedder record', `SELECT value FROM meta WHERE key = 'embedder'`);
     return r ? (JSON.parse(r.value) as EmbedderInfo) : null;
   }
 
   async getSetting(namespace: string, key: string): Promise<unknown> {
-    const [r] = await this.rows<{ value: string }>('reading a setting', 'SELECT value FROM settings WHERE namespace = $1 AND key = $2', [namespace, key]);
+    const [r] = await this.keptRows<{ value: string }>('reading a setting', 'SELECT value FROM settings WHERE namespace = $1 AND key = $2', [namespace, key]);
     return r ? (JSON.parse(r.value) as unknown) : null;
   }
 
@@ -541,7 +568,7 @@ export class PostgresStore implements Store {
     await this.open();
     // pgvector's binary form (vector_send) costs neither side a float-to-text conversion; real[] is read as text.
     const binary = this.facts?.vectorStorage === 'pgvector';
-    const rows = await this.rows<{ id: string; embedding: string | Buffer }>(
+    const rows = await this.keptRows<{ id: string; embedding: string | Buffer }>(
       'reading vectors',
       `SELECT m.id, ${binary ? 'vector_send(v.embedding)' : 'v.embedding::text'} AS embedding FROM memories m JOIN memory_vectors v ON v.memory_pk = m.pk WHERE m.id = ANY($1::text[])`,
       [ids],
@@ -666,6 +693,7 @@ export class PostgresStore implements Store {
         tls: this.config.tls.mode,
         poolSize: this.config.poolSize ?? 10,
         statementTimeoutMs: this.config.statementTimeoutMs ?? 30_000,
+        preparedStatements: this.prepare ? 'on' : (this.config.preparedStatements ?? true) ? 'off (the server lost one)' : 'off',
         vectorDimensions: space?.dimensions ?? null,
       },
       notes,
@@ -748,7 +776,7 @@ export class PostgresStore implements Store {
    */
   async termDocumentFrequencies(terms: string[], namespace?: string): Promise<{ documents: number; frequencies: Map<string, number> }> {
     const unique = [...new Set(terms)];
-    const rows = await this.rows<{ term: string | null; df: number }>(
+    const rows = await this.keptRows<{ term: string | null; df: number }>(
       'counting terms',
       namespace === undefined
         ? `SELECT NULL AS term, coalesce(sum(documents), 0)::bigint AS df FROM namespace_stats
