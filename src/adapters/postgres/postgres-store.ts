@@ -734,10 +734,13 @@ export class PostgresStore implements Store {
     if (ids.length === 0) return;
     // Only for memories that still exist: a search answered just before an erasure must not leave a count.
     // Sorted, so two processes counting the same memories lock their rows in the same order.
+    // Committed without waiting for the WAL to reach the disk (synchronous_commit off for this statement's own
+    // transaction only): every search writes these counts, and usage statistics need not survive a crash of the
+    // server in the moment after they were written, while a search would wait for a disk flush each time.
     await this.smallWrite(
       'counting recalls',
       `INSERT INTO recall_counts (memory_id, namespace, count, last_at)
-       SELECT m.id, $2, 1, $3 FROM memories m WHERE m.id = ANY($1::text[]) ORDER BY m.id
+       SELECT m.id, $2, 1, $3 FROM memories m WHERE m.id = ANY($1::text[]) AND set_config('synchronous_commit', 'off', true) IS NOT NULL ORDER BY m.id
        ON CONFLICT (memory_id) DO UPDATE SET count = recall_counts.count + 1, last_at = excluded.last_at`,
       [[...new Set(ids)], namespace, at],
     );
