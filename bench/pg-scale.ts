@@ -194,6 +194,15 @@ async function main(): Promise<void> {
   // A kept database is brought to this schema before it is filled on, so the fill writes the current indexes
   // (a later migration would rebuild them over every row).
   await migrate(c as unknown as Parameters<typeof migrate>[0], { createExtension: true, location: loc.db });
+  // What the figures include: a throwaway cluster (scripts/pg-cluster.sh) runs with fsync off, so no commit waits
+  // for a disk flush there, as it would on a production server; the store's own settings (prepared statements).
+  const setting = async (name: string) => (await c.query<{ v: string }>('SELECT current_setting($1) AS v', [name])).rows[0]?.v ?? null;
+  const server = {
+    version: await setting('server_version'),
+    fsync: await setting('fsync'),
+    synchronousCommit: await setting('synchronous_commit'),
+    preparedStatements: resolvePostgres(loc.db, process.env, undefined).preparedStatements ?? true,
+  };
   const levels: unknown[] = [];
   const writeOut = () => {
     const result = {
@@ -201,6 +210,7 @@ async function main(): Promise<void> {
       command: `node dist/bench/pg-scale.js ${argv.join(' ')}`.trim(),
       date: new Date().toISOString(),
       machine: { cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, loadAverageAtStart: loadAtStart },
+      server,
       relatedTerms: !argv.includes('--no-related-terms'),
       data: 'latency-bench shape: 512 real-embedded generated notes, each memory a note + unique detail, vector = note vector + Gaussian noise of norm 0.5, renormalised; 3 noise namespaces at 10 % each',
       levels,

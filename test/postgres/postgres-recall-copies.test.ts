@@ -13,10 +13,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createUseEmbedder } from '../../src/adapters/embed-use/use-embedder.js';
 import { proposedOrFull, RecallCopies } from '../../src/adapters/postgres/postgres-recall-copies.js';
-import { Params } from '../../src/adapters/postgres/postgres-rows.js';
+import { Params, vectorLiteral } from '../../src/adapters/postgres/postgres-rows.js';
 import { REANALYSIS_MARK, SCHEMA_VERSION } from '../../src/adapters/postgres/postgres-schema.js';
 import type { Proposals } from '../../src/adapters/postgres/postgres-recall-copy.js';
-import { fusedRecallSql } from '../../src/adapters/postgres/postgres-search.js';
+import { fusedRecallSql, vectorCandidatesSql } from '../../src/adapters/postgres/postgres-search.js';
 import { createPostgresStore, type PostgresStore } from '../../src/adapters/postgres/postgres-store.js';
 import { createGptTokenCounter } from '../../src/adapters/tokenizer/gpt-token-counter.js';
 import { DEFAULT_CALIBRATION, DEFAULT_WEIGHTS } from '../../src/core/fusion.js';
@@ -191,7 +191,7 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     const req = await request('how do we keep money amounts', { kinds: ['decision'] });
     const expected = await plain.fusedRecall(req);
     const position = copied.recallCopiesStatus()?.position ?? 0;
-    const pks = await pksOf(db, NS, 'fact');
+    const pks = await pksOf(db, NS, 'fact', req.filter.now);
     const sql = (p: Params, proposals?: Proposals) => fusedRecallSql(p, req, { storage: 'pgvector', dimensions: 512 }, proposals);
     const statements: { proposed: boolean; rows: number }[] = [];
     const counts: boolean[] = [];
@@ -211,12 +211,20 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     };
     const need = 1;
     assert.ok(expected.results.length > 0, 'the case finds something');
-    // Memories of the wrong kind proposed: none passes, so the statement finds nothing and the search runs in full.
+    // Memories of the wrong kind proposed (a copy that got the filter wrong): the statement ranks them without
+    // reading their rows, finds that those it would return fail the filter, and the search runs in full.
     const wrongKind = await run({ position, schema: SCHEMA_VERSION, vector: { pks, need }, lexical: { pks, need, postings: await postingsOf(db, pks, req.terms) } });
-    assert.deepEqual(statements, [{ proposed: true, rows: 0 }, { proposed: false, rows: expected.results.length }]);
+    assert.deepEqual(counts, [false], 'the statement says its proposal did not stand');
+    assert.ok((statements[0]?.rows ?? 0) > 0, 'it ranked the wrong-kind memories');
+    assert.deepEqual(statements.slice(1), [{ proposed: false, rows: expected.results.length }]);
     assert.deepEqual(wrongKind.map((r) => r['id']), expected.results.map((r) => r.fields.id));
+    // One wrong memory among right ones is enough when it is returned: the right decisions, one fact added.
+    const decisions = await pksOf(db, NS, 'decision', req.filter.now);
+    const oneWrong = [...decisions, pks[0] as number];
+    await run({ position, schema: SCHEMA_VERSION, vector: { pks: oneWrong, need }, lexical: { pks: oneWrong, need: 0, postings: await postingsOf(db, oneWrong, req.terms) } });
+    assert.deepEqual(counts, [false], 'a returned memory of the wrong kind makes the proposal not stand');
     // A stale position: the proposal is not taken even though it names real candidates.
-    const all = await pksOf(db, NS, 'decision');
+    const all = await pksOf(db, NS, 'decision', req.filter.now);
     // (No decision note holds a word of the query, so the lexical proposal needs none to pass.)
     const allPostings = await postingsOf(db, all, req.terms);
     const stale = await run({ position: position - 1, schema: SCHEMA_VERSION, vector: { pks: all, need }, lexical: { pks: all, need: 0, postings: allPostings } });
@@ -228,6 +236,28 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     assert.deepEqual(counts, [true]);
     assert.deepEqual(statements.map((x) => x.proposed), [true]);
     assert.deepEqual(fresh.map((r) => r['id']), expected.results.map((r) => r.fields.id));
+  });
+
+  it('the vector search over a proposal stands only when the memories it returns pass the filter', async () => {
+    const req = await request('how do we keep money amounts', { kinds: ['decision'] });
+    const vector = req.vector as Float32Array;
+    const k = 5;
+    const expected = await plain.vectorCandidates(vector, k, req.filter);
+    assert.ok(expected.length > 0, 'the case finds something');
+    const position = copied.recallCopiesStatus()?.position ?? 0;
+    const sql = (p: Params, proposals?: Proposals) => vectorCandidatesSql(p, vectorLiteral(vector, 'pgvector'), k, req.filter, { storage: 'pgvector', dimensions: 512 }, proposals);
+    const counts: boolean[] = [];
+    const run = async (pks: number[]) => {
+      counts.length = 0;
+      const rows = await proposedOrFull(async (text, values) => (await query(db, text, values)).rows as Record<string, unknown>[], { position, schema: SCHEMA_VERSION, vector: { pks, need: 1 } }, sql, (stood) => counts.push(stood));
+      return rows.map((r) => r['id']);
+    };
+    const decisions = await pksOf(db, NS, 'decision', req.filter.now);
+    assert.deepEqual(await run(decisions), expected.map((h) => h.id), 'every passing memory proposed: the same answer');
+    assert.deepEqual(counts, [true], 'from the proposal');
+    const facts = await pksOf(db, NS, 'fact', req.filter.now);
+    assert.deepEqual(await run([...decisions, ...facts]), expected.map((h) => h.id), 'memories of the wrong kind proposed: the same answer');
+    assert.deepEqual(counts, [false], 'in full, the proposal having returned a memory of the wrong kind');
   });
 
   it('a re-analysis of the postings (no events) drops the copies; none is read while it runs, and it is read anew after', async () => {
@@ -361,14 +391,23 @@ async function query(db: TestDatabase, sql: string, values: unknown[]): Promise<
 }
 
 /** The postings of `pks` for `terms`, as a copy would propose them. */
-async function postingsOf(db: TestDatabase, pks: number[], terms: string[]): Promise<{ pks: number[]; terms: string[]; tfs: number[] }> {
-  const { rows } = await query(db, 'SELECT memory_pk, term, tf FROM memory_terms WHERE memory_pk = ANY($1::bigint[]) AND term = ANY($2::text[]) ORDER BY memory_pk, term', [pks, terms]);
-  const typed = rows as { memory_pk: string; term: string; tf: number }[];
-  return { pks: typed.map((r) => Number(r.memory_pk)), terms: typed.map((r) => r.term), tfs: typed.map((r) => r.tf) };
+async function postingsOf(db: TestDatabase, pks: number[], terms: string[]): Promise<{ pks: number[]; terms: string[]; tfs: number[]; lengths: number[] }> {
+  const { rows } = await query(
+    db,
+    'SELECT d.memory_pk, d.term, d.tf, m.doc_length FROM memory_terms d JOIN memories m ON m.pk = d.memory_pk WHERE d.memory_pk = ANY($1::bigint[]) AND d.term = ANY($2::text[]) ORDER BY d.memory_pk, d.term',
+    [pks, terms],
+  );
+  const typed = rows as { memory_pk: string; term: string; tf: number; doc_length: number }[];
+  return { pks: typed.map((r) => Number(r.memory_pk)), terms: typed.map((r) => r.term), tfs: typed.map((r) => r.tf), lengths: typed.map((r) => r.doc_length) };
 }
 
-async function pksOf(db: TestDatabase, namespace: string, kind: string): Promise<number[]> {
-  const { rows } = await query(db, 'SELECT pk FROM memories WHERE namespace = $1 AND kind = $2 AND forgotten_at IS NULL AND superseded_by IS NULL ORDER BY pk', [namespace, kind]);
+/** The memories of a kind that pass a search's filter at `now` (current, not expired), as a copy proposes them. */
+async function pksOf(db: TestDatabase, namespace: string, kind: string, now: string): Promise<number[]> {
+  const { rows } = await query(
+    db,
+    'SELECT pk FROM memories WHERE namespace = $1 AND kind = $2 AND forgotten_at IS NULL AND superseded_by IS NULL AND (expires_at IS NULL OR expires_at > $3) ORDER BY pk',
+    [namespace, kind, now],
+  );
   return (rows as { pk: string }[]).map((r) => Number(r.pk));
 }
 

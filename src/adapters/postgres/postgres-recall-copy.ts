@@ -8,9 +8,10 @@ import type { Usearch } from '../vector-codes/usearch.js';
 /**
  * One namespace's search data held by a long-lived process (postgres-recall-copies.ts keeps it in step with the
  * log): each memory's int8 vector codes, its postings and what the candidate filter reads. It proposes
- * candidates only: the fused statement rescores every proposed memory exactly, applies the filter again and
- * ranks as it always does (postgres-search.ts), so a proposal can cost recall, never return a memory the
- * statement would not.
+ * candidates only, each passing the filter as the statement reads it (`passes`): the fused statement rescores
+ * every proposed memory exactly, checks every memory it would return against the filter again (one that fails
+ * makes the proposal not stand, and the search runs in full) and ranks as it always does (postgres-search.ts),
+ * so a proposal can cost recall, never return a memory the statement would not.
  *
  * Pure data: no SQL, no I/O.
  */
@@ -46,11 +47,15 @@ export interface LexicalProposal extends Proposal {
   postings: ProposedPostings;
 }
 
-/** Postings as parallel arrays: memory key, term, term frequency. */
+/**
+ * Postings as parallel arrays: memory key, term, term frequency, and the memory's BM25 length (`doc_length`, fixed
+ * when the memory is written), so the statement scores them without reading the memories.
+ */
 export interface ProposedPostings {
   pks: number[];
   terms: string[];
   tfs: number[];
+  lengths: number[];
 }
 
 /**
@@ -421,7 +426,7 @@ export class NamespaceCopy {
    */
   proposeLexical(terms: readonly string[], k: number, count: number, filter: CandidateFilter): LexicalProposal {
     const n = this.rows.size;
-    if (n === 0 || terms.length === 0) return { pks: [], need: 0, postings: { pks: [], terms: [], tfs: [] } };
+    if (n === 0 || terms.length === 0) return { pks: [], need: 0, postings: { pks: [], terms: [], tfs: [], lengths: [] } };
     const avgdl = this.totalLength / n;
     if (this.scores.length < this.slotsUsed) this.scores = new Float64Array(Math.max(this.slotsUsed, this.scores.length * 2, 1024));
     const scores = this.scores;
@@ -455,7 +460,7 @@ export class NamespaceCopy {
     }
     const pks = best.sorted();
     const wanted = new Set(terms);
-    const postings: ProposedPostings = { pks: [], terms: [], tfs: [] };
+    const postings: ProposedPostings = { pks: [], terms: [], tfs: [], lengths: [] };
     for (const pk of pks) {
       const slot = this.rows.get(pk) as number;
       const start = this.slotTermStart[slot] as number;
@@ -466,6 +471,7 @@ export class NamespaceCopy {
         postings.pks.push(pk);
         postings.terms.push(term);
         postings.tfs.push(this.arenaTfs[i] as number);
+        postings.lengths.push(lengths[slot] as number);
       }
     }
     // Fewer than `count` kept: they are every passing match.

@@ -69,25 +69,28 @@ export interface VectorSpace {
 export function vectorCtes(p: Params, vector: string, k: number, filter: CandidateFilter, space: VectorSpace, proposal?: Proposal): string {
   const ns = p.add(filter.namespace);
   const kp = p.add(k);
-  const where = `v.namespace = ${ns}${filter.includeInactive ? '' : ' AND v.active'} AND ${filterSql(filter, p)}`;
+  const inNamespace = `v.namespace = ${ns}${filter.includeInactive ? '' : ' AND v.active'}`;
   if (space.storage === 'array') {
     const q = p.add(vector);
     const cosine = `(SELECT sum(x::float8 * y::float8) / nullif(sqrt(sum(x::float8 * x::float8)) * sqrt(sum(y::float8 * y::float8)), 0)
         FROM unnest(v.embedding, ${q}::real[]) AS t(x, y))`;
     return `vec AS (
       SELECT v.memory_pk AS pk, ${cosine} AS similarity FROM memory_vectors v JOIN memories m ON m.pk = v.memory_pk
-      WHERE ${where} ORDER BY similarity DESC NULLS LAST, v.memory_pk LIMIT ${kp})`;
+      WHERE ${inNamespace} AND ${filterSql(filter, p)} ORDER BY similarity DESC NULLS LAST, v.memory_pk LIMIT ${kp})`;
   }
   const type = `vector(${space.dimensions})`;
   const q = `${p.add(vector)}::${type}`;
   const distance = `(v.embedding::${type} <=> ${q})`;
   // The dimension test matches the HNSW index's predicate (postgres-schema.ts), so the planner may use it.
   const inSpace = `vector_dims(v.embedding) = ${space.dimensions}`;
-  // With a proposal, only its memories are rescored (proposedCtes); the caller searches in full when it does not stand.
   if (proposal) {
-    return proposedCtes(p, 'vec', proposal, `SELECT v.memory_pk AS pk, 1 - ${distance} AS similarity FROM memory_vectors v JOIN memories m ON m.pk = v.memory_pk
-      WHERE v.memory_pk = ANY(${p.add(proposal.pks)}::bigint[]) AND ${inSpace} AND ${where} ORDER BY ${distance}, v.memory_pk LIMIT ${kp}`);
+    // Only the proposed memories are rescored (proposedCtes), each passing the filter as the copy read it: their
+    // rows are not read here, and the statement checks those it returns (verifiedSql). The caller searches in full
+    // when the proposal does not stand.
+    return proposedCtes(p, 'vec', proposal, `SELECT v.memory_pk AS pk, 1 - ${distance} AS similarity FROM memory_vectors v
+      WHERE v.memory_pk = ANY(${p.add(proposal.pks)}::bigint[]) AND ${inSpace} AND ${inNamespace} ORDER BY ${distance}, v.memory_pk LIMIT ${kp}`);
   }
+  const where = `${inNamespace} AND ${filterSql(filter, p)}`;
   return `vec_ann AS (
       SELECT v.memory_pk AS pk, 1 - ${distance} AS similarity FROM memory_vectors v JOIN memories m ON m.pk = v.memory_pk
       WHERE ${inSpace} AND ${where} ORDER BY ${distance} LIMIT ${kp}),
@@ -113,10 +116,12 @@ export function freshCte(p: Params, proposals: Pick<Proposals, 'position' | 'sch
 
 /**
  * The CTEs of a proposed signal: `<name>` rescores the proposed memories exactly with the signal's own
- * expression and filter (`rescore`), and nothing else is searched; `<name>_ok` says whether the proposal stands
- * (the log unchanged since it was made, `fresh`, and at least `need` proposed memories passing). When it does not,
- * the statement's rows are not the search's and the caller runs it again without proposals
- * (`PROPOSALS_STOOD`): a search with its full CTEs behind a gate cost their planning on every search.
+ * expression (`rescore`), and nothing else is searched; `<name>_ok` says whether the proposal stands (the log
+ * unchanged since it was made, `fresh`, and at least `need` proposed memories rescored). When it does not, or when
+ * a memory the statement returns fails the filter (the proposed memories are not filtered again here: each was
+ * proposed passing it, and `proposalsStoodColumn` checks the ones returned), the statement's rows are not the
+ * search's and the caller runs it again without proposals (`PROPOSALS_STOOD`): a search with its full CTEs behind
+ * a gate cost their planning on every search.
  */
 function proposedCtes(p: Params, name: string, proposal: Proposal, rescore: string): string {
   return `${name} AS MATERIALIZED (${rescore}),
@@ -126,9 +131,15 @@ function proposedCtes(p: Params, name: string, proposal: Proposal, rescore: stri
 /** The column of a statement with proposals saying whether all of them stood (its rows are then the search's). */
 export const PROPOSALS_STOOD = 'proposals_stood';
 
-/** `, (…) AS proposals_stood` over the `_ok` CTEs of the proposed signals named, or '' when none was proposed. */
-export function proposalsStoodColumn(names: string[]): string {
-  return names.length === 0 ? '' : `, (SELECT bool_and(ok) FROM (${names.map((name) => `SELECT ok FROM ${name}_ok`).join(' UNION ALL ')}) o) AS ${PROPOSALS_STOOD}`;
+/**
+ * `, (…) AS proposals_stood` over the `_ok` CTEs of the proposed signals named, and over `rows`, the memories the
+ * statement returns with their rows read and a column `passes` (the filter); '' when none was proposed. A proposed
+ * memory that fails the filter and is not returned changed nothing: it ranked below every memory returned.
+ */
+export function proposalsStoodColumn(names: string[], rows: string): string {
+  if (names.length === 0) return '';
+  return `, ((SELECT bool_and(ok) FROM (${names.map((name) => `SELECT ok FROM ${name}_ok`).join(' UNION ALL ')}) o)
+      AND NOT EXISTS (SELECT 1 FROM ${rows} WHERE NOT passes)) AS ${PROPOSALS_STOOD}`;
 }
 
 /**
@@ -174,23 +185,27 @@ export function lexicalCtes(p: Params, terms: string[], k: number, filter: Candi
 }
 
 /** One posting's BM25 weight, its term frequency `tf` and idf `idf`, over the memory `m` and statistics `s`. */
-const weightSql = (tf: string, idf: string) => `${idf} * (${tf} * ${K1 + 1}) / (${tf} + ${K1} * (1 - ${B} + ${B} * m.doc_length / s.avgdl))`;
+const weightSql = (tf: string, idf: string, length = 'm.doc_length') => `${idf} * (${tf} * ${K1 + 1}) / (${tf} + ${K1} * (1 - ${B} + ${B} * ${length} / s.avgdl))`;
 
 /**
  * `sorted`: every posting joined to its memory, each memory's weights summed in term order. With `postings`
- * (a proposal's: postgres-recall-copy.ts) the proposed memories' postings of the query terms are those given,
- * as the copy holds them; the proposal stands only when the copy holds exactly what this statement reads
- * (freshCte), so they are the table's rows and the scores the same bits.
+ * (a proposal's: postgres-recall-copy.ts) the proposed memories' postings of the query terms and their lengths
+ * are those given, as the copy holds them, each memory passing the filter as the copy read it; the proposal
+ * stands only when the copy holds exactly what this statement reads (freshCte) and every memory the statement
+ * returns passes the filter (verifiedSql), so they are the table's rows and the scores the same bits, and no
+ * memory row is read here.
  */
 function sortedScoresSql(p: Params, ns: string, tp: string, k: number, filter: CandidateFilter, names: LexicalNames, postings?: ProposedPostings): string {
-  // The proposed memories' rows are read once each (by key), not once per posting.
-  const from = postings
-    ? `(SELECT u.pk AS memory_pk, u.term COLLATE "C" AS term, u.tf FROM unnest(${p.add(postings.pks)}::bigint[], ${p.add(postings.terms)}::text[], ${p.add(postings.tfs)}::int[]) AS u(pk, term, tf)) d
-        JOIN ${names.idf} i ON i.term = d.term JOIN (SELECT * FROM memories WHERE pk = ANY(${p.add([...new Set(postings.pks)])}::bigint[])) m ON m.pk = d.memory_pk`
-    : `memory_terms d JOIN ${names.idf} i ON i.term = d.term JOIN memories m ON m.pk = d.memory_pk`;
+  if (postings) {
+    return `SELECT d.memory_pk AS pk, sum(${weightSql('d.tf', 'i.idf', 'd.dl')} ORDER BY d.term) AS score
+      FROM (SELECT u.pk AS memory_pk, u.term COLLATE "C" AS term, u.tf, u.dl
+        FROM unnest(${p.add(postings.pks)}::bigint[], ${p.add(postings.terms)}::text[], ${p.add(postings.tfs)}::int[], ${p.add(postings.lengths)}::int[]) AS u(pk, term, tf, dl)) d
+      JOIN ${names.idf} i ON i.term = d.term CROSS JOIN ${LEX.stats} s
+      GROUP BY d.memory_pk ORDER BY score DESC, d.memory_pk LIMIT ${p.add(k)}`;
+  }
   return `SELECT d.memory_pk AS pk, sum(${weightSql('d.tf', 'i.idf')} ORDER BY d.term) AS score
-      FROM ${from} CROSS JOIN ${LEX.stats} s
-      WHERE ${postings ? '' : `d.namespace = ${ns} AND d.term = ANY(${tp}) AND `}${filterSql(filter, p)}
+      FROM memory_terms d JOIN ${names.idf} i ON i.term = d.term JOIN memories m ON m.pk = d.memory_pk CROSS JOIN ${LEX.stats} s
+      WHERE d.namespace = ${ns} AND d.term = ANY(${tp}) AND ${filterSql(filter, p)}
       GROUP BY d.memory_pk ORDER BY score DESC, d.memory_pk LIMIT ${p.add(k)}`;
 }
 
@@ -200,6 +215,19 @@ function sortedScoresSql(p: Params, ns: string, tp: string, k: number, filter: C
  * of both sums.
  */
 const BOUND_MARGIN = 1 + 1e-9;
+
+/**
+ * The statement of `vectorCandidates`: the k nearest memories passing the filter (vectorCtes), with proposals
+ * when there are some. Over a vector proposal the memories it returns are checked against the filter
+ * (proposalsStoodColumn).
+ */
+export function vectorCandidatesSql(p: Params, vector: string, k: number, filter: CandidateFilter, space: VectorSpace, proposals?: Proposals): string {
+  const ctes = `${proposals ? `${freshCte(p, proposals)},\n    ` : ''}${vectorCtes(p, vector, k, filter, space, proposals?.vector)}`;
+  if (!proposals?.vector) return `WITH ${ctes} SELECT m.id, vec.similarity FROM vec JOIN memories m ON m.pk = vec.pk ORDER BY vec.similarity DESC, m.pk`;
+  return `WITH ${ctes},
+    out AS MATERIALIZED (SELECT m.pk, m.id, vec.similarity, (${filterSql(filter, p)}) AS passes FROM vec JOIN memories m ON m.pk = vec.pk)
+    SELECT id, similarity${proposalsStoodColumn(['vec'], 'out')} FROM out ORDER BY similarity DESC, pk`;
+}
 
 /**
  * `filtered`, the top k by BM25 with few memories read. The postings are grouped by memory first, each query
@@ -314,9 +342,11 @@ export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: Ve
   ctes.push(`cand AS (
       SELECT coalesce(vr.pk, lr.pk) AS pk, vr.similarity AS cos, vr.rnk AS vrank, lr.score AS bm, lr.rnk AS lrank
       FROM vr FULL JOIN lr ON lr.pk = vr.pk)`);
+  // Over proposals, each candidate's row says whether it passes the filter (proposalsStoodColumn).
   ctes.push(`raw AS (
       SELECT c.pk, c.cos, c.vrank, c.bm, c.lrank, ${RANKING_SELECT},
-        greatest(0::float8, ((${nowMs} - extract(epoch FROM m.created_at::timestamptz) * 1000)::float8) / 86400000::float8) AS age
+        greatest(0::float8, ((${nowMs} - extract(epoch FROM m.created_at::timestamptz) * 1000)::float8) / 86400000::float8) AS age${proposals ? `,
+        (${filterSql(filter, p)}) AS passes` : ''}
       FROM cand c JOIN memories m ON m.pk = c.pk)`);
   let select: string;
   if (request.rrf) {
@@ -363,6 +393,7 @@ export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: Ve
         ? [proposals?.lexical ? 'lex_own' : null, proposals?.related ? 'lex_rel' : null]
         : [useLexical && proposals?.lexical ? 'lex' : null]),
     ].filter((name): name is string => name !== null),
+    'raw',
   );
   return `WITH ${ctes.join(',\n    ')}
     SELECT ${rankingColumns('parts')}, ${select},

@@ -37,7 +37,7 @@ import { MEMORY_SELECT, rowToEvent, rowToMemory, rowToSnapshot, rowToToken, type
 import { Params, parseVector, vectorFromSend, vectorLiteral } from './postgres-rows.js';
 import { hnswIndexName, hnswIndexSql } from './postgres-schema.js';
 import { buildVectorIndex, describeVectorIndex, hnswBuildProblem, startVectorIndexBuild, vectorIndexState } from './postgres-vector-index.js';
-import { activeSql, CURRENT_SQL, filterSql, freshCte, fusedRecallSql, LIVE_BY_DEDUPE_SQL, lexicalCtes, listWhere, proposalsStoodColumn, vectorCtes, type VectorSpace } from './postgres-search.js';
+import { activeSql, CURRENT_SQL, filterSql, fusedRecallSql, LIVE_BY_DEDUPE_SQL, lexicalCtes, listWhere, vectorCandidatesSql, type VectorSpace } from './postgres-search.js';
 import { createPostgresTx, decodeAnchorCache, rowToPendingErasure, type TxContext } from './postgres-tx.js';
 import { proposedOrFull, RecallCopies, type RecallCopiesStatus } from './postgres-recall-copies.js';
 import type { Proposals } from './postgres-recall-copy.js';
@@ -489,10 +489,9 @@ export class PostgresStore implements Store {
   async vectorCandidates(vector: Float32Array, k: number, filter: CandidateFilter): Promise<VectorHit[]> {
     const space = await this.checkQueryVector(vector);
     if (!space || k <= 0) return [];
-    const rows = await this.proposedOrFull('vector search', await this.proposals(space, { vector, terms: [], k, filter }), (p, proposals) => {
-      const ctes = `${proposals ? `${freshCte(p, proposals)},\n    ` : ''}${vectorCtes(p, vectorLiteral(vector, space.storage), k, filter, space, proposals?.vector)}`;
-      return `WITH ${ctes} SELECT m.id, vec.similarity${proposalsStoodColumn(proposals?.vector ? ['vec'] : [])} FROM vec JOIN memories m ON m.pk = vec.pk ORDER BY vec.similarity DESC, m.pk`;
-    });
+    const rows = await this.proposedOrFull('vector search', await this.proposals(space, { vector, terms: [], k, filter }), (p, proposals) =>
+      vectorCandidatesSql(p, vectorLiteral(vector, space.storage), k, filter, space, proposals),
+    );
     return rows.map((r) => ({ id: r['id'] as string, similarity: r['similarity'] as number }));
   }
 
