@@ -1,5 +1,6 @@
 import type { FusedCandidate, FusedRecall } from '../../interfaces/store.js';
 import { rowToRankingFields, type Row } from '../sql/sql-rows.js';
+import { STATEMENT_HEAD } from './postgres-search.js';
 
 /**
  * The rows of the fused statement (postgres-search.ts `fusedRecallSql`) as results with per-signal details,
@@ -23,7 +24,8 @@ export function fusedResult(rows: Row[]): FusedRecall {
     const relevance = Number(r['relevance']);
     return { fields, score: relevance / 100, scoreDetails: { signals, fused: relevance / 100, rerank: null, method: 'score', relevance } };
   });
-  const first = rows[0];
+  // The statement's values of the whole search are in its head row (postgres-search.ts `once`).
+  const first = rows.find((r) => r[STATEMENT_HEAD] === true);
   const termStatistics =
     first && first['lex_documents'] !== undefined
       ? {

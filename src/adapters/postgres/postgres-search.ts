@@ -314,6 +314,15 @@ function lexicalWithRelatedCtes(p: Params, terms: string[], k: number, filter: C
       ORDER BY score DESC, src, pos LIMIT ${p.add(k)})`;
 }
 
+/** The column naming the one row of the fused statement that carries its statement-wide values (`once`). */
+export const STATEMENT_HEAD = 'statement_head';
+
+/**
+ * A statement-wide value (the best cosine, the term statistics) in one row only, the head, and NULL in the others:
+ * in every one of several hundred rows it was sent and parsed (JSON) as many times.
+ */
+const once = (value: string, name: string) => `CASE WHEN row_number() OVER () = 1 THEN ${value} END AS ${name}`;
+
 /**
  * One statement for hybrid recall: each signal's candidates, their ranks (equal values share a rank), and
  * the fused ranking with each signal's contribution, best first. Score fusion (the default) is `fuseScores`
@@ -397,7 +406,8 @@ export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: Ve
   );
   return `WITH ${ctes.join(',\n    ')}
     SELECT ${rankingColumns('parts')}, ${select},
-      (SELECT max(similarity) FROM vec) AS best_cosine${useLexical ? ', (SELECT n FROM lex_stats) AS lex_documents, (SELECT json_object_agg(term, df) FROM lex_df) AS lex_df' : ''}
+      ${once('(SELECT max(similarity) FROM vec)', 'best_cosine')}${useLexical ? `, ${once('(SELECT n FROM lex_stats)', 'lex_documents')}, ${once('(SELECT json_object_agg(term, df) FROM lex_df)', 'lex_df')}` : ''},
+      row_number() OVER () = 1 AS ${STATEMENT_HEAD}
     FROM parts
     ORDER BY ${request.rrf ? 'fused' : 'relevance'} DESC, parts.created_at DESC, parts.vrank NULLS LAST, parts.lrank NULLS LAST`;
 }
