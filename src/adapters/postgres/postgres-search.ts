@@ -1,7 +1,7 @@
 import { BM25_B as B, BM25_K1 as K1 } from '../../core/fusion.js';
 import type { CandidateFilter, FusedRecallRequest, ListFilter } from '../../interfaces/store.js';
 import { MEMORY_SELECT } from '../sql/sql-rows.js';
-import { type Params, vectorLiteral } from './postgres-rows.js';
+import { type Params, vectorParam } from './postgres-rows.js';
 import { REANALYSIS_MARK, type VectorStorage } from './postgres-schema.js';
 import type { LexicalProposal, Proposal, Proposals, ProposedPostings } from './postgres-recall-copy.js';
 
@@ -66,7 +66,7 @@ export interface VectorSpace {
  * scan of the namespace replaces it, so nearer filtered-out rows never hide matching ones. Without pgvector
  * the cosine is computed exactly over `real[]`.
  */
-export function vectorCtes(p: Params, vector: string, k: number, filter: CandidateFilter, space: VectorSpace, proposal?: Proposal): string {
+export function vectorCtes(p: Params, vector: string | Buffer, k: number, filter: CandidateFilter, space: VectorSpace, proposal?: Proposal): string {
   const ns = p.add(filter.namespace);
   const kp = p.add(k);
   const inNamespace = `v.namespace = ${ns}${filter.includeInactive ? '' : ' AND v.active'}`;
@@ -221,7 +221,7 @@ const BOUND_MARGIN = 1 + 1e-9;
  * when there are some. Over a vector proposal the memories it returns are checked against the filter
  * (proposalsStoodColumn).
  */
-export function vectorCandidatesSql(p: Params, vector: string, k: number, filter: CandidateFilter, space: VectorSpace, proposals?: Proposals): string {
+export function vectorCandidatesSql(p: Params, vector: string | Buffer, k: number, filter: CandidateFilter, space: VectorSpace, proposals?: Proposals): string {
   const ctes = `${proposals ? `${freshCte(p, proposals)},\n    ` : ''}${vectorCtes(p, vector, k, filter, space, proposals?.vector)}`;
   if (!proposals?.vector) return `WITH ${ctes} SELECT m.id, vec.similarity FROM vec JOIN memories m ON m.pk = vec.pk ORDER BY vec.similarity DESC, m.pk`;
   return `WITH ${ctes},
@@ -336,7 +336,7 @@ export function fusedRecallSql(p: Params, request: FusedRecallRequest, space: Ve
   const useLexical = request.terms.length > 0 && w.lexical > 0;
   const ctes: string[] = [];
   if (proposals) ctes.push(freshCte(p, proposals));
-  ctes.push(useVector ? vectorCtes(p, vectorLiteral(request.vector as Float32Array, (space as VectorSpace).storage), k, filter, space as VectorSpace, proposals?.vector) : 'vec AS (SELECT NULL::bigint AS pk, NULL::float8 AS similarity WHERE FALSE)');
+  ctes.push(useVector ? vectorCtes(p, vectorParam(request.vector as Float32Array, (space as VectorSpace).storage), k, filter, space as VectorSpace, proposals?.vector) : 'vec AS (SELECT NULL::bigint AS pk, NULL::float8 AS similarity WHERE FALSE)');
   if (useLexical) {
     ctes.push(request.related && request.related.terms.length > 0 ? lexicalWithRelatedCtes(p, request.terms, k, filter, request.related, proposals) : lexicalCtes(p, request.terms, k, filter, LEX, termSumFor(request.terms.length), proposals?.lexical));
   }

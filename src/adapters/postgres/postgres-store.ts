@@ -34,7 +34,7 @@ import { fusedResult } from './postgres-fusion.js';
 import { continueReanalysis } from './postgres-follow-ups.js';
 import { migrate, type ServerFacts } from './postgres-migrations.js';
 import { MEMORY_SELECT, rowToEvent, rowToMemory, rowToSnapshot, rowToToken, type Row } from '../sql/sql-rows.js';
-import { Params, parseVector, vectorFromSend, vectorLiteral } from './postgres-rows.js';
+import { Params, parseVector, vectorFromSend, vectorParam } from './postgres-rows.js';
 import { hnswIndexName, hnswIndexSql } from './postgres-schema.js';
 import { buildVectorIndex, describeVectorIndex, hnswBuildProblem, startVectorIndexBuild, vectorIndexState } from './postgres-vector-index.js';
 import { activeSql, CURRENT_SQL, filterSql, fusedRecallSql, LIVE_BY_DEDUPE_SQL, lexicalCtes, listWhere, vectorCandidatesSql, type VectorSpace } from './postgres-search.js';
@@ -490,7 +490,7 @@ export class PostgresStore implements Store {
     const space = await this.checkQueryVector(vector);
     if (!space || k <= 0) return [];
     const rows = await this.proposedOrFull('vector search', await this.proposals(space, { vector, terms: [], k, filter }), (p, proposals) =>
-      vectorCandidatesSql(p, vectorLiteral(vector, space.storage), k, filter, space, proposals),
+      vectorCandidatesSql(p, vectorParam(vector, space.storage), k, filter, space, proposals),
     );
     return rows.map((r) => ({ id: r['id'] as string, similarity: r['similarity'] as number }));
   }
