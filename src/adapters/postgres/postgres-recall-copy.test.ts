@@ -145,7 +145,7 @@ describe('PostgreSQL namespace copy (proposals)', () => {
         const scores = bm25(rows, terms);
         const expected = [...scores].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([pk]) => pk);
         assert.deepEqual(proposal.pks, expected, `round ${round} ${terms.join(' ')}`);
-        const postings = { pks: [] as number[], terms: [] as string[], tfs: [] as number[] };
+        const postings = { pks: [] as number[], terms: [] as string[], tfs: [] as number[], lengths: [] as number[] };
         for (const pk of expected) {
           const row = held.get(pk) as CopyRow;
           row.terms.forEach((term, i) => {
@@ -153,6 +153,7 @@ describe('PostgreSQL namespace copy (proposals)', () => {
             postings.pks.push(pk);
             postings.terms.push(term);
             postings.tfs.push(row.tfs[i] as number);
+            postings.lengths.push(row.docLength);
           });
         }
         assert.deepEqual(proposal.postings, postings, `round ${round}: the proposed memories' postings of the query terms`);
