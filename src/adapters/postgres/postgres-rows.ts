@@ -11,6 +11,15 @@ export class Params {
 }
 
 /**
+ * Whole numbers as the text of a PostgreSQL array (`{1,2,3}`, cast in the statement): a proposal sends several
+ * thousand, which node-postgres's own array serialisation handles one element at a time (about 0.1 µs each).
+ */
+export function intArrayParam(values: readonly number[]): string {
+  for (const v of values) if (!Number.isSafeInteger(v)) throw new Error(`not a whole number: ${v}`);
+  return `{${values.join(',')}}`;
+}
+
+/**
  * A vector as the text both `vector` and `real[]` accept after a cast. A float32 printed as a double reads
  * back as the same float32, so the stored vector (and its content hash) is exactly the one given.
  */

@@ -1,7 +1,7 @@
 import { BM25_B as B, BM25_K1 as K1 } from '../../core/fusion.js';
 import type { CandidateFilter, FusedRecallRequest, ListFilter } from '../../interfaces/store.js';
 import { MEMORY_SELECT } from '../sql/sql-rows.js';
-import { type Params, vectorParam } from './postgres-rows.js';
+import { intArrayParam, type Params, vectorParam } from './postgres-rows.js';
 import { REANALYSIS_MARK, type VectorStorage } from './postgres-schema.js';
 import type { LexicalProposal, Proposal, Proposals, ProposedPostings } from './postgres-recall-copy.js';
 
@@ -88,7 +88,7 @@ export function vectorCtes(p: Params, vector: string | Buffer, k: number, filter
     // rows are not read here, and the statement checks those it returns (verifiedSql). The caller searches in full
     // when the proposal does not stand.
     return proposedCtes(p, 'vec', proposal, `SELECT v.memory_pk AS pk, 1 - ${distance} AS similarity FROM memory_vectors v
-      WHERE v.memory_pk = ANY(${p.add(proposal.pks)}::bigint[]) AND ${inSpace} AND ${inNamespace} ORDER BY ${distance}, v.memory_pk LIMIT ${kp}`);
+      WHERE v.memory_pk = ANY(${p.add(intArrayParam(proposal.pks))}::bigint[]) AND ${inSpace} AND ${inNamespace} ORDER BY ${distance}, v.memory_pk LIMIT ${kp}`);
   }
   const where = `${inNamespace} AND ${filterSql(filter, p)}`;
   return `vec_ann AS (
@@ -199,7 +199,7 @@ function sortedScoresSql(p: Params, ns: string, tp: string, k: number, filter: C
   if (postings) {
     return `SELECT d.memory_pk AS pk, sum(${weightSql('d.tf', 'i.idf', 'd.dl')} ORDER BY d.term) AS score
       FROM (SELECT u.pk AS memory_pk, u.term COLLATE "C" AS term, u.tf, u.dl
-        FROM unnest(${p.add(postings.pks)}::bigint[], ${p.add(postings.terms)}::text[], ${p.add(postings.tfs)}::int[], ${p.add(postings.lengths)}::int[]) AS u(pk, term, tf, dl)) d
+        FROM unnest(${p.add(intArrayParam(postings.pks))}::bigint[], ${p.add(postings.terms)}::text[], ${p.add(intArrayParam(postings.tfs))}::int[], ${p.add(intArrayParam(postings.lengths))}::int[]) AS u(pk, term, tf, dl)) d
       JOIN ${names.idf} i ON i.term = d.term CROSS JOIN ${LEX.stats} s
       GROUP BY d.memory_pk ORDER BY score DESC, d.memory_pk LIMIT ${p.add(k)}`;
   }
