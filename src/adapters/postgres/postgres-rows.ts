@@ -1,5 +1,6 @@
 /** Statement parameters and vector text of the PostgreSQL store; the row mapping is shared (sql/sql-rows.ts). */
 import { endianness } from 'node:os';
+import { CairnError } from '../../interfaces/errors.js';
 
 /** Positional parameters for one statement: `p.add(value)` returns its placeholder (`$1`, `$2`, …). */
 export class Params {
@@ -15,7 +16,7 @@ export class Params {
  * thousand, which node-postgres's own array serialisation handles one element at a time (about 0.1 µs each).
  */
 export function intArrayParam(values: readonly number[]): string {
-  for (const v of values) if (!Number.isSafeInteger(v)) throw new Error(`not a whole number: ${v}`);
+  for (const v of values) if (!Number.isSafeInteger(v)) throw new CairnError('INTERNAL', `a whole-number array parameter holds ${v}`);
   return `{${values.join(',')}}`;
 }
 
