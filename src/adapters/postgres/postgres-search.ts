@@ -85,7 +85,7 @@ export function vectorCtes(p: Params, vector: string | Buffer, k: number, filter
   const inSpace = `vector_dims(v.embedding) = ${space.dimensions}`;
   if (proposal) {
     // Only the proposed memories are rescored (proposedCtes), each passing the filter as the copy read it: their
-    // rows are not read here, and the statement checks those it returns (verifiedSql). The caller searches in full
+    // rows are not read here, and the statement checks those it returns (proposalsStoodColumn). The caller searches in full
     // when the proposal does not stand.
     return proposedCtes(p, 'vec', proposal, `SELECT v.memory_pk AS pk, 1 - ${distance} AS similarity FROM memory_vectors v
       WHERE v.memory_pk = ANY(${p.add(intArrayParam(proposal.pks))}::bigint[]) AND ${inSpace} AND ${inNamespace} ORDER BY ${distance}, v.memory_pk LIMIT ${kp}`);
@@ -99,6 +99,19 @@ export function vectorCtes(p: Params, vector: string | Buffer, k: number, filter
       WHERE ${inSpace} AND ${where} AND (SELECT count(*) FROM vec_ann) < ${kp}
       ORDER BY ${distance} + 0, v.memory_pk LIMIT ${kp}),
     vec AS (SELECT pk, similarity FROM vec_ann WHERE (SELECT count(*) FROM vec_ann) >= ${kp} UNION ALL SELECT pk, similarity FROM vec_exact)`;
+}
+
+/**
+ * The statement of `vectorCandidates`: the k nearest memories passing the filter (vectorCtes), with proposals
+ * when there are some. Over a vector proposal the memories it returns are checked against the filter
+ * (proposalsStoodColumn).
+ */
+export function vectorCandidatesSql(p: Params, vector: string | Buffer, k: number, filter: CandidateFilter, space: VectorSpace, proposals?: Proposals): string {
+  const ctes = `${proposals ? `${freshCte(p, proposals)},\n    ` : ''}${vectorCtes(p, vector, k, filter, space, proposals?.vector)}`;
+  if (!proposals?.vector) return `WITH ${ctes} SELECT m.id, vec.similarity FROM vec JOIN memories m ON m.pk = vec.pk ORDER BY vec.similarity DESC, m.pk`;
+  return `WITH ${ctes},
+    out AS MATERIALIZED (SELECT m.pk, m.id, vec.similarity, (${filterSql(filter, p)}) AS passes FROM vec JOIN memories m ON m.pk = vec.pk)
+    SELECT id, similarity${proposalsStoodColumn(['vec'], 'out')} FROM out ORDER BY similarity DESC, pk`;
 }
 
 /**
@@ -192,7 +205,7 @@ const weightSql = (tf: string, idf: string, length = 'm.doc_length') => `${idf} 
  * (a proposal's: postgres-recall-copy.ts) the proposed memories' postings of the query terms and their lengths
  * are those given, as the copy holds them, each memory passing the filter as the copy read it; the proposal
  * stands only when the copy holds exactly what this statement reads (freshCte) and every memory the statement
- * returns passes the filter (verifiedSql), so they are the table's rows and the scores the same bits, and no
+ * returns passes the filter (proposalsStoodColumn), so they are the table's rows and the scores the same bits, and no
  * memory row is read here.
  */
 function sortedScoresSql(p: Params, ns: string, tp: string, k: number, filter: CandidateFilter, names: LexicalNames, postings?: ProposedPostings): string {
@@ -215,19 +228,6 @@ function sortedScoresSql(p: Params, ns: string, tp: string, k: number, filter: C
  * of both sums.
  */
 const BOUND_MARGIN = 1 + 1e-9;
-
-/**
- * The statement of `vectorCandidates`: the k nearest memories passing the filter (vectorCtes), with proposals
- * when there are some. Over a vector proposal the memories it returns are checked against the filter
- * (proposalsStoodColumn).
- */
-export function vectorCandidatesSql(p: Params, vector: string | Buffer, k: number, filter: CandidateFilter, space: VectorSpace, proposals?: Proposals): string {
-  const ctes = `${proposals ? `${freshCte(p, proposals)},\n    ` : ''}${vectorCtes(p, vector, k, filter, space, proposals?.vector)}`;
-  if (!proposals?.vector) return `WITH ${ctes} SELECT m.id, vec.similarity FROM vec JOIN memories m ON m.pk = vec.pk ORDER BY vec.similarity DESC, m.pk`;
-  return `WITH ${ctes},
-    out AS MATERIALIZED (SELECT m.pk, m.id, vec.similarity, (${filterSql(filter, p)}) AS passes FROM vec JOIN memories m ON m.pk = vec.pk)
-    SELECT id, similarity${proposalsStoodColumn(['vec'], 'out')} FROM out ORDER BY similarity DESC, pk`;
-}
 
 /**
  * `filtered`, the top k by BM25 with few memories read. The postings are grouped by memory first, each query
