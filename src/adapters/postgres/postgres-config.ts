@@ -44,7 +44,7 @@ export interface PostgresStoreConfig {
   copyMaxMemories?: number | undefined;
   /**
    * Whether the statements whose plan does not depend on how the data is spread (lookups by key, the fused
-   * search over a copy's proposals) are prepared once per connection and their plans kept (default true). Off
+   * search over a copy's proposals) are prepared once per connection, parsed once (default true). Off
    * behind a connection pooler in transaction mode that does not carry prepared statements; a server that
    * loses them turns them off by itself (postgres-store.ts `keptRows`).
    */

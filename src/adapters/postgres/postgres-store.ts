@@ -310,10 +310,9 @@ export class PostgresStore implements Store {
 
   /**
    * `rows` for a statement whose plan does not depend on how the data is spread (a lookup by key, or the fused
-   * search over a copy's proposals, which reads only the memories it names): prepared once per connection, its
-   * plan kept (PostgreSQL plans such a statement generically after five runs). At 100k memories the fused
-   * statement over proposals was planned in 1.8 ms each time, and its round trip went from 16.5 to 15.2 ms (README:
-   * PostgreSQL, prepared statements). A server that
+   * search over a copy's proposals, which reads only the memories it names): prepared once per connection and
+   * parsed once, each execution still planned for its values (postgres-driver.ts: a kept generic plan was slower at
+   * 1M memories). A server that
    * loses or refuses a prepared statement (a pooler in transaction mode, DISCARD ALL) turns preparing off for
    * this store, and the statement runs again unprepared.
    */
