@@ -45,7 +45,7 @@ describe('PostgreSQL prepared statements', { skip: pgSkip }, () => {
     });
     const ids = memories.map((m) => m.id);
     for (let run = 0; run < 7; run++) {
-      // Past PostgreSQL's five custom plans: the kept statements run on their generic plans too.
+      // Seven runs, past the five after which PostgreSQL would weigh a generic plan (cairn's connections plan each one).
       assert.deepEqual(await kept.getMemories(ids), await plain.getMemories(ids), `run ${run}: the same memories`);
       assert.deepEqual(await kept.getSetting(NS, 'weights'), { vector: 0.7, lexical: 1, recency: 0.1 });
     }
