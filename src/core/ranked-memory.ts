@@ -82,7 +82,8 @@ function isRankedOnly(m: Memory): boolean {
 
 /** Fused candidates (Store.fusedRecall) as results whose memories were read for ranking only. */
 export function fusedResults(candidates: readonly FusedCandidate[]): SearchResult[] {
-  return candidates.map(({ fields, ...rest }) => ({ ...rest, memory: rankedOnly(fields) }));
+  // Named, not spread: a rest and a spread of ~580 candidates took 0.4 ms a search.
+  return candidates.map((c) => ({ score: c.score, scoreDetails: c.scoreDetails, memory: rankedOnly(c.fields) }));
 }
 
 /** The candidates by id: their ranking fields when the store reads those, else whole. */
