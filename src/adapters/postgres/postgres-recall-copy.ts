@@ -153,6 +153,11 @@ export class NamespaceCopy {
   private termsUsed = 0;
   private totalLength = 0;
   private scores = new Float64Array(0);
+  /**
+   * The slots a lexical proposal scored, in the order first scored; kept from one to the next, as `scores`. An
+   * array grown by push took twice the time of the sums (about 20,000 slots a search at 100k: 0.51 against 0.26 ms).
+   */
+  private touched = new Int32Array(0);
   readonly codes: QuantizedVectors;
   /** The codes split into coarse lists (a large namespace's, once built: postgres-recall-copies.ts), kept in step. */
   private lists: CoarseLists | null = null;
@@ -428,11 +433,15 @@ export class NamespaceCopy {
     const n = this.rows.size;
     if (n === 0 || terms.length === 0) return { pks: [], need: 0, postings: { pks: [], terms: [], tfs: [], lengths: [] } };
     const avgdl = this.totalLength / n;
-    if (this.scores.length < this.slotsUsed) this.scores = new Float64Array(Math.max(this.slotsUsed, this.scores.length * 2, 1024));
+    if (this.scores.length < this.slotsUsed) {
+      this.scores = new Float64Array(Math.max(this.slotsUsed, this.scores.length * 2, 1024));
+      this.touched = new Int32Array(this.scores.length);
+    }
     const scores = this.scores;
+    const touched = this.touched;
+    let scored = 0;
     const lengths = this.slotLength;
     const gens = this.slotGen;
-    const touched: number[] = [];
     const wanted = new Set<number>();
     for (const text of new Set(terms)) {
       const term = this.termIds.get(text);
@@ -447,13 +456,14 @@ export class NamespaceCopy {
         const slot = e[i] as number;
         if (gens[slot] !== e[i + 1]) continue;
         const tf = e[i + 2] as number;
-        if (scores[slot] === 0) touched.push(slot);
+        if (scores[slot] === 0) touched[scored++] = slot;
         scores[slot] = (scores[slot] as number) + (idf * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * (lengths[slot] as number)) / avgdl));
       }
     }
     // The best `count` passing memories (score, then key): the filter is read only for those that would enter.
     const best = new TopScores(count);
-    for (const slot of touched) {
+    for (let t = 0; t < scored; t++) {
+      const slot = touched[t] as number;
       const score = scores[slot] as number;
       scores[slot] = 0;
       const pk = this.slotPk[slot] as number;
