@@ -19,7 +19,7 @@ import { validateKind, validateLimit, validateFusion, validateTags, MAX_LIMIT } 
 import type { EngineContext } from './engine-context.js';
 import { checkEmbedder, embedMany } from './write-path.js';
 import { fusedResults, readCandidates, readWhole } from './ranked-memory.js';
-import { readAhead, VectorReads } from './read-ahead.js';
+import { readAhead, replacingReads, vectorReads } from './read-ahead.js';
 
 export const DEFAULT_LIMIT = 10;
 
@@ -124,16 +124,19 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
     bestCosine = vec[0]?.similarity ?? null;
   }
   results = await ctx.code.visible(results, (r) => r.memory);
-  // The recency step's window is mostly the first results as they stand: their vectors are read beside the reads
-  // below (on PostgreSQL at 100k, a round trip of 0.7–1.6 ms after them).
-  const recencyWindow = (count: number) => Math.min(count, Math.max(limit * 2, 20));
-  const vectorReads = new VectorReads(ctx.store);
-  if (weights.recency > 0 && results.length > 1) vectorReads.readAhead(results.slice(0, recencyWindow(results.length)).map((r) => r.memory.id));
   // The first results that coverage, routes and the reranker look at closely. The steps below read the first
   // results whole, in windows of at most this many (coverage, routes, recency, the reranker): one read here
   // serves them all, instead of a round trip of the store for each; they read again only what their own
   // re-ordering brought into the window.
   const headWindow = Math.max(limit * 3, COVERAGE_MIN_WINDOW);
+  // The windows of the update steps below are mostly among the first results as they stand: the notes likely
+  // replacing them and their vectors are read beside the read of those results (on PostgreSQL at 100k, round
+  // trips of 0.5 and 0.7–1.6 ms after it), and only what the steps' windows add is read later.
+  const recencyWindow = (count: number) => Math.min(count, Math.max(limit * 2, 20));
+  const vectors = vectorReads(ctx.store);
+  if (weights.recency > 0 && results.length > 1) vectors.readAhead(results.slice(0, recencyWindow(results.length)).map((r) => r.memory.id));
+  const replacing = replacingReads(ctx.store, { ...filter, includeInactive: false });
+  if (method === 'score' && ctx.likelyReplaces && queryVector && results.length > 0) replacing.readAhead(results.slice(0, headWindow).map((r) => r.memory.id));
   results = await readWhole(ctx.store, results, headWindow);
   const termCache = new Map<string, Set<string>>();
   // A word the namespace lacks counts half known when the first result holds a term related to it ("i18n" and
@@ -162,20 +165,20 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
     const nowMs = Date.parse(now);
     const ageDays = (m: Memory) => (nowMs - Date.parse(m.createdAt)) / 86_400_000;
     results = await readWhole(ctx.store, results, limit);
-    results = await addLikelyReplacing(ctx, results, { filter, queryVector, weights, ageDays, window: limit, rule: ctx.likelyReplaces });
+    results = await addLikelyReplacing(ctx, results, { replacing: (ids) => replacing.get(ids), queryVector, weights, ageDays, window: limit, rule: ctx.likelyReplaces });
   }
   if (weights.recency > 0 && results.length > 1) {
     const window = recencyWindow(results.length);
     results = await readWhole(ctx.store, results, window);
-    const vectors = await vectorReads.get(results.slice(0, window).map((r) => r.memory.id));
-    const needed = termsNeedingWeights(results, vectors, window, termCache);
+    const windowVectors = await vectors.get(results.slice(0, window).map((r) => r.memory.id));
+    const needed = termsNeedingWeights(results, windowVectors, window, termCache);
     let weight: ((term: string) => number) | undefined;
     if (needed.length > 0 && ctx.store.capabilities.fullText) {
       const { documents, frequencies } = await ctx.store.termDocumentFrequencies(needed, namespace);
       if (documents > 0) weight = inverseDocumentFrequency(documents, frequencies);
     }
     const mayLead = (m: Memory) => isActive(m, now) && netDoubt(m.feedback) <= 0;
-    results = preferNewerOnSameTopic(results, vectors, window, weight, termCache, method === 'score' ? ctx.statedUpdate : null, method === 'score' ? ctx.likelyReplaces : null, mayLead);
+    results = preferNewerOnSameTopic(results, windowVectors, window, weight, termCache, method === 'score' ? ctx.statedUpdate : null, method === 'score' ? ctx.likelyReplaces : null, mayLead);
   }
 
   if (ctx.reranker && results.length > 1) {
