@@ -3,11 +3,10 @@ import { after, before, describe, it } from 'node:test';
 import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
 import { Engine } from '../src/core/engine.js';
-import { replacingReads, vectorReads } from '../src/core/read-ahead.js';
+import { VectorReads } from '../src/core/read-ahead.js';
 import { isCairnError } from '../src/interfaces/errors.js';
 import type { Embedder } from '../src/interfaces/embedder.js';
-import type { Memory } from '../src/interfaces/memory.js';
-import type { CandidateFilter, Store } from '../src/interfaces/store.js';
+import type { Store } from '../src/interfaces/store.js';
 import { storeFactories } from './helpers/stores.js';
 
 /**
@@ -75,7 +74,7 @@ for (const factory of storeFactories()) {
       const direct = await store.getVectors(ids);
       assert.equal(direct.size, ids.length);
 
-      const reads = vectorReads(counted);
+      const reads = new VectorReads(counted);
       reads.readAhead(ids.slice(0, 3));
       const got = await reads.get([ids[4] as string, ids[0] as string, ids[2] as string, 'no-such-memory']);
       assert.deepEqual(asked, [ids.slice(0, 3), [ids[4], 'no-such-memory']]);
@@ -84,43 +83,14 @@ for (const factory of storeFactories()) {
 
       // Everything asked for read ahead: no second read.
       asked.length = 0;
-      const all = vectorReads(counted);
+      const all = new VectorReads(counted);
       all.readAhead(ids);
       assert.equal((await all.get(ids.slice(1, 4))).size, 3);
       assert.deepEqual(asked, [ids]);
       // Nothing read ahead: one read, as the store answers.
       asked.length = 0;
-      assert.equal((await vectorReads(counted).get(ids)).size, ids.length);
+      assert.equal((await new VectorReads(counted).get(ids)).size, ids.length);
       assert.deepEqual(asked, [ids]);
-    });
-
-    it('notes likely replacing others, read ahead for more ids, answer only for the ids asked for', async () => {
-      // Two updates, each saved after the note it rewords: the write names the older one in likelyReplaces.
-      const deploys = (await engine.save({ text: 'Deploys now go out on Tuesdays after the release train is cut.', kind: 'decision' })).memory;
-      const vat = (await engine.save({ text: 'VAT is now rounded per invoice, half up, after the line totals are summed.', kind: 'decision' })).memory;
-      assert.deepEqual(deploys.likelyReplaces, [ids[1]]);
-      assert.deepEqual(vat.likelyReplaces, [ids[4]]);
-      const asked: string[][] = [];
-      const counted: Store = Object.create(store, {
-        listLikelyReplacing: { value: (list: string[], filter: CandidateFilter) => (asked.push([...list]), store.listLikelyReplacing(list, filter)) },
-      }) as Store;
-      const filter: CandidateFilter = { namespace: NS, now: new Date().toISOString(), includeInactive: false };
-      const byId = (ms: Memory[]) => ms.map((m) => m.id).sort();
-
-      const reads = replacingReads(counted, filter);
-      reads.readAhead(ids);
-      // Read ahead for all five, asked for the deploy note: the VAT update is left out.
-      assert.deepEqual(byId(await reads.get([ids[1] as string])), [deploys.id]);
-      assert.deepEqual(byId(await reads.get([ids[4] as string, ids[1] as string])), [deploys.id, vat.id].sort());
-      assert.deepEqual(byId(await reads.get([ids[0] as string])), []);
-      assert.deepEqual(asked, [ids]);
-      // An id not read ahead is read then, alone.
-      const some = replacingReads(counted, filter);
-      asked.length = 0;
-      some.readAhead(ids.slice(0, 2));
-      assert.deepEqual(byId(await some.get([ids[1] as string, ids[4] as string])), [deploys.id, vat.id].sort());
-      assert.deepEqual(asked, [ids.slice(0, 2), [ids[4]]]);
-      assert.deepEqual(byId(await some.get([ids[1] as string, ids[4] as string])), byId(await store.listLikelyReplacing([ids[1] as string, ids[4] as string], filter)));
     });
   });
 }

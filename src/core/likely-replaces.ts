@@ -1,17 +1,14 @@
 // Recall's use of the write-time "likely replaces" relation: the newer note that probably updates a found
 // one is brought in when the candidates missed it (topics.ts then ranks it above the older note).
 import type { Memory, SearchResult, SignalWeights } from '../interfaces/memory.js';
+import type { CandidateFilter } from '../interfaces/store.js';
 import type { EngineContext } from './engine-context.js';
 import { netDoubt } from './feedback.js';
 import { bestFirst, fuseScores } from './fusion.js';
 import { dot, type RecordedUpdateRule } from './topics.js';
 
 interface ReplacingQuery {
-  /**
-   * The live notes matching the search's filter that name one of `ids` in their `likelyReplaces`
-   * (Store.listLikelyReplacing with the filter's includeInactive false: see below).
-   */
-  replacing: (ids: string[]) => Promise<Memory[]>;
+  filter: CandidateFilter;
   queryVector: Float32Array;
   weights: SignalWeights;
   ageDays: (m: Memory) => number;
@@ -38,7 +35,7 @@ export async function addLikelyReplacing(ctx: EngineContext, results: SearchResu
   const inHead = new Set(head.map((r) => r.memory.id));
   // A note among the later results keeps its scores; one that was no candidate at all is scored here.
   const later = new Map(results.slice(q.window).map((r) => [r.memory.id, r]));
-  const found = (await q.replacing(head.map((r) => r.memory.id))).filter((m) => !inHead.has(m.id));
+  const found = (await ctx.store.listLikelyReplacing(head.map((r) => r.memory.id), { ...q.filter, includeInactive: false })).filter((m) => !inHead.has(m.id));
   // A doubted update (more wrong or stale marks than useful ones) leads nothing: it keeps the place its demoted
   // score gave it, or stays out when it was no candidate (it never went through the demotion).
   const newer = (await ctx.code.visible(found, (m) => m)).filter((m) => netDoubt(m.feedback) <= 0);

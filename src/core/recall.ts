@@ -19,7 +19,7 @@ import { validateKind, validateLimit, validateFusion, validateTags, MAX_LIMIT } 
 import type { EngineContext } from './engine-context.js';
 import { checkEmbedder, embedMany } from './write-path.js';
 import { fusedResults, readCandidates, readWhole } from './ranked-memory.js';
-import { readAhead, replacingReads, vectorReads } from './read-ahead.js';
+import { readAhead, VectorReads } from './read-ahead.js';
 
 export const DEFAULT_LIMIT = 10;
 
@@ -129,14 +129,6 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   // serves them all, instead of a round trip of the store for each; they read again only what their own
   // re-ordering brought into the window.
   const headWindow = Math.max(limit * 3, COVERAGE_MIN_WINDOW);
-  // The windows of the update steps below are mostly among the first results as they stand: the notes likely
-  // replacing them and their vectors are read beside the read of those results (on PostgreSQL at 100k, round
-  // trips of 0.5 and 0.7–1.6 ms after it), and only what the steps' windows add is read later.
-  const recencyWindow = (count: number) => Math.min(count, Math.max(limit * 2, 20));
-  const vectors = vectorReads(ctx.store);
-  if (weights.recency > 0 && results.length > 1) vectors.readAhead(results.slice(0, recencyWindow(results.length)).map((r) => r.memory.id));
-  const replacing = replacingReads(ctx.store, { ...filter, includeInactive: false });
-  if (method === 'score' && ctx.likelyReplaces && queryVector && results.length > 0) replacing.readAhead(results.slice(0, headWindow).map((r) => r.memory.id));
   results = await readWhole(ctx.store, results, headWindow);
   const termCache = new Map<string, Set<string>>();
   // A word the namespace lacks counts half known when the first result holds a term related to it ("i18n" and
@@ -161,11 +153,17 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   if (method === 'score' && ctx.sessionContext) results = addSessionContext(results, ctx.sessionContext);
   // After the floor: a doubted memory sinks among the relevant ones, it does not make a query irrelevant.
   results = demoteDoubted(results);
+  // The recency step's window is mostly the first results as they stand now: their vectors are read beside the
+  // update step's reads (on PostgreSQL at 100k, a round trip of 0.7–1.6 ms after them), and only what that step
+  // brings into the window is read later.
+  const recencyWindow = (count: number) => Math.min(count, Math.max(limit * 2, 20));
+  const vectors = new VectorReads(ctx.store);
+  if (weights.recency > 0 && results.length > 1) vectors.readAhead(results.slice(0, recencyWindow(results.length)).map((r) => r.memory.id));
   if (method === 'score' && ctx.likelyReplaces && queryVector && results.length > 0) {
     const nowMs = Date.parse(now);
     const ageDays = (m: Memory) => (nowMs - Date.parse(m.createdAt)) / 86_400_000;
     results = await readWhole(ctx.store, results, limit);
-    results = await addLikelyReplacing(ctx, results, { replacing: (ids) => replacing.get(ids), queryVector, weights, ageDays, window: limit, rule: ctx.likelyReplaces });
+    results = await addLikelyReplacing(ctx, results, { filter, queryVector, weights, ageDays, window: limit, rule: ctx.likelyReplaces });
   }
   if (weights.recency > 0 && results.length > 1) {
     const window = recencyWindow(results.length);
