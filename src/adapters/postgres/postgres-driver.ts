@@ -10,6 +10,11 @@ import type { PostgresStoreConfig } from './postgres-config.js';
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
+/** What a statement answers: its rows (objects, or arrays with `rowMode: 'array'`) and its columns. */
+export interface StatementResult<R> {
+  rows: R[];
+  fields: { name: string }[];
+}
 
 let driver: Promise<typeof pg> | null = null;
 

@@ -1,5 +1,6 @@
 import type { FusedCandidate, FusedRecall } from '../../interfaces/store.js';
-import { rowToRankingFields, type Row } from '../sql/sql-rows.js';
+import { rowToRankingFields } from '../sql/sql-rows.js';
+import type { ArrayRows } from './postgres-rows.js';
 import { STATEMENT_HEAD } from './postgres-search.js';
 
 /**
@@ -7,31 +8,47 @@ import { STATEMENT_HEAD } from './postgres-search.js';
  * shaped as core's `fuseScores` (or, for rank fusion, `fuse`) shapes them. Every number comes from the server;
  * only score fusion's fused = relevance / 100 is divided here, as fuseScores does.
  */
-export function fusedResult(rows: Row[]): FusedRecall {
+export function fusedResult({ rows, columns }: ArrayRows): FusedRecall {
+  const at = (name: string) => columns.get(name) ?? -1;
+  const vrank = at('vrank');
+  const cVector = at('c_vector');
+  const cos = at('cos');
+  const lrank = at('lrank');
+  const cLexical = at('c_lexical');
+  const bm = at('bm');
+  const recencyRank = at('recency_rank');
+  const cRecency = at('c_recency');
+  const age = at('age');
+  const fusedAt = at('fused');
+  const relevanceAt = at('relevance');
+  const value = (r: unknown[], i: number): unknown => (i < 0 ? undefined : r[i]);
   const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
   const results: FusedCandidate[] = rows.map((r) => {
-    const fields = rowToRankingFields([r['id'], r['namespace'], r['created_at'], r['metadata'], r['feedback'], r['code']]);
+    // The statement's first six columns are the ranking fields (postgres-search.ts rankingColumns).
+    const fields = rowToRankingFields(r);
     const signals = {
-      vector: { rank: num(r['vrank']), contribution: Number(r['c_vector']), raw: num(r['cos']) },
-      lexical: { rank: num(r['lrank']), contribution: Number(r['c_lexical']), raw: num(r['bm']) },
-      recency: { rank: num(r['recency_rank']), contribution: Number(r['c_recency']), raw: num(r['age']) },
+      vector: { rank: num(value(r, vrank)), contribution: Number(value(r, cVector)), raw: num(value(r, cos)) },
+      lexical: { rank: num(value(r, lrank)), contribution: Number(value(r, cLexical)), raw: num(value(r, bm)) },
+      recency: { rank: num(value(r, recencyRank)), contribution: Number(value(r, cRecency)), raw: num(value(r, age)) },
     };
-    if (r['fused'] !== undefined) {
+    if (fusedAt >= 0) {
       // Reciprocal rank fusion: the score is the sum of the contributions, as fuse() gives it.
-      const fused = Number(r['fused']);
+      const fused = Number(r[fusedAt]);
       return { fields, score: fused, scoreDetails: { signals, fused, rerank: null, method: 'rrf' } };
     }
-    const relevance = Number(r['relevance']);
+    const relevance = Number(value(r, relevanceAt));
     return { fields, score: relevance / 100, scoreDetails: { signals, fused: relevance / 100, rerank: null, method: 'score', relevance } };
   });
   // The statement's values of the whole search are in its head row (postgres-search.ts `once`).
-  const first = rows.find((r) => r[STATEMENT_HEAD] === true);
+  const head = at(STATEMENT_HEAD);
+  const first = head < 0 ? undefined : rows.find((r) => r[head] === true);
+  const of = (name: string) => (first ? value(first, at(name)) : undefined);
   const termStatistics =
-    first && first['lex_documents'] !== undefined
+    first && of('lex_documents') !== undefined
       ? {
-          documents: Number(first['lex_documents']),
-          frequencies: new Map(Object.entries((first['lex_df'] ?? {}) as Record<string, number>).filter(([, df]) => df > 0).map(([t, df]) => [t, Number(df)])),
+          documents: Number(of('lex_documents')),
+          frequencies: new Map(Object.entries((of('lex_df') ?? {}) as Record<string, number>).filter(([, df]) => df > 0).map(([t, df]) => [t, Number(df)])),
         }
       : undefined;
-  return { results, bestCosine: num(first?.['best_cosine']), termStatistics };
+  return { results, bestCosine: num(of('best_cosine')), termStatistics };
 }

@@ -7,7 +7,7 @@ import { ScanWorker, type ScanWorkerStatus } from '../vector-codes/scan-worker.j
 import { loadUsearch, type Usearch } from '../vector-codes/usearch.js';
 import type { Pool } from './postgres-driver.js';
 import { REANALYSIS_MARK } from './postgres-schema.js';
-import { Params, vectorFromSend } from './postgres-rows.js';
+import { Params, vectorFromSend, type ArrayRows } from './postgres-rows.js';
 import { PROPOSALS_STOOD } from './postgres-search.js';
 import type { Row } from '../sql/sql-rows.js';
 import { NamespaceCopy, type CopyRow, type Proposals } from './postgres-recall-copy.js';
@@ -38,22 +38,41 @@ import type { CandidateFilter } from '../../interfaces/store.js';
  * proposal that did not stand). `run` is told which of the two it runs; `counted` hears whether each statement
  * with proposals stood.
  */
-export async function proposedOrFull(
-  run: (sql: string, values: unknown[], proposed: boolean) => Promise<Row[]>,
+export async function proposedOrFull<T = Row[]>(
+  run: (sql: string, values: unknown[], proposed: boolean) => Promise<T>,
   proposals: Proposals | undefined,
   sql: (p: Params, proposals?: Proposals) => string,
   counted?: (stood: boolean) => void,
-): Promise<Row[]> {
+  read: StatementRows<T> = OBJECT_ROWS as unknown as StatementRows<T>,
+): Promise<T> {
   if (proposals) {
     const p = new Params();
     const rows = await run(sql(p, proposals), p.values, true);
-    const stood = rows[0]?.[PROPOSALS_STOOD];
+    const stood = read.first(rows, PROPOSALS_STOOD);
     if (typeof stood === 'boolean') counted?.(stood);
-    if (rows.length > 0 && stood !== false) return rows;
+    if (read.count(rows) > 0 && stood !== false) return rows;
   }
   const p = new Params();
   return run(sql(p), p.values, false);
 }
+
+/** How `proposedOrFull` reads a statement's rows: how many, and a column of the first. */
+export interface StatementRows<T> {
+  count(rows: T): number;
+  first(rows: T, column: string): unknown;
+}
+
+/** Rows as objects. */
+export const OBJECT_ROWS: StatementRows<Row[]> = { count: (rows) => rows.length, first: (rows, column) => rows[0]?.[column] };
+
+/** Rows as arrays (postgres-rows.ts ArrayRows). */
+export const ARRAY_ROWS: StatementRows<ArrayRows> = {
+  count: (r) => r.rows.length,
+  first: (r, column) => {
+    const at = r.columns.get(column);
+    return at === undefined ? undefined : r.rows[0]?.[at];
+  },
+};
 
 /** Events after which every copy is dropped (and loaded again when next searched). */
 const WHOLESALE = new Set(['store.embedder', 'store.vectors-reset', 'erased', 'erasure.completed']);

@@ -2,6 +2,19 @@
 import { endianness } from 'node:os';
 import { CairnError } from '../../interfaces/errors.js';
 
+/**
+ * A statement's rows as arrays (node-postgres `rowMode: 'array'`), each column's position by its name: no object
+ * is built a row (the fused statement's ~500 rows at 100k: a round trip 10.4 against 9.8 ms, p50 of 34 replayed).
+ */
+export interface ArrayRows {
+  rows: unknown[][];
+  columns: ReadonlyMap<string, number>;
+}
+
+export function arrayRowsOf(result: { rows: unknown[][]; fields: readonly { name: string }[] }): ArrayRows {
+  return { rows: result.rows, columns: new Map(result.fields.map((f, i) => [f.name, i])) };
+}
+
 /** Positional parameters for one statement: `p.add(value)` returns its placeholder (`$1`, `$2`, …). */
 export class Params {
   readonly values: unknown[] = [];

@@ -28,18 +28,19 @@ import type {
 } from '../../interfaces/store.js';
 import { vectorFromBytes } from '../../core/checksum.js';
 import type { PostgresStoreConfig } from './postgres-config.js';
-import { createPool, isPreparedStatementFault, isTransient, sleep, statementName, translatePgError, type Pool, type PoolClient } from './postgres-driver.js';
+import type pg from 'pg';
+import { createPool, isPreparedStatementFault, isTransient, sleep, statementName, translatePgError, type Pool, type PoolClient, type StatementResult } from './postgres-driver.js';
 import { CATALOG_NOT_VACUUMED, canReadServerFiles, canVacuumCatalog, compactAfterErasure, NOT_COVERED, rawFilesContain, STATISTICS_UNSETTLED, statisticsContain } from './postgres-erasure.js';
 import { fusedResult } from './postgres-fusion.js';
 import { continueReanalysis } from './postgres-follow-ups.js';
 import { migrate, type ServerFacts } from './postgres-migrations.js';
 import { MEMORY_SELECT, rowToEvent, rowToMemory, rowToSnapshot, rowToToken, type Row } from '../sql/sql-rows.js';
-import { Params, parseVector, vectorFromSend, vectorParam } from './postgres-rows.js';
+import { arrayRowsOf, Params, parseVector, vectorFromSend, vectorParam, type ArrayRows } from './postgres-rows.js';
 import { hnswIndexName, hnswIndexSql } from './postgres-schema.js';
 import { buildVectorIndex, describeVectorIndex, hnswBuildProblem, startVectorIndexBuild, vectorIndexState } from './postgres-vector-index.js';
 import { activeSql, CURRENT_SQL, filterSql, fusedRecallSql, LIVE_BY_DEDUPE_SQL, lexicalCtes, listWhere, vectorCandidatesSql, type VectorSpace } from './postgres-search.js';
 import { createPostgresTx, decodeAnchorCache, rowToPendingErasure, type TxContext } from './postgres-tx.js';
-import { proposedOrFull, RecallCopies, type RecallCopiesStatus } from './postgres-recall-copies.js';
+import { ARRAY_ROWS, proposedOrFull, RecallCopies, type RecallCopiesStatus } from './postgres-recall-copies.js';
 import type { Proposals } from './postgres-recall-copy.js';
 
 /** Attempts of a read, or of starting a transaction, when the connection fails; then STORE_UNAVAILABLE. */
@@ -317,17 +318,29 @@ export class PostgresStore implements Store {
    * this store, and the statement runs again unprepared.
    */
   private async keptRows<R extends Row = Row>(what: string, sql: string, values: unknown[] = []): Promise<R[]> {
+    return this.read(what, async (pool) => (await this.runKept<R>(pool, { text: sql, values })).rows);
+  }
+
+  /** A search statement's rows as arrays (postgres-rows.ts ArrayRows), prepared as `keptRows` prepares when `kept`. */
+  private async arrayRows(what: string, sql: string, values: unknown[], kept: boolean): Promise<ArrayRows> {
     return this.read(what, async (pool) => {
-      if (!this.prepare) return (await pool.query<R>(sql, values)).rows;
-      try {
-        return (await pool.query<R>({ name: statementName(sql), text: sql, values })).rows;
-      } catch (err) {
-        if (!isPreparedStatementFault(err)) throw err;
-        if (this.prepare) this.logger?.warn(`PostgreSQL lost a prepared statement (${(err as Error).message}); statements are no longer prepared (set CAIRN_PG_PREPARED=off behind a pooler in transaction mode)`);
-        this.prepare = false;
-        return (await pool.query<R>(sql, values)).rows;
-      }
+      const config = { text: sql, values, rowMode: 'array' as const };
+      return arrayRowsOf(kept ? await this.runKept<unknown[]>(pool, config) : ((await pool.query(config as pg.QueryConfig)) as unknown as StatementResult<unknown[]>));
     });
+  }
+
+  /** Runs a statement prepared (see keptRows) while this store prepares, and again unprepared when the server loses one. */
+  private async runKept<R>(pool: Pool, config: { text: string; values: unknown[]; rowMode?: 'array' }): Promise<StatementResult<R>> {
+    const query = (c: typeof config & { name?: string }) => pool.query(c as pg.QueryConfig) as unknown as Promise<StatementResult<R>>;
+    if (!this.prepare) return query(config);
+    try {
+      return await query({ ...config, name: statementName(config.text) });
+    } catch (err) {
+      if (!isPreparedStatementFault(err)) throw err;
+      if (this.prepare) this.logger?.warn(`PostgreSQL lost a prepared statement (${(err as Error).message}); statements are no longer prepared (set CAIRN_PG_PREPARED=off behind a pooler in transaction mode)`);
+      this.prepare = false;
+      return query(config);
+    }
   }
 
   /**
@@ -488,17 +501,19 @@ export class PostgresStore implements Store {
   async vectorCandidates(vector: Float32Array, k: number, filter: CandidateFilter): Promise<VectorHit[]> {
     const space = await this.checkQueryVector(vector);
     if (!space || k <= 0) return [];
-    const rows = await this.proposedOrFull('vector search', await this.proposals(space, { vector, terms: [], k, filter }), (p, proposals) =>
+    const { rows, columns } = await this.proposedOrFull('vector search', await this.proposals(space, { vector, terms: [], k, filter }), (p, proposals) =>
       vectorCandidatesSql(p, vectorParam(vector, space.storage), k, filter, space, proposals),
     );
-    return rows.map((r) => ({ id: r['id'] as string, similarity: r['similarity'] as number }));
+    const id = columns.get('id') as number;
+    const similarity = columns.get('similarity') as number;
+    return rows.map((r) => ({ id: r[id] as string, similarity: r[similarity] as number }));
   }
 
   /** A search statement with this process's proposals, and in full when they do not stand (postgres-search.ts). */
-  private proposedOrFull(what: string, proposals: Proposals | undefined, sql: (p: Params, proposals?: Proposals) => string): Promise<Row[]> {
-    // Over proposals the statement reads only the memories they name: its plan is kept. In full, the plan
-    // depends on the namespace's size and the terms' frequencies, so each search is planned for its own.
-    return proposedOrFull((text, values, proposed) => (proposed ? this.keptRows(what, text, values) : this.rows(what, text, values)), proposals, sql, (stood) => this.copies?.counted(stood));
+  private proposedOrFull(what: string, proposals: Proposals | undefined, sql: (p: Params, proposals?: Proposals) => string): Promise<ArrayRows> {
+    // Over proposals the statement reads only the memories they name: it is prepared (parsed once). In full, its plan
+    // depends on the namespace's size and the terms' frequencies: it is not prepared. Rows come as arrays.
+    return proposedOrFull((text, values, proposed) => this.arrayRows(what, text, values, proposed), proposals, sql, (stood) => this.copies?.counted(stood), ARRAY_ROWS);
   }
 
   async lexicalCandidates(terms: string[], k: number, filter: CandidateFilter): Promise<LexicalHit[]> {
