@@ -1,7 +1,7 @@
 import type { FusedCandidate, FusedRecall } from '../../interfaces/store.js';
 import { rowToRankingFields } from '../sql/sql-rows.js';
 import type { ArrayRows } from './postgres-rows.js';
-import { STATEMENT_HEAD } from './postgres-search.js';
+import { RANKING_COLUMNS, STATEMENT_HEAD } from './postgres-search.js';
 
 /**
  * The rows of the fused statement (postgres-search.ts `fusedRecallSql`) as results with per-signal details,
@@ -10,6 +10,7 @@ import { STATEMENT_HEAD } from './postgres-search.js';
  */
 export function fusedResult({ rows, columns }: ArrayRows): FusedRecall {
   const at = (name: string) => columns.get(name) ?? -1;
+  const ranking = RANKING_COLUMNS.map(at);
   const vrank = at('vrank');
   const cVector = at('c_vector');
   const cos = at('cos');
@@ -24,8 +25,7 @@ export function fusedResult({ rows, columns }: ArrayRows): FusedRecall {
   const value = (r: unknown[], i: number): unknown => (i < 0 ? undefined : r[i]);
   const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
   const results: FusedCandidate[] = rows.map((r) => {
-    // The statement's first six columns are the ranking fields (postgres-search.ts rankingColumns).
-    const fields = rowToRankingFields(r);
+    const fields = rowToRankingFields(ranking.map((i) => value(r, i)));
     const signals = {
       vector: { rank: num(value(r, vrank)), contribution: Number(value(r, cVector)), raw: num(value(r, cos)) },
       lexical: { rank: num(value(r, lrank)), contribution: Number(value(r, cLexical)), raw: num(value(r, bm)) },

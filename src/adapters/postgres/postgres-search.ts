@@ -17,8 +17,10 @@ import type { LexicalProposal, Proposal, Proposals, ProposedPostings } from './p
  * when it names a session.
  */
 const RANKING_SELECT = `m.id, m.namespace, m.created_at, CASE WHEN strpos(m.metadata, '"sessionId"') > 0 THEN m.metadata END AS metadata, m.feedback, m.code`;
-/** The columns RANKING_SELECT names, over the alias `x`. */
-const rankingColumns = (x: string) => ['id', 'namespace', 'created_at', 'metadata', 'feedback', 'code'].map((c) => `${x}.${c}`).join(', ');
+/** The columns RANKING_SELECT names, in the order sql-rows.ts `rowToRankingFields` takes them. */
+export const RANKING_COLUMNS = ['id', 'namespace', 'created_at', 'metadata', 'feedback', 'code'] as const;
+/** RANKING_COLUMNS over the alias `x`. */
+const rankingColumns = (x: string) => RANKING_COLUMNS.map((c) => `${x}.${c}`).join(', ');
 
 /** isCurrent and isActive (interfaces/memory.ts) over the alias `m`. */
 export const CURRENT_SQL = 'm.forgotten_at IS NULL AND m.superseded_by IS NULL';
