@@ -216,9 +216,12 @@ describe('coarse lists for large namespaces (long-lived processes)', () => {
       await insertVectors(store, NS, 240, () => fresh(r++));
       const q = fresh(0);
       assert.equal((await search(store, q)).length, 10, 'the drifted lists still answer');
-      // All of them, but for one in about ten runs under load (cause not found: placement only decides which rows a
-      // search scans, never what it returns for them).
-      assert.ok((lists()?.far ?? 0) >= builtFar + 228, `the new notes went to the far list: ${lists()?.far} (built with ${builtFar})`);
+      // The new notes the lists hold by now went to the far list (at least 95 % of them). Counted against the notes
+      // placed, not the 240 written: once in about ten runs under load the count fell short (250 far of 29 + 240 in a
+      // CI run; not reproduced alone; one possible cause: the codes follow the log only while no index rebuild runs),
+      // and placing is not what this checks. All are placed in the end (3,240 below).
+      const placed = (lists()?.vectors ?? 0) - 3000;
+      assert.ok(placed >= 120 && (lists()?.far ?? 0) - builtFar >= 0.95 * placed, `the new notes went to the far list: ${lists()?.far} (built with ${builtFar}; ${placed} of 240 placed)`);
       const builds = coarse(store)?.lastBuildMs;
       for (let i = 0; i < 20 && (lists()?.far ?? 0) > 100; i++) {
         await store.vectorIndex?.whenIdle();
