@@ -106,10 +106,14 @@ const COARSE_MIN_VECTORS = 200_000;
  */
 export const PROPOSAL_MARGIN = 64;
 
-/** The columns a copy reads of a memory (over `m`), its postings aggregated in term order. */
+/**
+ * The columns a copy reads of a memory (over `m`), its postings aggregated in term order, as JSON: node-postgres
+ * parses a JSON array natively, a PostgreSQL array one character at a time in JavaScript (loading the 100k copy
+ * took 4.2–4.6 s against 4.5–4.8 s, four alternate runs).
+ */
 const ROW_SELECT = `m.pk, m.id, m.namespace, m.kind, m.tags, (m.forgotten_at IS NULL AND m.superseded_by IS NULL) AS current, m.expires_at, m.doc_length,
   p.terms, p.tfs`;
-const POSTINGS_JOIN = `LEFT JOIN LATERAL (SELECT array_agg(t.term ORDER BY t.term) AS terms, array_agg(t.tf ORDER BY t.term) AS tfs
+const POSTINGS_JOIN = `LEFT JOIN LATERAL (SELECT json_agg(t.term ORDER BY t.term) AS terms, json_agg(t.tf ORDER BY t.term) AS tfs
   FROM memory_terms t WHERE t.memory_pk = m.pk) p ON TRUE`;
 
 interface RowRecord {
