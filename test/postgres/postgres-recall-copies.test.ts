@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createUseEmbedder } from '../../src/adapters/embed-use/use-embedder.js';
-import { proposedOrFull, RecallCopies } from '../../src/adapters/postgres/postgres-recall-copies.js';
+import { OBJECT_ROWS, proposedOrFull, RecallCopies } from '../../src/adapters/postgres/postgres-recall-copies.js';
 import { Params, vectorLiteral } from '../../src/adapters/postgres/postgres-rows.js';
 import { REANALYSIS_MARK, SCHEMA_VERSION } from '../../src/adapters/postgres/postgres-schema.js';
 import type { Proposals } from '../../src/adapters/postgres/postgres-recall-copy.js';
@@ -207,6 +207,7 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
         proposals,
         sql,
         (stood) => counts.push(stood),
+        OBJECT_ROWS,
       );
     };
     const need = 1;
@@ -249,7 +250,7 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     const counts: boolean[] = [];
     const run = async (pks: number[]) => {
       counts.length = 0;
-      const rows = await proposedOrFull(async (text, values) => (await query(db, text, values)).rows as Record<string, unknown>[], { position, schema: SCHEMA_VERSION, vector: { pks, need: 1 } }, sql, (stood) => counts.push(stood));
+      const rows = await proposedOrFull(async (text, values) => (await query(db, text, values)).rows as Record<string, unknown>[], { position, schema: SCHEMA_VERSION, vector: { pks, need: 1 } }, sql, (stood) => counts.push(stood), OBJECT_ROWS);
       return rows.map((r) => r['id']);
     };
     const decisions = await pksOf(db, NS, 'decision', req.filter.now);

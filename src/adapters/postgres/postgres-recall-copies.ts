@@ -36,14 +36,14 @@ import type { CandidateFilter } from '../../interfaces/store.js';
  * Runs a search statement (`sql` builds it with or without proposals, its parameters in `p`) with `proposals`,
  * and again without them when they did not stand, or when it found nothing (which cannot be told from a
  * proposal that did not stand). `run` is told which of the two it runs; `counted` hears whether each statement
- * with proposals stood.
+ * with proposals stood; `read` says how the rows `run` answers are read (objects or arrays).
  */
-export async function proposedOrFull<T = Row[]>(
+export async function proposedOrFull<T>(
   run: (sql: string, values: unknown[], proposed: boolean) => Promise<T>,
   proposals: Proposals | undefined,
   sql: (p: Params, proposals?: Proposals) => string,
-  counted?: (stood: boolean) => void,
-  read: StatementRows<T> = OBJECT_ROWS as unknown as StatementRows<T>,
+  counted: ((stood: boolean) => void) | undefined,
+  read: StatementRows<T>,
 ): Promise<T> {
   if (proposals) {
     const p = new Params();
