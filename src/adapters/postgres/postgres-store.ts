@@ -318,21 +318,21 @@ export class PostgresStore implements Store {
    * this store, and the statement runs again unprepared.
    */
   private async keptRows<R extends Row = Row>(what: string, sql: string, values: unknown[] = []): Promise<R[]> {
-    return this.read(what, async (pool) => (await this.runKept<R>(pool, { text: sql, values })).rows);
+    return this.read(what, async (pool) => (await this.runStatement<R>(pool, { text: sql, values }, true)).rows);
   }
 
   /** A search statement's rows as arrays (postgres-rows.ts ArrayRows), prepared as `keptRows` prepares when `kept`. */
   private async arrayRows(what: string, sql: string, values: unknown[], kept: boolean): Promise<ArrayRows> {
-    return this.read(what, async (pool) => {
-      const config = { text: sql, values, rowMode: 'array' as const };
-      return arrayRowsOf(kept ? await this.runKept<unknown[]>(pool, config) : ((await pool.query(config as pg.QueryConfig)) as unknown as StatementResult<unknown[]>));
-    });
+    return this.read(what, async (pool) => arrayRowsOf(await this.runStatement<unknown[]>(pool, { text: sql, values, rowMode: 'array' }, kept)));
   }
 
-  /** Runs a statement prepared (see keptRows) while this store prepares, and again unprepared when the server loses one. */
-  private async runKept<R>(pool: Pool, config: { text: string; values: unknown[]; rowMode?: 'array' }): Promise<StatementResult<R>> {
+  /**
+   * Runs a statement, prepared (see keptRows) when `prepared` and while this store prepares, and again unprepared
+   * when the server loses one.
+   */
+  private async runStatement<R>(pool: Pool, config: { text: string; values: unknown[]; rowMode?: 'array' }, prepared: boolean): Promise<StatementResult<R>> {
     const query = (c: typeof config & { name?: string }) => pool.query(c as pg.QueryConfig) as unknown as Promise<StatementResult<R>>;
-    if (!this.prepare) return query(config);
+    if (!prepared || !this.prepare) return query(config);
     try {
       return await query({ ...config, name: statementName(config.text) });
     } catch (err) {
