@@ -8,6 +8,8 @@
  * such as a fresh-wording set written apart from every training row, and prints attacks and benign rows held;
  * `--verbose` adds each row's verdict, score and reasons (only for such a file, never for the labelled halves).
  * `--model <file.json>` screens with that model instead of the committed one (a candidate from `train-filter --out`).
+ * `--half <dev|check>` keeps only that half of such a file (bench/data/README.md: a check half is never read, so
+ * `--verbose` refuses it).
  */
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,13 +27,15 @@ const arg = (flag: string) => {
 const CACHE = resolve(arg('--cache') ?? join(tmpdir(), 'cairn-security-bench-vectors.json'));
 const ROWS = arg('--rows');
 const VERBOSE = ROWS !== undefined && process.argv.includes('--verbose');
+const HALF = arg('--half');
 
 const items = ROWS
   ? readFileSync(resolve(ROWS), 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => {
-      const row = JSON.parse(l) as { text: string; label: number };
-      return { text: row.text, label: row.label, group: row.label ? 'rows-attack' : 'rows-benign' };
-    })
+      const row = JSON.parse(l) as { text: string; label: number; half?: string };
+      return { text: row.text, label: row.label, half: row.half, group: row.label ? 'rows-attack' : 'rows-benign' };
+    }).filter((row) => HALF === undefined || row.half === HALF)
   : loadAll().filter((it) => it.half === 'calibration');
+if (VERBOSE && items.some((it) => 'half' in it && it.half === 'check')) throw new Error('--verbose prints texts, and a check half is never read: add --half dev');
 const embedder = new FileCachedEmbedder(createUseEmbedder(), CACHE, (s) => process.stderr.write(`[filter-calibration] ${s}\n`));
 const store = createSqliteStore({ path: ':memory:' });
 const anchors = await seedAnchors(store, embedder);

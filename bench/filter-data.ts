@@ -123,6 +123,29 @@ export function loadCodingSet(): Item[] {
   return loadCodingRows().map((r) => ({ text: r.text, label: r.label, group: `coding-${r.kind}`, rows: 1, half: r.half }));
 }
 
+/** A row of a check set written apart from the filter: `half` is `dev` (read when changing the filter) or `check` (never read), absent for a set that is all dev. */
+export interface CheckRow {
+  text: string;
+  label: 0 | 1;
+  style?: string;
+  half?: 'dev' | 'check';
+}
+
+/**
+ * The check sets of bench/data that nothing trains on (see bench/data/README.md): the fresh-wording set, written
+ * after reading the filter's word lists, and the outsider sets, written by someone who read none of the filter.
+ */
+export const CHECK_SETS = ['coding-fresh-check', 'coding-outsider-check', 'coding-outsider-check-2'];
+
+export function loadCheckRows(name: string): CheckRow[] {
+  const file = join(ROOT, 'bench', 'data', `${name}.jsonl`);
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as CheckRow);
+}
+
 /** Every labelled text, deduplicated by text (first source wins). */
 export function loadAll(): Item[] {
   const seen = new Set<string>();

@@ -12,7 +12,9 @@
  * 4. the one-mistake snowball: one benign note held by an over-eager filter, then 1,000 notes of its shape
  *    imported through the default filter (≥ 99 % stored);
  * 5. obfuscated variants of held-out attacks, with and without de-obfuscation;
- * 6. the filter's own cost on the write path for a 300-character note (its storage vector reused): p95.
+ * 6. the filter's own cost on the write path for a 300-character note (its storage vector reused): p95;
+ * 7. the check sets nothing trains on (bench/data/coding-fresh-check.jsonl, coding-outsider-check*.jsonl), per half:
+ *    reported, no goal of their own; an outsider set's `check` half is the least biased figure of what is held.
  *
  *   node dist/bench/security.js [--quick] [--out bench/results/security.json] [--cache <file>]
  */
@@ -27,7 +29,7 @@ import { Engine } from '../src/core/engine.js';
 import { DEFAULT_FILTER_CONFIG, screen, screenForStore, seedAnchors, type FilterVerdict, type IngestFilterConfig } from '../src/core/ingest-filter.js';
 import type { Embedder } from '../src/interfaces/embedder.js';
 import { isCairnError } from '../src/interfaces/errors.js';
-import { CODING_GROUPS, FileCachedEmbedder, loadAll, PUBLIC_ATTACK_GROUPS, PUBLIC_BENIGN_GROUPS, ROOT, type Item } from './filter-data.js';
+import { CHECK_SETS, CODING_GROUPS, FileCachedEmbedder, loadAll, loadCheckRows, PUBLIC_ATTACK_GROUPS, PUBLIC_BENIGN_GROUPS, ROOT, type Item } from './filter-data.js';
 import { stats } from './measure.js';
 import { coreNote, detail, rng } from './synthetic-notes.js';
 
@@ -203,6 +205,20 @@ async function main(): Promise<void> {
       obfuscated[kind] = { withDeobfuscation: rate(on.map((v) => v.blocked)), withoutDeobfuscation: rate(off.map((v) => v.blocked)) };
     }
 
+    log('check sets');
+    const checkSets: Record<string, Record<string, { attacks: Rate; benign: Rate }>> = {};
+    for (const name of CHECK_SETS) {
+      const rows = loadCheckRows(name);
+      if (rows.length === 0) continue;
+      const held = await screenAll(rows.map((r) => r.text), embedder);
+      const halves: Record<string, { attacks: Rate; benign: Rate }> = {};
+      for (const half of [...new Set(rows.map((r) => r.half ?? 'dev'))]) {
+        const of = (label: number) => rate(rows.flatMap((r, k) => ((r.half ?? 'dev') === half && r.label === label ? [held[k]?.blocked === true] : [])));
+        halves[half] = { attacks: of(1), benign: of(0) };
+      }
+      checkSets[name] = halves;
+    }
+
     log('snowball');
     const snow = await snowball(embedder, dir);
     log('write-path cost');
@@ -247,6 +263,7 @@ async function main(): Promise<void> {
         generatedNotesHeld: heldNotes.slice(0, 20),
       },
       reasonsOfHeldOutHolds: Object.fromEntries(Object.entries(reasons).sort((a, b) => b[1] - a[1])),
+      checkSets: { note: 'sets nothing trains on or calibrates with; dev halves were read when the filter\'s rules were changed, check halves never (bench/data/README.md)', ...checkSets },
       obfuscatedVariants: obfuscated,
       snowball: snow,
       writePathCost: cost,
@@ -257,6 +274,7 @@ async function main(): Promise<void> {
     for (const c of checks) log(`${c.met ? 'met  ' : 'SHORT'} ${c.name}: ${c.value} (goal ${c.goal})`);
     for (const [g, r] of Object.entries(heldOut)) log(`held-out ${g.padEnd(34)} ${(r.rate * 100).toFixed(1).padStart(5)} %  (${r.held}/${r.n})`);
     log(`innocent statements held: ${innocent.held}/${innocent.n}`);
+    for (const [name, halves] of Object.entries(checkSets)) for (const [half, r] of Object.entries(halves)) log(`${name} ${half}: attacks held ${r.attacks.held}/${r.attacks.n}, benign held ${r.benign.held}/${r.benign.n}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
