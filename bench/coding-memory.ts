@@ -4,10 +4,13 @@
  * ≥ 200 queries; paraphrases, identifiers, paths, error codes, update chains written without supersede,
  * forgotten and expired notes, the same question in several namespaces, off-topic questions).
  *
- *   node dist/bench/coding-memory.js [--split dev|test|all] [--out <file>] [--vector-cache <file>] [--quick]
+ *   node dist/bench/coding-memory.js [--split dev|test|extra|all] [--out <file>] [--vector-cache <file>] [--quick]
  *
  * Queries alternate dev/test within each query type (first dev, second test, …), so both halves hold every
- * type. Choices are made on dev (bench/recall-sweep.ts); test is reported. Figures per split and per type:
+ * type. Choices are made on dev (bench/recall-sweep.ts); test is reported. The namespaces of
+ * bench/data/coding-memory-extra.json (CODING_EXTRA_NAMESPACES) are saved into a store of their own (so the dev
+ * and test figures do not move with them) and their queries form a third split, `extra`: dev material only,
+ * reported apart (`--split extra`). Figures per split and per type:
  * R@1, R@5 and MRR over queries with an answer; update-correct (the chain's newest note is returned and no
  * older version ranks above it); off-topic rejection (the search returns nothing); leaks (a forgotten or
  * expired note, or another namespace's note, among the results of any query).
@@ -23,7 +26,7 @@ import { Engine, type EngineConfig } from '../src/core/engine.js';
 import { isCairnError } from '../src/interfaces/errors.js';
 import type { Store } from '../src/interfaces/store.js';
 import type { SearchOptions, SearchResult } from '../src/interfaces/memory.js';
-import { CODING_NAMESPACES, QUERY_TYPES, type QueryType } from './coding-memory-data.js';
+import { CODING_EXTRA_NAMESPACES, CODING_NAMESPACES, QUERY_TYPES, type NamespaceSpec, type QueryType } from './coding-memory-data.js';
 import { CachingEmbedder, loadVectorCache, prefetchEmbeddings, ratioRule, relatedRule, saveVectorCache } from './locomo-data.js';
 import { staleRouteCases } from './coding-stale-routes.js';
 
@@ -34,11 +37,18 @@ const repoRoot = resolve(here, '..', '..');
 export const CODING_NOW = new Date('2026-11-01T12:00:00.000Z');
 const DAY = 86_400_000;
 
+/** `extra`: dev material from CODING_EXTRA_NAMESPACES. */
+export type Split = 'dev' | 'test' | 'extra';
+const SPLITS: readonly Split[] = ['dev', 'test', 'extra'];
+
+/** Every namespace the benchmark stores: the four of the dev/test halves, then the extra ones. */
+const ALL_NAMESPACES: NamespaceSpec[] = [...CODING_NAMESPACES, ...CODING_EXTRA_NAMESPACES];
+
 export interface CodingQuery {
   namespace: string;
   query: string;
   type: QueryType;
-  split: 'dev' | 'test';
+  split: Split;
   /** Memory id of the answer, null when there is none. */
   expect: string | null;
   /** Older versions of the answer's update chain. */
@@ -68,11 +78,15 @@ function chainOf(key: string): { subject: string; version: number } | null {
 
 /** Every text the benchmark embeds (notes and queries), for prefetching into a cache. */
 export function codingTexts(): string[] {
-  return CODING_NAMESPACES.flatMap((ns) => [...ns.notes.flatMap((x) => [x.text, ...(x.q ?? []).map(([, q]) => q)]), ...ns.offTopic]);
+  return ALL_NAMESPACES.flatMap((ns) => [...ns.notes.flatMap((x) => [x.text, ...(x.q ?? []).map(([, q]) => q)]), ...ns.offTopic]);
 }
 
-/** Builds the store (notes saved at their own dates, then forgotten/expired ones made so) and the queries. */
-export async function buildCodingFixture(embedder: CachingEmbedder, config: Partial<EngineConfig> = {}): Promise<CodingFixture> {
+/**
+ * Builds the store (notes saved at their own dates, then forgotten/expired ones made so) and the queries: of the
+ * four namespaces (dev and test halves) or, with `extra`, of CODING_EXTRA_NAMESPACES (split `extra`).
+ */
+export async function buildCodingFixture(embedder: CachingEmbedder, config: Partial<EngineConfig> = {}, extra = false): Promise<CodingFixture> {
+  const namespaces = extra ? CODING_EXTRA_NAMESPACES : CODING_NAMESPACES;
   const dir = mkdtempSync(join(tmpdir(), 'cairn-coding-'));
   const store = createSqliteStore({ path: join(dir, 'coding.db') });
   let clock = CODING_NOW;
@@ -91,7 +105,7 @@ export async function buildCodingFixture(embedder: CachingEmbedder, config: Part
   const likely = new Map<string, string[]>();
   const quarantined: string[] = [];
   let notes = 0;
-  for (const ns of CODING_NAMESPACES) {
+  for (const ns of namespaces) {
     const ordered = [...ns.notes].sort((a, b) => b.days - a.days);
     for (const note of ordered) {
       const createdAt = new Date(CODING_NOW.getTime() - note.days * DAY);
@@ -123,20 +137,21 @@ export async function buildCodingFixture(embedder: CachingEmbedder, config: Part
     }
   }
   clock = CODING_NOW;
-  for (const ns of CODING_NAMESPACES) {
+  for (const ns of namespaces) {
     for (const note of ns.notes) {
       if (note.state === 'forgotten' && idOf.has(`${ns.namespace}/${note.key}`)) await engine.forget(idOf.get(`${ns.namespace}/${note.key}`) as string, { namespace: ns.namespace, reason: 'wrong' });
     }
   }
 
   const counter = new Map<QueryType, number>();
-  const split = (type: QueryType): 'dev' | 'test' => {
+  const split = (type: QueryType): Split => {
+    if (extra) return 'extra';
     const i = counter.get(type) ?? 0;
     counter.set(type, i + 1);
     return i % 2 === 0 ? 'dev' : 'test';
   };
   const queries: CodingQuery[] = [];
-  for (const ns of CODING_NAMESPACES) {
+  for (const ns of namespaces) {
     for (const note of ns.notes) {
       for (const [type, query] of note.q ?? []) {
         // A note the ingest filter held has no queries, but keeps its place in the dev/test alternation.
@@ -246,8 +261,8 @@ export function figuresByType(outcomes: QueryOutcome[]): Record<string, Figures>
   return out;
 }
 
-function parseArgs(argv: string[]): { split: 'dev' | 'test' | 'all'; out: string | null; vectorCache: string | null; quick: boolean; config: Partial<EngineConfig> } {
-  let split: 'dev' | 'test' | 'all' = 'all';
+function parseArgs(argv: string[]): { split: Split | 'all'; out: string | null; vectorCache: string | null; quick: boolean; config: Partial<EngineConfig> } {
+  let split: Split | 'all' = 'all';
   const config: Partial<EngineConfig> = {};
   let out: string | null = null;
   let vectorCache: string | null = null;
@@ -256,7 +271,7 @@ function parseArgs(argv: string[]): { split: 'dev' | 'test' | 'all'; out: string
     const a = argv[i];
     if (a === '--split') {
       const v = argv[++i];
-      if (v !== 'dev' && v !== 'test' && v !== 'all') throw new Error(`--split must be dev, test or all (got ${v})`);
+      if (v !== 'dev' && v !== 'test' && v !== 'extra' && v !== 'all') throw new Error(`--split must be dev, test, extra or all (got ${v})`);
       split = v;
     } else if (a === '--out') out = resolve(argv[++i] ?? '');
     else if (a === '--vector-cache') vectorCache = resolve(argv[++i] ?? '');
@@ -265,7 +280,7 @@ function parseArgs(argv: string[]): { split: 'dev' | 'test' | 'all'; out: string
     else if (a === '--likely-replaces-ratio') config.likelyReplaces = ratioRule(argv[++i]);
     // The weight of related terms in the lexical signal (core/related-terms.ts), or off.
     else if (a === '--related-weight') config.relatedTerms = relatedRule(argv[++i]);
-    else throw new Error(`unknown argument ${a}; usage: node dist/bench/coding-memory.js [--split dev|test|all] [--out <file>] [--vector-cache <file>] [--quick] [--likely-replaces-ratio <r>|off] [--related-weight <w>|off]`);
+    else throw new Error(`unknown argument ${a}; usage: node dist/bench/coding-memory.js [--split dev|test|extra|all] [--out <file>] [--vector-cache <file>] [--quick] [--likely-replaces-ratio <r>|off] [--related-weight <w>|off]`);
   }
   return { split, out, vectorCache, quick, config };
 }
@@ -280,10 +295,17 @@ async function main(): Promise<void> {
   await prefetchEmbeddings(embedder, codingTexts(), 2);
   if (args.vectorCache) saveVectorCache(embedder, args.vectorCache);
   const fixture = await buildCodingFixture(embedder, args.config);
+  const splits: readonly Split[] = args.split === 'all' ? SPLITS.filter((s) => s !== 'extra' || CODING_EXTRA_NAMESPACES.length > 0) : [args.split];
+  const extra = splits.includes('extra') ? await buildCodingFixture(embedder, args.config, true) : null;
   try {
-    const splits: readonly ('dev' | 'test')[] = args.split === 'all' ? ['dev', 'test'] : [args.split];
     // Only the chosen halves are searched: `--split dev` never runs a test query.
-    const outcomes = await runQueries(fixture, fixture.queries.filter((q) => splits.includes(q.split)));
+    const outcomes = [
+      ...(await runQueries(fixture, fixture.queries.filter((q) => splits.includes(q.split)))),
+      ...(extra ? await runQueries(extra, extra.queries) : []),
+    ];
+    const allQueries = [...fixture.queries, ...(extra?.queries ?? [])];
+    const likelyOf = new Map([...fixture.likely, ...(extra?.likely ?? [])]);
+    const idOf = new Map([...fixture.idOf, ...(extra?.idOf ?? [])]);
     const results: Record<string, Record<string, Figures>> = {};
     const lines: string[] = [];
     for (const s of splits) {
@@ -299,12 +321,13 @@ async function main(): Promise<void> {
     // Write time: did the save of each newer chain version name an older version as likely replaced, and
     // how many saves named a note of another subject.
     const writeTime = { chainVersions: 0, flaggedAnOlderVersion: 0, saves: 0, savesFlaggingAnotherSubject: 0, otherSubjectFlags: 0 };
-    for (const ns of CODING_NAMESPACES) {
+    for (const ns of ALL_NAMESPACES) {
       for (const note of ns.notes) {
-        const flagged = fixture.likely.get(`${ns.namespace}/${note.key}`) ?? [];
+        if (!idOf.has(`${ns.namespace}/${note.key}`)) continue;
+        const flagged = likelyOf.get(`${ns.namespace}/${note.key}`) ?? [];
         const chain = chainOf(note.key);
         const sameChain = new Set(
-          ns.notes.filter((o) => chain && chainOf(o.key)?.subject === chain.subject && o.key !== note.key).map((o) => fixture.idOf.get(`${ns.namespace}/${o.key}`) as string),
+          ns.notes.filter((o) => chain && chainOf(o.key)?.subject === chain.subject && o.key !== note.key).map((o) => idOf.get(`${ns.namespace}/${o.key}`) as string),
         );
         writeTime.saves++;
         if (chain && chain.version > 1) {
@@ -337,13 +360,14 @@ async function main(): Promise<void> {
       date: new Date().toISOString(),
       data: {
         namespaces: CODING_NAMESPACES.map((n) => n.namespace),
-        notes: fixture.notes,
-        queries: fixture.queries.length,
-        perSplit: Object.fromEntries(['dev', 'test'].map((s) => [s, fixture.queries.filter((q) => q.split === s).length])),
-        perType: Object.fromEntries(QUERY_TYPES.map((t) => [t, fixture.queries.filter((q) => q.type === t).length])),
-        updateChains: fixture.queries.filter((q) => q.type === 'update').length,
-        inactiveNotes: fixture.inactive.size,
-        quarantinedNotes: fixture.quarantined,
+        extraNamespaces: CODING_EXTRA_NAMESPACES.map((n) => n.namespace),
+        notes: fixture.notes + (extra?.notes ?? 0),
+        queries: allQueries.length,
+        perSplit: Object.fromEntries(SPLITS.map((s) => [s, allQueries.filter((q) => q.split === s).length])),
+        perType: Object.fromEntries(QUERY_TYPES.map((t) => [t, allQueries.filter((q) => q.type === t).length])),
+        updateChains: allQueries.filter((q) => q.type === 'update').length,
+        inactiveNotes: fixture.inactive.size + (extra?.inactive.size ?? 0),
+        quarantinedNotes: [...fixture.quarantined, ...(extra?.quarantined ?? [])],
       },
       method:
         'engine.search(query, { namespace, limit: 10 }) with the product defaults; R@k and MRR over queries with an answer; update-correct: newest version returned and ranked above every older version returned; rejection: no result at all; leaks: queries whose results hold a forgotten/expired note or another namespace\'s note',
@@ -363,6 +387,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await fixture.close();
+    await extra?.close();
   }
 }
 
