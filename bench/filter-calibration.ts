@@ -18,7 +18,7 @@ import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
 import { filterModel, type FilterModel } from '../src/core/classifier.js';
 import { DEFAULT_FILTER_CONFIG, screen, seedAnchors } from '../src/core/ingest-filter.js';
-import { FileCachedEmbedder, loadAll } from './filter-data.js';
+import { FileCachedEmbedder, loadAll, readJsonLines, type CheckRow } from './filter-data.js';
 
 const arg = (flag: string) => {
   const i = process.argv.indexOf(flag);
@@ -30,10 +30,9 @@ const VERBOSE = ROWS !== undefined && process.argv.includes('--verbose');
 const HALF = arg('--half');
 
 const items = ROWS
-  ? readFileSync(resolve(ROWS), 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => {
-      const row = JSON.parse(l) as { text: string; label: number; half?: string };
-      return { text: row.text, label: row.label, half: row.half, group: row.label ? 'rows-attack' : 'rows-benign' };
-    }).filter((row) => HALF === undefined || row.half === HALF)
+  ? readJsonLines<CheckRow>(resolve(ROWS))
+      .filter((row) => HALF === undefined || row.half === HALF)
+      .map((row) => ({ text: row.text, label: row.label, half: row.half, group: row.label ? 'rows-attack' : 'rows-benign' }))
   : loadAll().filter((it) => it.half === 'calibration');
 if (VERBOSE && items.some((it) => 'half' in it && it.half === 'check')) throw new Error('--verbose prints texts, and a check half is never read: add --half dev');
 const embedder = new FileCachedEmbedder(createUseEmbedder(), CACHE, (s) => process.stderr.write(`[filter-calibration] ${s}\n`));

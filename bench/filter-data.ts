@@ -61,7 +61,7 @@ function groupOf(r: Row): string {
 
 export function loadPublicSet(): Item[] {
   const file = join(SHARED, 'data', 'injection', 'injection_eval.jsonl');
-  const rows = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Row);
+  const rows = readJsonLines<Row>(file);
   const byText = new Map<string, Item>();
   for (const r of rows) {
     const seen = byText.get(r.text);
@@ -112,11 +112,16 @@ export interface CodingRow {
   half: Half;
 }
 
-export function loadCodingRows(): CodingRow[] {
-  return readFileSync(join(ROOT, 'bench', 'data', 'coding-agent-poisoning.jsonl'), 'utf8')
-    .trim()
+/** The rows of a JSON-lines file, one object a non-blank line. */
+export function readJsonLines<T>(file: string): T[] {
+  return readFileSync(file, 'utf8')
     .split('\n')
-    .map((l) => JSON.parse(l) as CodingRow);
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as T);
+}
+
+export function loadCodingRows(): CodingRow[] {
+  return readJsonLines<CodingRow>(join(ROOT, 'bench', 'data', 'coding-agent-poisoning.jsonl'));
 }
 
 export function loadCodingSet(): Item[] {
@@ -139,11 +144,7 @@ export const CHECK_SETS = ['coding-fresh-check', 'coding-outsider-check', 'codin
 
 export function loadCheckRows(name: string): CheckRow[] {
   const file = join(ROOT, 'bench', 'data', `${name}.jsonl`);
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as CheckRow);
+  return existsSync(file) ? readJsonLines<CheckRow>(file) : [];
 }
 
 /** Every labelled text, deduplicated by text (first source wins). */
