@@ -138,9 +138,10 @@ export interface CheckRow {
 
 /**
  * The check sets of bench/data that nothing trains on (see bench/data/README.md): the fresh-wording set, written
- * after reading the filter's word lists, and the outsider sets, written by someone who read none of the filter.
+ * after reading the filter's word lists, and the outsider sets, written by someone who read none of the filter
+ * (the last of them benign notes only).
  */
-export const CHECK_SETS = ['coding-fresh-check', 'coding-outsider-check', 'coding-outsider-check-2'];
+export const CHECK_SETS = ['coding-fresh-check', 'coding-outsider-check', 'coding-outsider-check-2', 'coding-benign-outsider'];
 
 export function loadCheckRows(name: string): CheckRow[] {
   const file = join(ROOT, 'bench', 'data', `${name}.jsonl`);
