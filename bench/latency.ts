@@ -3,13 +3,12 @@
  * the real offline embedder, at growing sizes of one namespace plus noise namespaces.
  *
  *   node dist/bench/latency.js [--quick] [--sizes 1000,10000,100000] [--fill-budget-s N] [--out bench/results/latency.json]
- *                              [--keep-db | --reuse-db <dir>] [--no-graph] [--no-posting-cache] [--no-scan-worker] [--no-coarse] [--no-page-cache]
+ *                              [--keep-db | --reuse-db <dir>] [--no-graph] [--no-posting-cache] [--no-scan-worker] [--no-coarse]
  *
  * --keep-db leaves the filled store in its temp dir (the path is logged); --reuse-db <dir> measures such a store
  * again: the namespaces' live memories are counted, a size is filled only up to what it lacks (nothing when the
  * store already holds it), and the store is kept. Each run's measured saves stay in it (a few hundred memories).
  * --no-coarse opens the store without coarse lists for its large namespaces (as a short command does).
- * --no-page-cache opens it with SQLite's default page cache instead of a long-lived process's (as a short command does).
  * --no-graph leaves the neighbour graph out (a short command's store): its build at 1M takes ten minutes or more,
  * and the saves then measure the exact scan of the likely-update check. --no-posting-cache and --no-scan-worker
  * leave out, likewise, what only long-lived processes keep: BM25 posting lists and the vector scan worker.
@@ -26,7 +25,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { createGptTokenCounter, createSqliteStore, createUseEmbedder, Engine, isCairnError } from '../src/index.js';
-import { LONG_LIVED_PAGE_CACHE_MIB } from '../src/adapters/sqlite/sqlite-connection.js';
 import type { Embedder } from '../src/index.js';
 import { queryTerms } from '../src/core/lexical.js';
 import type { MemoryInput } from '../src/interfaces/memory.js';
@@ -69,8 +67,6 @@ interface Options {
   noCoarse: boolean;
   /** Page size of the new database (default: the store's). */
   pageSize: number | null;
-  /** Open the store without the long-lived page cache (SQLite's default cache, as a short command does). */
-  noPageCache: boolean;
   /** A timed series stops after this long once it has 30 samples. */
   seriesBudgetMs: number;
   /** A size's fill stops after this long and the size is measured as reached (null: no limit). */
@@ -106,7 +102,6 @@ function parseArgs(argv: string[]): Options {
     noScanWorker: argv.includes('--no-scan-worker'),
     noCoarse: argv.includes('--no-coarse'),
     pageSize: value('--page-size') ? Number(value('--page-size')) : null,
-    noPageCache: argv.includes('--no-page-cache'),
     seriesBudgetMs: quick ? 5_000 : 15_000,
     fillBudgetMs: value('--fill-budget-s') ? Number(value('--fill-budget-s')) * 1000 : null,
   };
@@ -441,7 +436,7 @@ async function main(): Promise<void> {
     const queries = [...new Set(Array.from({ length: queryCount * 2 }, () => query(r)))].slice(0, queryCount);
     const queryVectors = await phase(`embed ${queries.length} queries`, async () => real.embed(queries));
 
-    const store = createSqliteStore({ path: dbPath, vectorIndex: { neighbourGraphs: !opts.noGraph, scanWorker: !opts.noScanWorker, coarseLists: !opts.noCoarse }, postingCache: !opts.noPostingCache, ...(opts.noPageCache ? {} : { pageCacheMiB: LONG_LIVED_PAGE_CACHE_MIB }), ...(opts.pageSize ? { pageSize: opts.pageSize } : {}) });
+    const store = createSqliteStore({ path: dbPath, vectorIndex: { neighbourGraphs: !opts.noGraph, scanWorker: !opts.noScanWorker, coarseLists: !opts.noCoarse }, postingCache: !opts.noPostingCache, ...(opts.pageSize ? { pageSize: opts.pageSize } : {}) });
     // The same file through sqlite-vec's exhaustive search only: the ground truth for recall, and the fallback's cost.
     const exhaustive = createSqliteStore({ path: dbPath, vectorIndex: false });
     const timed = new TimedEmbedder(real);
@@ -601,7 +596,6 @@ async function main(): Promise<void> {
           noPostingCache: opts.noPostingCache,
           noScanWorker: opts.noScanWorker,
           noCoarse: opts.noCoarse,
-          noPageCache: opts.noPageCache,
         },
         method: [
           'One SQLite file in a temp dir (WAL, synchronous=NORMAL), the real Engine, FTS5 and sqlite-vec; grown in place from the smallest size to the largest.',
@@ -618,9 +612,6 @@ async function main(): Promise<void> {
           opts.noScanWorker
             ? 'Vector scans: on the main thread (--no-scan-worker, as a short command does).'
             : 'Vector scans: as in `cairn serve` and `cairn mcp`, a namespace of 50,000 vectors or more is scanned in the store\'s scan worker (vector-codes/scan-worker.ts) from its copy of the codes, while the main thread sums the BM25 side; the first scan of a namespace sends the copy and scans on the main thread.',
-          opts.noPageCache
-            ? 'Page cache: SQLite\'s default (--no-page-cache, as a short command does), beside the memory map of the file\'s first 1 GiB.'
-            : `Page cache: as in \`cairn serve\` and \`cairn mcp\`, the store's connection keeps up to ${LONG_LIVED_PAGE_CACHE_MIB} MiB of pages (SQLite's cache_size), beside the memory map of the file's first 1 GiB.`,
           `The ingest filter is on (the default). Each pool note, and each text of an end-to-end save, was first screened on a scratch store with seed anchors only; ${held.pool} of ${opts.poolSize} generated notes were held there and left out, so the measured store never quarantines anything and learns no anchors (a held text becomes a learned anchor that holds its neighbours too).`,
           'Save end to end: Engine.save with the real model embedding the text (one text per call), default engine configuration (redaction, dedupe, ingest filter, event log). Save excluding embedding: Engine.save of a new text through the same engine code with an Embedder that returns the text\'s vector computed beforehand by the real model (a map lookup); any other text the write path sends to the model (the ingest filter\'s extra passes) goes to the real model and its time is subtracted. No engine change. The end-to-end run also records the time spent inside the model and reports end-to-end minus that as a cross-check.',
           'Search end to end: Engine.search (limit 10, default weights) with the real model embedding the query. Without query embedding: the same search with the query vector computed beforehand; lexical+recency only: weights { vector: 0 }; vector KNN alone: store.vectorCandidates with a precomputed query vector and k = 50 (the engine itself asks for 300 per signal), through the index and through the exhaustive search.',

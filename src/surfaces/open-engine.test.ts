@@ -6,7 +6,6 @@ import { describe, it } from 'node:test';
 import { PoolEmbedder } from '../adapters/embed-pool/pool-embedder.js';
 import { isCairnError } from '../interfaces/errors.js';
 import type { SqliteStore } from '../adapters/sqlite/sqlite-store.js';
-import { LONG_LIVED_PAGE_CACHE_MIB } from '../adapters/sqlite/sqlite-connection.js';
 import { buildEmbedder, openEngine, resolveConfig, resolvePostgres } from './open-engine.js';
 
 describe('composition root: where the local model runs', () => {
@@ -42,8 +41,8 @@ describe('composition root: where the local model runs', () => {
   });
 });
 
-describe('composition root: neighbour graphs, the vector scan worker, kept posting lists and a large page cache only in long-lived processes', () => {
-  it('serve and mcp open the SQLite store with neighbour graphs, a scan worker, posting lists and a large page cache; every other command opens it without', async () => {
+describe('composition root: neighbour graphs, the vector scan worker and kept posting lists only in long-lived processes', () => {
+  it('serve and mcp open the SQLite store with neighbour graphs, a scan worker and posting lists; every other command opens it without', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cairn-open-engine-graphs-'));
     const environment = { env: { HOME: dir, XDG_CONFIG_HOME: dir, XDG_CACHE_HOME: dir }, cwd: dir };
     try {
@@ -76,16 +75,6 @@ describe('composition root: neighbour graphs, the vector scan worker, kept posti
       };
       assert.equal(await postings(false), null);
       assert.ok(((await postings(true))?.scored ?? 0) > 0, 'the search was scored from kept lists');
-      const pageCache = async (longLived: boolean) => {
-        const opened = openEngine({ db: join(dir, 'c.db'), namespace: 'ns' }, { withoutEmbedder: true, longLived }, environment);
-        try {
-          return (opened.engine.store as SqliteStore).pageCacheKiB();
-        } finally {
-          await opened.close();
-        }
-      };
-      assert.equal(await pageCache(true), LONG_LIVED_PAGE_CACHE_MIB * 1024, 'a long-lived process keeps a large page cache');
-      assert.ok((await pageCache(false)) < LONG_LIVED_PAGE_CACHE_MIB * 1024, 'a short command keeps SQLite\'s default');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

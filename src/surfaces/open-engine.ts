@@ -10,7 +10,6 @@ import { createUseEmbedder } from '../adapters/embed-use/use-embedder.js';
 import { createPoolEmbedder, DEFAULT_NICE, type PoolEmbedder } from '../adapters/embed-pool/pool-embedder.js';
 import { createOverlapReranker } from '../adapters/rerank-local/overlap-reranker.js';
 import { createSqliteStore } from '../adapters/sqlite/sqlite-store.js';
-import { LONG_LIVED_PAGE_CACHE_MIB } from '../adapters/sqlite/sqlite-connection.js';
 import { isPostgresUrl, parsePostgresUrl, type PostgresStoreConfig } from '../adapters/postgres/postgres-config.js';
 import { createPostgresStore } from '../adapters/postgres/postgres-store.js';
 import { createGitRepository, type GitRepository } from '../adapters/git/git-repository.js';
@@ -414,7 +413,7 @@ export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, env
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   // Only a long-lived process builds a missing HNSW index in the background; a short one would wait for it.
   const pgStore = config.postgres ? createPostgresStore({ ...config.postgres, buildVectorIndexInBackground: options.longLived === true, recallCopies: options.longLived === true }, logger) : null;
-  const store: Store = pgStore ?? createSqliteStore({ path: config.dbPath, vectorIndex: { neighbourGraphs: options.longLived === true, scanWorker: options.longLived === true, coarseLists: options.longLived === true }, postingCache: options.longLived === true, ...(options.longLived === true ? { pageCacheMiB: LONG_LIVED_PAGE_CACHE_MIB } : {}) });
+  const store: Store = pgStore ?? createSqliteStore({ path: config.dbPath, vectorIndex: { neighbourGraphs: options.longLived === true, scanWorker: options.longLived === true, coarseLists: options.longLived === true }, postingCache: options.longLived === true });
   const reranker: Reranker | null = config.reranker === 'overlap' ? createOverlapReranker() : null;
   // Code awareness (anchors, staleness, branch scope) for the repository the process runs in; detected
   // lazily on first use, so commands that never touch memory pay nothing.

@@ -44,22 +44,7 @@ export interface SqliteStoreConfig {
    * long-lived processes, whose searches share the lists. Off by default (a first search reads its terms' lists).
    */
   postingCache?: PostingCacheConfig | boolean;
-  /**
-   * Most MiB of pages SQLite keeps in this connection's cache (filled as pages are read). Default SQLite's own (a
-   * few MB): enough while the file fits the memory map. A long-lived process over a file larger than the map
-   * reads the rest a page at a time, and a save's scattered lookups (candidates to rescore, the index pages of
-   * the tables it writes) come back to the same pages: LONG_LIVED_PAGE_CACHE_MIB.
-   */
-  pageCacheMiB?: number;
 }
-
-/**
- * The page cache of a long-lived process (`pageCacheMiB`). Measured at 1M memories (an 8.4 GB file, 1 GiB mapped,
- * 300 saves with the likely-update check through coarse lists, alternate runs): a save excluding embedding took
- * 4.15 and 3.53 ms at 256 MiB against 4.93 and 4.25 ms at 16 MB. The cache holds at most this much, counted in
- * the resident size; a store smaller than the map never fills it.
- */
-export const LONG_LIVED_PAGE_CACHE_MIB = 256;
 
 /** Measured: two writers in one server took 10.1 s with 5,000 ms (timers stalled) and 0.25 s with 100 ms. */
 const DEFAULT_BUSY_TIMEOUT_MS = 100;
@@ -267,7 +252,6 @@ export class SqliteConnection {
     // that halved the time of both (4.4 against 8.6 ms for 450 rescored rows). Mapped pages are the OS's file
     // cache, shared and reclaimable, but counted in the process's resident size once touched.
     if (config.path !== ':memory:') this.db.pragma(`mmap_size = ${MMAP_BYTES}`);
-    if (config.pageCacheMiB !== undefined && config.path !== ':memory:') this.db.pragma(`cache_size = ${-Math.round(config.pageCacheMiB * 1024)}`);
     this.migrate();
     // Migration 13's re-analysis, a page per write transaction (resumed here after a crash).
     if (!this.readOnly) while (!reanalysePage(this.db));

@@ -172,12 +172,6 @@ export class SqliteStore implements Store {
     return { ...this.search.pruning };
   }
 
-  /** The most KiB of pages the connection's cache keeps (SQLite's cache_size, read back). */
-  pageCacheKiB(): number {
-    const size = this.c.db.pragma('cache_size', { simple: true }) as number;
-    return size < 0 ? -size : (size * (this.c.db.pragma('page_size', { simple: true }) as number)) / 1024;
-  }
-
   /** The BM25 posting lists kept in memory (long-lived processes), or null when the store keeps none. */
   lexicalPostings(): PostingStats | null {
     return this.search.postingStats();
