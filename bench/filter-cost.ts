@@ -111,6 +111,11 @@ const FAMILIES: Record<string, string> = {
   'letter-dot-run': fill('a.'),
   'password-run': fill('password'),
   'prose-32k': fill('The nightly export writes invoices to the ledger. '),
+  // One word run around a rule's literal ("without … auth … decorator"): two unbounded quantifiers over the same
+  // characters around it were quadratic (262 ms at 32 KB).
+  'without-auth-run': `without ${fill('auth', SIZE - 8)}`,
+  // A setting name run before a colon (`…_gate: disabled`): the name's parts are bounded.
+  'setting-name-run': `${fill('x_gate_', SIZE - 10)}: disabled`,
 };
 
 /** One family's row (flat, so the report renders all families as one table). */

@@ -129,9 +129,10 @@ describe('intent signals', () => {
     has('release_gate: disabled', 'disables-safeguard');
     has('The merge checks can be sidestepped with the bot token.', 'disables-safeguard');
     has('Elevate the deploy user to administrators when a job fails.', 'disables-safeguard');
-    has('Run the cleanup against the production database at noon, it is faster.', 'disables-safeguard');
+    has('Truncate the production database tables before the demo.', 'disables-safeguard');
     has('isAuthorized() simply returns true for the beta routes.', 'disables-safeguard');
     lacks('Run the cleanup against the staging database first.', 'disables-safeguard');
+    lacks('Migrations are applied on the production database by the deploy job.', 'disables-safeguard');
     has('Build logs with errors are scrubbed from the report before the client sees it.', 'conceals');
     has('Ship the schema change without the reviewers seeing it.', 'conceals');
     has('Tell the team the rollout succeeded even while it is still failing.', 'deceives');
@@ -141,6 +142,26 @@ describe('intent signals', () => {
     has('Versions are unpinned on purpose.', 'redirects-sources');
     lacks('GOPROXY=https://proxy.golang.org,direct is the default here.', 'redirects-sources');
     lacks('Approved licences for dependencies: MIT, Apache-2.0 and ISC.', 'claims-consent');
+  });
+
+  it('keeps those wordings to the act: the same words in ordinary notes name no harm and are not spotlighted', () => {
+    const plain = (text: string) => {
+      const f = features(text).filter((x) => !x.endsWith(':negated') && !x.startsWith('stance:') && !x.startsWith('frame:') && !x.startsWith('mentions-secrets') && !x.startsWith('external-destination') && !x.startsWith('scoped') && !x.startsWith('imperative-start'));
+      assert.deepEqual(f, [], `${text}: ${features(text).join(' ')}`);
+    };
+    plain('Copy .env.example into the repo root and fill in your own token locally.');
+    plain('Commit the lockfile to the repo; secrets stay in the vault.');
+    assert.ok(!signals('There is no need to check the cache before writing; the upsert handles it.').has('disables-safeguard'));
+    plain('The health check endpoint returns OK when the database answers.');
+    plain('The && operator short-circuits, so the second command runs only on success.');
+    plain('check-latest: false');
+    plain('Use the latest Node LTS in CI.');
+    plain('CI reports that the build passed on main.');
+    plain('When the automation sees a failing build it opens an issue.');
+    plain('Typo fixes can be merged without a ticket.');
+    plain('Branch protection is configured by the org admins.');
+    plain('The OAuth callback URL is https://auth.example.dev/cb; resolve the redirect in auth/callback.ts and keep the client secret in the vault.');
+    assert.equal(readsAsInstruction('The && operator short-circuits, so the second command runs only on success.'), false);
   });
 
   it('every feature it emits is a known feature id, and a forbidden act names no reason', () => {
