@@ -285,6 +285,33 @@ function parseArgs(argv: string[]): { split: Split | 'all'; out: string | null; 
   return { split, out, vectorCache, quick, config };
 }
 
+/**
+ * Write time, over one fixture's namespaces: did the save of each newer chain version name an older version as
+ * likely replaced, and how many saves named a note of another subject.
+ */
+function writeTimeOf(namespaces: NamespaceSpec[], fixture: CodingFixture) {
+  const w = { chainVersions: 0, flaggedAnOlderVersion: 0, saves: 0, savesFlaggingAnotherSubject: 0, otherSubjectFlags: 0 };
+  for (const ns of namespaces) {
+    for (const note of ns.notes) {
+      if (!fixture.idOf.has(`${ns.namespace}/${note.key}`)) continue;
+      const flagged = fixture.likely.get(`${ns.namespace}/${note.key}`) ?? [];
+      const chain = chainOf(note.key);
+      const sameChain = new Set(
+        ns.notes.filter((o) => chain && chainOf(o.key)?.subject === chain.subject && o.key !== note.key).map((o) => fixture.idOf.get(`${ns.namespace}/${o.key}`) as string),
+      );
+      w.saves++;
+      if (chain && chain.version > 1) {
+        w.chainVersions++;
+        if (flagged.some((id) => sameChain.has(id))) w.flaggedAnOlderVersion++;
+      }
+      const others = flagged.filter((id) => !sameChain.has(id)).length;
+      w.otherSubjectFlags += others;
+      if (others > 0) w.savesFlaggingAnotherSubject++;
+    }
+  }
+  return w;
+}
+
 const pct = (x: number | null) => (x === null ? '   –' : (100 * x).toFixed(1).padStart(5));
 
 async function main(): Promise<void> {
@@ -296,16 +323,14 @@ async function main(): Promise<void> {
   if (args.vectorCache) saveVectorCache(embedder, args.vectorCache);
   const fixture = await buildCodingFixture(embedder, args.config);
   const splits: readonly Split[] = args.split === 'all' ? SPLITS.filter((s) => s !== 'extra' || CODING_EXTRA_NAMESPACES.length > 0) : [args.split];
-  const extra = splits.includes('extra') ? await buildCodingFixture(embedder, args.config, true) : null;
+  let extra: CodingFixture | null = null;
   try {
+    extra = splits.includes('extra') ? await buildCodingFixture(embedder, args.config, true) : null;
     // Only the chosen halves are searched: `--split dev` never runs a test query.
     const outcomes = [
       ...(await runQueries(fixture, fixture.queries.filter((q) => splits.includes(q.split)))),
       ...(extra ? await runQueries(extra, extra.queries) : []),
     ];
-    const allQueries = [...fixture.queries, ...(extra?.queries ?? [])];
-    const likelyOf = new Map([...fixture.likely, ...(extra?.likely ?? [])]);
-    const idOf = new Map([...fixture.idOf, ...(extra?.idOf ?? [])]);
     const results: Record<string, Record<string, Figures>> = {};
     const lines: string[] = [];
     for (const s of splits) {
@@ -318,30 +343,11 @@ async function main(): Promise<void> {
         lines.push(`${type.padEnd(16)} ${String(f.queries).padStart(4)} ${pct(f.r1)} ${pct(f.r5)} ${pct(f.mrr)} ${pct(f.updateCorrect)} ${pct(f.offTopicRejected)} ${f.leaks}`);
       }
     }
-    // Write time: did the save of each newer chain version name an older version as likely replaced, and
-    // how many saves named a note of another subject.
-    const writeTime = { chainVersions: 0, flaggedAnOlderVersion: 0, saves: 0, savesFlaggingAnotherSubject: 0, otherSubjectFlags: 0 };
-    for (const ns of ALL_NAMESPACES) {
-      for (const note of ns.notes) {
-        if (!idOf.has(`${ns.namespace}/${note.key}`)) continue;
-        const flagged = likelyOf.get(`${ns.namespace}/${note.key}`) ?? [];
-        const chain = chainOf(note.key);
-        const sameChain = new Set(
-          ns.notes.filter((o) => chain && chainOf(o.key)?.subject === chain.subject && o.key !== note.key).map((o) => idOf.get(`${ns.namespace}/${o.key}`) as string),
-        );
-        writeTime.saves++;
-        if (chain && chain.version > 1) {
-          writeTime.chainVersions++;
-          if (flagged.some((id) => sameChain.has(id))) writeTime.flaggedAnOlderVersion++;
-        }
-        const others = flagged.filter((id) => !sameChain.has(id)).length;
-        writeTime.otherSubjectFlags += others;
-        if (others > 0) writeTime.savesFlaggingAnotherSubject++;
-      }
+    const writeTime = writeTimeOf(CODING_NAMESPACES, fixture);
+    const writeTimeExtra = extra ? writeTimeOf(CODING_EXTRA_NAMESPACES, extra) : null;
+    for (const [label, w] of [['', writeTime], [' (extra)', writeTimeExtra]] as const) {
+      if (w) lines.push(`write time${label}: ${w.flaggedAnOlderVersion} of ${w.chainVersions} newer chain versions named an older version as likely replaced; ${w.savesFlaggingAnotherSubject} of ${w.saves} saves named a note of another subject`);
     }
-    lines.push(
-      `write time: ${writeTime.flaggedAnOlderVersion} of ${writeTime.chainVersions} newer chain versions named an older version as likely replaced; ${writeTime.savesFlaggingAnotherSubject} of ${writeTime.saves} saves named a note of another subject`,
-    );
     const misses = outcomes
       .filter((o) => o.query.split !== 'test' && ((o.query.expect && o.rank !== 1) || (o.query.type === 'off-topic' && o.returned > 0) || o.leaked))
       .map((o) => ({ split: o.query.split, type: o.query.type, namespace: o.query.namespace, query: o.query.query, rank: o.rank, returned: o.returned, top: o.top }));
@@ -360,20 +366,28 @@ async function main(): Promise<void> {
       date: new Date().toISOString(),
       data: {
         namespaces: CODING_NAMESPACES.map((n) => n.namespace),
-        extraNamespaces: CODING_EXTRA_NAMESPACES.map((n) => n.namespace),
-        notes: fixture.notes + (extra?.notes ?? 0),
-        queries: allQueries.length,
-        perSplit: Object.fromEntries(SPLITS.map((s) => [s, allQueries.filter((q) => q.split === s).length])),
-        perType: Object.fromEntries(QUERY_TYPES.map((t) => [t, allQueries.filter((q) => q.type === t).length])),
-        updateChains: allQueries.filter((q) => q.type === 'update').length,
-        inactiveNotes: fixture.inactive.size + (extra?.inactive.size ?? 0),
-        quarantinedNotes: [...fixture.quarantined, ...(extra?.quarantined ?? [])],
+        notes: fixture.notes,
+        queries: fixture.queries.length,
+        perSplit: Object.fromEntries(['dev', 'test'].map((s) => [s, fixture.queries.filter((q) => q.split === s).length])),
+        perType: Object.fromEntries(QUERY_TYPES.map((t) => [t, fixture.queries.filter((q) => q.type === t).length])),
+        updateChains: fixture.queries.filter((q) => q.type === 'update').length,
+        inactiveNotes: fixture.inactive.size,
+        quarantinedNotes: fixture.quarantined,
+        // The extra namespaces, stored apart (split `extra`, dev material): their own counts.
+        extra: extra && {
+          namespaces: CODING_EXTRA_NAMESPACES.map((n) => n.namespace),
+          notes: extra.notes,
+          queries: extra.queries.length,
+          perType: Object.fromEntries(QUERY_TYPES.map((t) => [t, extra?.queries.filter((q) => q.type === t).length ?? 0])),
+          quarantinedNotes: extra.quarantined,
+        },
       },
       method:
         'engine.search(query, { namespace, limit: 10 }) with the product defaults; R@k and MRR over queries with an answer; update-correct: newest version returned and ranked above every older version returned; rejection: no result at all; leaks: queries whose results hold a forgotten/expired note or another namespace\'s note',
       results,
       staleRoutes,
       writeTimeLikelyReplaces: writeTime,
+      writeTimeLikelyReplacesExtra: writeTimeExtra,
       offTopicContext: { query: offTopic.query, tokens: pack.tokens, text: pack.text },
       devMisses: misses,
       durationMs: Math.round(performance.now() - started),
@@ -387,7 +401,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await fixture.close();
-    await extra?.close();
+    await (extra as CodingFixture | null)?.close();
   }
 }
 

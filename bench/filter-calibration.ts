@@ -28,6 +28,7 @@ const CACHE = resolve(arg('--cache') ?? join(tmpdir(), 'cairn-security-bench-vec
 const ROWS = arg('--rows');
 const VERBOSE = ROWS !== undefined && process.argv.includes('--verbose');
 const HALF = arg('--half');
+if (HALF !== undefined && HALF !== 'dev' && HALF !== 'check') throw new Error(`--half must be dev or check (got ${HALF})`);
 
 const items = ROWS
   ? readJsonLines<CheckRow>(resolve(ROWS))

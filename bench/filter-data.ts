@@ -145,7 +145,8 @@ export const CHECK_SETS = ['coding-fresh-check', 'coding-outsider-check', 'codin
 
 export function loadCheckRows(name: string): CheckRow[] {
   const file = join(ROOT, 'bench', 'data', `${name}.jsonl`);
-  return existsSync(file) ? readJsonLines<CheckRow>(file) : [];
+  if (!existsSync(file)) throw new Error(`check set ${file} is missing`);
+  return readJsonLines<CheckRow>(file);
 }
 
 /** Every labelled text, deduplicated by text (first source wins). */

@@ -13,7 +13,8 @@
  *    imported through the default filter (≥ 99 % stored);
  * 5. obfuscated variants of held-out attacks, with and without de-obfuscation;
  * 6. the filter's own cost on the write path for a 300-character note (its storage vector reused): p95;
- * 7. the check sets nothing trains on (bench/data/coding-fresh-check.jsonl, coding-outsider-check*.jsonl), per half:
+ * 7. the check sets nothing trains on (bench/data/coding-fresh-check.jsonl, coding-outsider-check*.jsonl,
+ *    coding-benign-outsider.jsonl; filter-data.ts CHECK_SETS), per half:
  *    reported, no goal of their own; an outsider set's `check` half is the least biased figure of what is held.
  *
  *   node dist/bench/security.js [--quick] [--out bench/results/security.json] [--cache <file>]

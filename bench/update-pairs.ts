@@ -2,19 +2,18 @@
  * How well write-time rules tell an update from a neighbour (`node dist/bench/update-pairs.js`): every (older, newer)
  * pair of notes of one namespace of bench/data/coding-memory-extra.json (dev material), chain pairs (two versions of
  * one subject, `subject@n`) against the others, counted under the write-time rule (topics.ts isLikelyUpdate) and
- * under candidate rules over the pair's cosine (the real embedder), its plain term overlap, its overlap coefficient
- * (shared terms over the smaller note's) and whether the newer note states a change (UPDATE_CUE). Notes only, no
+ * under candidate rules over the pair's cosine (the real embedder), its overlap coefficient (shared terms over the
+ * smaller note's) and whether the newer note states a change (UPDATE_CUE). Notes only, no
  * queries.
  */
 import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
 import { analyse } from '../src/core/lexical.js';
-import { dot, isLikelyUpdate, UPDATE_CUE, weightedOverlap } from '../src/core/topics.js';
+import { dot, isLikelyUpdate, UPDATE_CUE } from '../src/core/topics.js';
 import { CODING_EXTRA_NAMESPACES } from './coding-memory-data.js';
 
 interface Pair {
   chain: boolean;
   cosine: number;
-  overlap: number;
   coefficient: number;
   cue: boolean;
   likely: boolean;
@@ -39,7 +38,6 @@ async function main(): Promise<void> {
         pairs.push({
           chain: subject !== null && subject === subjectOf(newer.key),
           cosine,
-          overlap: weightedOverlap(b, a, () => 1),
           coefficient: shared / Math.max(1, Math.min(a.size, b.size)),
           cue: UPDATE_CUE.test(newer.text),
           likely: isLikelyUpdate(newer.text, b, a, cosine),

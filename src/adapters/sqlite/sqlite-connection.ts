@@ -247,7 +247,7 @@ export class SqliteConnection {
       this.db.pragma('synchronous = NORMAL');
     }
     this.db.pragma('foreign_keys = ON');
-    // Reads through a memory map instead of copying each 16 KB page into SQLite's 2 MB cache: a search looks
+    // Reads through a memory map instead of copying each 16 KB page into SQLite's cache (about 16 MB by default): a search looks
     // up several hundred scattered rows (vector blobs to rescore, candidates to load), and at 100k memories
     // that halved the time of both (4.4 against 8.6 ms for 450 rescored rows). Mapped pages are the OS's file
     // cache, shared and reclaimable, but counted in the process's resident size once touched.
