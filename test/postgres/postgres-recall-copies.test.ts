@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createUseEmbedder } from '../../src/adapters/embed-use/use-embedder.js';
-import { OBJECT_ROWS, proposedOrFull, RecallCopies } from '../../src/adapters/postgres/postgres-recall-copies.js';
-import { Params, vectorLiteral } from '../../src/adapters/postgres/postgres-rows.js';
+import { proposedOrFull, RecallCopies } from '../../src/adapters/postgres/postgres-recall-copies.js';
+import { arrayRowsOf, Params, vectorLiteral, type ArrayRows } from '../../src/adapters/postgres/postgres-rows.js';
 import { REANALYSIS_MARK, SCHEMA_VERSION } from '../../src/adapters/postgres/postgres-schema.js';
 import type { Proposals } from '../../src/adapters/postgres/postgres-recall-copy.js';
 import { fusedRecallSql, vectorCandidatesSql } from '../../src/adapters/postgres/postgres-search.js';
@@ -200,15 +200,14 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
       counts.length = 0;
       return proposedOrFull(
         async (text, values) => {
-          const { rows } = await query(db, text, values);
-          statements.push({ proposed: text.includes('fresh AS'), rows: rows.length });
-          return rows as Record<string, unknown>[];
+          const result = await arrayQuery(db, text, values);
+          statements.push({ proposed: text.includes('fresh AS'), rows: result.rows.length });
+          return result;
         },
         proposals,
         sql,
         (stood) => counts.push(stood),
-        OBJECT_ROWS,
-      );
+      ).then(idsOf);
     };
     const need = 1;
     assert.ok(expected.results.length > 0, 'the case finds something');
@@ -218,7 +217,7 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     assert.deepEqual(counts, [false], 'the statement says its proposal did not stand');
     assert.ok((statements[0]?.rows ?? 0) > 0, 'it ranked the wrong-kind memories');
     assert.deepEqual(statements.slice(1), [{ proposed: false, rows: expected.results.length }]);
-    assert.deepEqual(wrongKind.map((r) => r['id']), expected.results.map((r) => r.fields.id));
+    assert.deepEqual(wrongKind, expected.results.map((r) => r.fields.id));
     // One wrong memory among right ones is enough when it is returned: the right decisions, one fact added.
     const decisions = await pksOf(db, NS, 'decision', req.filter.now);
     const oneWrong = [...decisions, pks[0] as number];
@@ -231,12 +230,12 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     const stale = await run({ position: position - 1, schema: SCHEMA_VERSION, vector: { pks: all, need }, lexical: { pks: all, need: 0, postings: allPostings } });
     assert.deepEqual(counts, [false], 'the statement says its proposal did not stand');
     assert.deepEqual(statements.map((x) => x.proposed), [true, false]);
-    assert.deepEqual(stale.map((r) => r['id']), expected.results.map((r) => r.fields.id));
+    assert.deepEqual(stale, expected.results.map((r) => r.fields.id));
     // Every passing memory proposed at the right position: the proposal stands, with the same answer, in one statement.
     const fresh = await run({ position, schema: SCHEMA_VERSION, vector: { pks: all, need }, lexical: { pks: all, need: 0, postings: allPostings } });
     assert.deepEqual(counts, [true]);
     assert.deepEqual(statements.map((x) => x.proposed), [true]);
-    assert.deepEqual(fresh.map((r) => r['id']), expected.results.map((r) => r.fields.id));
+    assert.deepEqual(fresh, expected.results.map((r) => r.fields.id));
   });
 
   it('the vector search over a proposal stands only when the memories it returns pass the filter', async () => {
@@ -250,8 +249,7 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     const counts: boolean[] = [];
     const run = async (pks: number[]) => {
       counts.length = 0;
-      const rows = await proposedOrFull(async (text, values) => (await query(db, text, values)).rows as Record<string, unknown>[], { position, schema: SCHEMA_VERSION, vector: { pks, need: 1 } }, sql, (stood) => counts.push(stood), OBJECT_ROWS);
-      return rows.map((r) => r['id']);
+      return idsOf(await proposedOrFull((text, values) => arrayQuery(db, text, values), { position, schema: SCHEMA_VERSION, vector: { pks, need: 1 } }, sql, (stood) => counts.push(stood)));
     };
     const decisions = await pksOf(db, NS, 'decision', req.filter.now);
     assert.deepEqual(await run(decisions), expected.map((h) => h.id), 'every passing memory proposed: the same answer');
@@ -379,6 +377,24 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     assert.equal(plain.recallCopiesStatus(), null);
   });
 });
+
+/** A statement's rows as arrays, as the store reads search statements. */
+async function arrayQuery(db: TestDatabase, sql: string, values: unknown[]): Promise<ArrayRows> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    return arrayRowsOf(await client.query({ text: sql, values, rowMode: 'array' }));
+  } finally {
+    await client.end();
+  }
+}
+
+/** The `id` column of rows read as arrays. */
+function idsOf({ rows, columns }: ArrayRows): unknown[] {
+  const at = columns.get('id') as number;
+  return rows.map((r) => r[at]);
+}
 
 async function query(db: TestDatabase, sql: string, values: unknown[]): Promise<{ rows: unknown[] }> {
   const { default: pg } = await import('pg');

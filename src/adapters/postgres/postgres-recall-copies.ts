@@ -9,7 +9,6 @@ import type { Pool } from './postgres-driver.js';
 import { REANALYSIS_MARK } from './postgres-schema.js';
 import { Params, vectorFromSend, type ArrayRows } from './postgres-rows.js';
 import { PROPOSALS_STOOD } from './postgres-search.js';
-import type { Row } from '../sql/sql-rows.js';
 import { NamespaceCopy, type CopyRow, type Proposals } from './postgres-recall-copy.js';
 import type { CandidateFilter } from '../../interfaces/store.js';
 
@@ -36,43 +35,25 @@ import type { CandidateFilter } from '../../interfaces/store.js';
  * Runs a search statement (`sql` builds it with or without proposals, its parameters in `p`) with `proposals`,
  * and again without them when they did not stand, or when it found nothing (which cannot be told from a
  * proposal that did not stand). `run` is told which of the two it runs; `counted` hears whether each statement
- * with proposals stood; `read` says how the rows `run` answers are read (objects or arrays).
+ * with proposals stood. Rows come as arrays (postgres-rows.ts ArrayRows).
  */
-export async function proposedOrFull<T>(
-  run: (sql: string, values: unknown[], proposed: boolean) => Promise<T>,
+export async function proposedOrFull(
+  run: (sql: string, values: unknown[], proposed: boolean) => Promise<ArrayRows>,
   proposals: Proposals | undefined,
   sql: (p: Params, proposals?: Proposals) => string,
-  counted: ((stood: boolean) => void) | undefined,
-  read: StatementRows<T>,
-): Promise<T> {
+  counted?: (stood: boolean) => void,
+): Promise<ArrayRows> {
   if (proposals) {
     const p = new Params();
-    const rows = await run(sql(p, proposals), p.values, true);
-    const stood = read.first(rows, PROPOSALS_STOOD);
+    const result = await run(sql(p, proposals), p.values, true);
+    const at = result.columns.get(PROPOSALS_STOOD);
+    const stood = at === undefined ? undefined : result.rows[0]?.[at];
     if (typeof stood === 'boolean') counted?.(stood);
-    if (read.count(rows) > 0 && stood !== false) return rows;
+    if (result.rows.length > 0 && stood !== false) return result;
   }
   const p = new Params();
   return run(sql(p), p.values, false);
 }
-
-/** How `proposedOrFull` reads a statement's rows: how many, and a column of the first. */
-export interface StatementRows<T> {
-  count(rows: T): number;
-  first(rows: T, column: string): unknown;
-}
-
-/** Rows as objects. */
-export const OBJECT_ROWS: StatementRows<Row[]> = { count: (rows) => rows.length, first: (rows, column) => rows[0]?.[column] };
-
-/** Rows as arrays (postgres-rows.ts ArrayRows). */
-export const ARRAY_ROWS: StatementRows<ArrayRows> = {
-  count: (r) => r.rows.length,
-  first: (r, column) => {
-    const at = r.columns.get(column);
-    return at === undefined ? undefined : r.rows[0]?.[at];
-  },
-};
 
 /** Events after which every copy is dropped (and loaded again when next searched). */
 const WHOLESALE = new Set(['store.embedder', 'store.vectors-reset', 'erased', 'erasure.completed']);

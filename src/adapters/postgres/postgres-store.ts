@@ -40,7 +40,7 @@ import { hnswIndexName, hnswIndexSql } from './postgres-schema.js';
 import { buildVectorIndex, describeVectorIndex, hnswBuildProblem, startVectorIndexBuild, vectorIndexState } from './postgres-vector-index.js';
 import { activeSql, CURRENT_SQL, filterSql, fusedRecallSql, LIVE_BY_DEDUPE_SQL, lexicalCtes, listWhere, vectorCandidatesSql, type VectorSpace } from './postgres-search.js';
 import { createPostgresTx, decodeAnchorCache, rowToPendingErasure, type TxContext } from './postgres-tx.js';
-import { ARRAY_ROWS, proposedOrFull, RecallCopies, type RecallCopiesStatus } from './postgres-recall-copies.js';
+import { proposedOrFull, RecallCopies, type RecallCopiesStatus } from './postgres-recall-copies.js';
 import type { Proposals } from './postgres-recall-copy.js';
 
 /** Attempts of a read, or of starting a transaction, when the connection fails; then STORE_UNAVAILABLE. */
@@ -513,7 +513,7 @@ export class PostgresStore implements Store {
   private proposedOrFull(what: string, proposals: Proposals | undefined, sql: (p: Params, proposals?: Proposals) => string): Promise<ArrayRows> {
     // Over proposals the statement reads only the memories they name: it is prepared (parsed once). In full, its plan
     // depends on the namespace's size and the terms' frequencies: it is not prepared. Rows come as arrays.
-    return proposedOrFull((text, values, proposed) => this.arrayRows(what, text, values, proposed), proposals, sql, (stood) => this.copies?.counted(stood), ARRAY_ROWS);
+    return proposedOrFull((text, values, proposed) => this.arrayRows(what, text, values, proposed), proposals, sql, (stood) => this.copies?.counted(stood));
   }
 
   async lexicalCandidates(terms: string[], k: number, filter: CandidateFilter): Promise<LexicalHit[]> {
