@@ -7,10 +7,7 @@
  * queries run: a query attached to such a note has no answer, and returning that note is a leak.
  * Off-topic queries (per namespace) have no answer at all. Dev/test halves: bench/coding-memory.ts.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { MemoryKind } from '../src/interfaces/memory.js';
-import { ROOT } from './filter-data.js';
 
 export const QUERY_TYPES = ['paraphrase', 'identifier', 'path', 'error-code', 'update', 'forgotten', 'expired', 'cross-namespace', 'off-topic'] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
@@ -849,14 +846,3 @@ const search: NamespaceSpec = {
 };
 
 export const CODING_NAMESPACES: NamespaceSpec[] = [billing, mobile, infra, search];
-
-/**
- * Namespaces written later, apart from the four above, by a writer who read none of them
- * (bench/data/coding-memory-extra.json, same shape): their queries are dev material only (split `extra`), so a
- * choice can be checked on wordings the four namespaces' dev half has not worn out, and the test half stays as
- * it was. Empty when the file is absent.
- */
-export const CODING_EXTRA_NAMESPACES: NamespaceSpec[] = (() => {
-  const file = join(ROOT, 'bench', 'data', 'coding-memory-extra.json');
-  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as NamespaceSpec[]) : [];
-})();

@@ -9,7 +9,7 @@
 import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
 import { analyse } from '../src/core/lexical.js';
 import { dot, isLikelyUpdate, UPDATE_CUE } from '../src/core/topics.js';
-import { CODING_EXTRA_NAMESPACES } from './coding-memory-data.js';
+import { CODING_EXTRA_NAMESPACES } from './coding-memory.js';
 
 interface Pair {
   chain: boolean;
