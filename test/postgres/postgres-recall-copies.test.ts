@@ -7,6 +7,7 @@
  * again in full. Real server, real embedder, real analysed terms.
  */
 import * as assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -370,6 +371,54 @@ describe('PostgreSQL search copies of a long-lived process', { skip: pgSkip }, (
     assert.equal(listed.status().coarseLists[0]?.vectors, listed.status().namespaces.find((n) => n.namespace === NS)?.vectors, 'the lists follow the codes');
     await listed.close();
     await full.close();
+  });
+
+  it('coarse lists one process built are kept in the database and taken by the next, which places what changed since; damaged, they are built anew; an erasure drops them', async () => {
+    const pool = await plain.open();
+    await query(db, 'DELETE FROM recall_lists', []);
+    const lists = (copies: RecallCopies) => copies.status().coarseLists.find((l) => l.namespace === NS);
+    const vectorsOf = (copies: RecallCopies) => copies.status().namespaces.find((n) => n.namespace === NS)?.vectors;
+    const open = async (label: string): Promise<RecallCopies> => {
+      const copies = new RecallCopies(pool, 512, undefined, undefined, Number.POSITIVE_INFINITY, 20);
+      const req = await request('webhook retries');
+      await loadCopies(req, copies);
+      await copies.propose(req); // starts a build when none was taken
+      await copies.settled();
+      assert.equal(lists(copies)?.vectors, vectorsOf(copies), `${label}: every vector of the namespace is in a list`);
+      return copies;
+    };
+    const full = new RecallCopies(pool, 512, undefined, undefined, Number.POSITIVE_INFINITY);
+    await loadCopies(await request('webhook retries'), full);
+
+    const first = await open('first');
+    assert.deepEqual(first.status().savedLists, { built: 1, taken: 0, saved: 1, lastProblem: 'no saved lists' });
+    const saved = (await query(db, 'SELECT namespace, dimensions FROM recall_lists', [])).rows;
+    assert.deepEqual(saved, [{ namespace: NS, dimensions: 512 }]);
+    // Changes after the save: the next process places them again from the log.
+    await writer.save({ text: 'Webhook retries back off to six hours once the partner API returns 429 twice', namespace: NS, kind: 'decision', tags: ['billing'] });
+    const victim = (await writer.list({ namespace: NS, limit: 200 })).find((m) => m.text.startsWith('Webhook')) as { id: string };
+    await writer.forget(victim.id, { reason: 'test' });
+    const second = await open('second');
+    assert.deepEqual(second.status().savedLists, { built: 0, taken: 1, saved: 0, lastProblem: null });
+    await sameProposals(second, full, 'saved lists');
+
+    // Damaged bytes are never taken.
+    await query(db, "UPDATE recall_lists SET body = overlay(body placing '\\x01020304'::bytea from 9)", []);
+    const third = await open('third');
+    assert.equal(third.status().savedLists.taken, 0);
+    assert.equal(third.status().savedLists.built, 1);
+    assert.match(third.status().savedLists.lastProblem ?? '', /damaged \(checksum\)/u);
+    await sameProposals(third, full, 'lists built anew');
+
+    // An erasure empties the table; a build from before it is never taken.
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    await writer.save({ text: 'A note that is erased with its namespace', namespace: 'acme/erased-lists' });
+    assert.equal((await query(db, 'SELECT namespace FROM recall_lists', [])).rows.length, 1, 'the third build was saved');
+    await writer.erase({ namespace: 'acme/erased-lists' }, privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+    assert.deepEqual((await query(db, 'SELECT namespace FROM recall_lists', [])).rows, []);
+    const fourth = await open('after the erasure');
+    assert.deepEqual(fourth.status().savedLists, { built: 1, taken: 0, saved: 1, lastProblem: 'no saved lists' });
+    for (const copies of [first, second, third, fourth, full]) await copies.close();
   });
 
   it('a store keeps no copies unless asked (what short commands open)', async () => {

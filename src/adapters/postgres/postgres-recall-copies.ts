@@ -10,6 +10,7 @@ import { REANALYSIS_MARK } from './postgres-schema.js';
 import { Params, vectorFromSend, type ArrayRows } from './postgres-rows.js';
 import { PROPOSALS_STOOD } from './postgres-search.js';
 import { NamespaceCopy, type CopyRow, type Proposals } from './postgres-recall-copy.js';
+import { readRecallLists, saveRecallLists } from './postgres-saved-lists.js';
 import type { CandidateFilter } from '../../interfaces/store.js';
 
 /**
@@ -138,6 +139,11 @@ export interface RecallCopiesStatus {
   /** Namespaces whose vector proposals come from coarse lists (rows, of which in the far list; searches), and their builds. */
   coarseLists: CoarseListsUse[];
   coarseBuild: 'idle' | 'building' | 'failed';
+  /**
+   * Lists built here, lists taken from the database as another process saved them (postgres-saved-lists.ts), builds
+   * saved there, and why the last namespace that could have taken saved lists did not.
+   */
+  savedLists: { built: number; taken: number; saved: number; lastProblem: string | null };
   failed?: string;
 }
 
@@ -157,6 +163,10 @@ export class RecallCopies {
   private failure: string | undefined;
   private proposed = 0;
   private without = 0;
+  private listsBuilt = 0;
+  private listsTaken = 0;
+  private listsSaved = 0;
+  private listsProblem: string | null = null;
   private stood = 0;
   private fellBack = 0;
   /** Loads in flight, so close() can wait for them. */
@@ -236,6 +246,8 @@ export class RecallCopies {
     if (lists && !lists.drifted()) return lists;
     if (this.closed || copy.codes.size() < this.coarseMinVectors || !this.coarseBuilder.canStart()) return lists;
     const snapshot = copy.snapshotForLists();
+    // The snapshot holds every change up to the position followed (the copy may hold later ones too).
+    const position = this.position;
     const epoch = this.epoch;
     const request: HandedCoarseBuildRequest = { ...snapshot, ...coarseBuildParams(this.dimensions, snapshot.keys.length) };
     this.coarseBuilder.start<CoarseBuildReply>(
@@ -244,6 +256,17 @@ export class RecallCopies {
         if (this.closed || epoch !== this.epoch || this.copies.get(namespace) !== copy) return;
         copy.installLists(usearch, reply.coarse);
         this.scanner.release(namespace, copy.codes);
+        this.listsBuilt++;
+        this.track(
+          saveRecallLists(this.pool, namespace, position, reply.coarse, [...WHOLESALE]).then(
+            (saved) => {
+              if (saved) this.listsSaved++;
+            },
+            (err: unknown) => {
+              if (!this.closed) this.logger?.warn(`could not save the coarse lists of ${namespace} for the next process: ${err instanceof Error ? err.message : String(err)}`);
+            },
+          ),
+        );
       },
       () => {},
       [snapshot.keys.buffer as ArrayBuffer, snapshot.data.buffer as ArrayBuffer],
@@ -270,15 +293,19 @@ export class RecallCopies {
       scanWorker: this.scanner.status(),
       coarseLists: [...this.copies].flatMap(([namespace, c]) => c.coarseLists()?.use(namespace) ?? []),
       coarseBuild: this.coarseBuilder.state(),
+      savedLists: { built: this.listsBuilt, taken: this.listsTaken, saved: this.listsSaved, lastProblem: this.listsProblem },
       ...(this.failure ? { failed: this.failure } : {}),
     };
   }
 
   /** Waits for the loads in flight (tests, benchmarks); true when every searched namespace has its copy. */
   async settled(): Promise<boolean> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
-    await this.serial;
-    await this.coarseBuilder.whenIdle();
+    // A finished build starts its save: waited for too.
+    do {
+      while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+      await this.serial;
+      await this.coarseBuilder.whenIdle();
+    } while (this.inFlight.size > 0);
     return this.loading.size === 0;
   }
 
@@ -387,6 +414,7 @@ export class RecallCopies {
           // earlier of the two reads some events twice, which only reads their memories again.
           this.position = this.copies.size === 0 ? position : Math.min(this.position, position);
           this.schema = schema;
+          if (copy.codes.size() >= this.coarseMinVectors) await this.takeSavedLists(namespace, copy, position);
           this.copies.set(namespace, copy);
         });
       } catch (err) {
@@ -395,8 +423,37 @@ export class RecallCopies {
         this.loading.delete(namespace);
       }
     })();
+    this.track(job);
+  }
+
+  /** Keeps `job` among the work close() and settled() wait for. */
+  private track(job: Promise<void>): void {
     this.inFlight.add(job);
     void job.finally(() => this.inFlight.delete(job));
+  }
+
+  /**
+   * Installs the coarse lists another process saved for the namespace into a copy just read (whose rows hold every
+   * change up to `position`), when they may be taken (postgres-saved-lists.ts); otherwise the first search builds them.
+   */
+  private async takeSavedLists(namespace: string, copy: NamespaceCopy, position: number): Promise<void> {
+    const usearch = this.kernel();
+    if (!usearch) return;
+    try {
+      const saved = await readRecallLists(this.pool, namespace, this.dimensions, position, [...WHOLESALE]);
+      if ('problem' in saved) {
+        this.listsProblem = saved.problem;
+        return;
+      }
+      const changed = new Set(saved.changedIds.flatMap((id) => copy.pkOf(id) ?? []));
+      copy.installLists(usearch, saved.build, changed);
+      this.scanner.release(namespace, copy.codes);
+      this.listsTaken++;
+      this.listsProblem = null;
+    } catch (err) {
+      this.listsProblem = err instanceof Error ? err.message : String(err);
+      if (!this.closed) this.logger?.warn(`could not read the saved coarse lists of ${namespace}: ${this.listsProblem}; they are built anew`);
+    }
   }
 
   /**

@@ -257,10 +257,17 @@ export class NamespaceCopy {
 
   /**
    * Installs lists built from the last snapshot: each snapshot row not changed since goes to the list it was
-   * assigned, each row changed since (and still held) to the list nearest its codes now.
+   * assigned, each row changed since (and still held) to the list nearest its codes now. A build another process
+   * saved (postgres-saved-lists.ts) comes with `changed`, the memories its log names since the build's snapshot;
+   * every row held that the build does not list counts as changed too.
    */
-  installLists(usearch: Usearch, build: CoarseBuild): void {
-    const changed = this.changedSinceSnapshot ?? new Set<number>();
+  installLists(usearch: Usearch, build: CoarseBuild, savedChanged?: ReadonlySet<number>): void {
+    let changed = this.changedSinceSnapshot ?? new Set<number>();
+    if (savedChanged) {
+      const listed = new Set(build.keys);
+      changed = new Set(savedChanged);
+      for (const pk of this.codes.rows().keys) if (!listed.has(pk)) changed.add(pk);
+    }
     const lists = new CoarseLists(usearch, this.dimensions, build.centroids, build.farBelow);
     for (let i = 0; i < build.keys.length; i++) {
       const pk = build.keys[i] as number;

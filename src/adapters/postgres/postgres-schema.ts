@@ -247,6 +247,14 @@ export const MIGRATIONS: readonly ((storage: VectorStorage) => string)[] = [
   // (pg-scale store, one run each). Rows written before keep their place until the table is rewritten
   // (VACUUM FULL, as an erasure runs). A catalog change only: no rewrite, a brief lock.
   () => `ALTER TABLE memory_vectors SET (toast_tuple_target = 8160);`,
+  // 9: a namespace's coarse lists as a long-lived process built them (postgres-saved-lists.ts), so the next one
+  // takes them instead of building them again (at 1M vectors about 86 s of a core). A cache, never a source:
+  // taken only while no event since its log position changed vectors wholesale, emptied when an erasure starts.
+  // Kept uncompressed (bytes of floats and keys compress little).
+  () => `
+  CREATE TABLE recall_lists (namespace text COLLATE "C" PRIMARY KEY, dimensions integer NOT NULL, position bigint NOT NULL, shape text NOT NULL, body bytea NOT NULL);
+  ALTER TABLE recall_lists ALTER COLUMN body SET STORAGE EXTERNAL;
+  `,
 ];
 
 /** Step 6's two indexes: the postings' key carrying tf, and the covering index of the lexical filter. */
@@ -298,6 +306,7 @@ export const TABLES = [
   'pending_erasures',
   'http_sessions',
   'rate_buckets',
+  'recall_lists',
   'namespace_stats',
   'term_stats',
 ] as const;

@@ -676,7 +676,9 @@ export class PostgresStore implements Store {
   async finishErasure(id: string): Promise<void> {
     await this.read('finishing the erasure', async (pool) => {
       await pool.query('DELETE FROM pending_erasures WHERE id = $1', [id]);
-      await compactAfterErasure(pool, ['pending_erasures']);
+      // A build saved while the erasure ran is from before it (postgres-saved-lists.ts).
+      await pool.query('DELETE FROM recall_lists');
+      await compactAfterErasure(pool, ['pending_erasures', 'recall_lists']);
     });
   }
 

@@ -378,6 +378,8 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
          ON CONFLICT (id) DO UPDATE SET scope = excluded.scope, plan = excluded.plan, started_at = excluded.started_at`,
         [e.id, JSON.stringify(e.scope), e.plan === null || e.plan === undefined ? null : JSON.stringify(e.plan), e.startedAt],
       );
+      // Coarse lists saved for the next process were made from vectors the erasure may remove (postgres-saved-lists.ts).
+      await q('DELETE FROM recall_lists');
       erasuresSeen = null;
     },
     putQuarantine: async (entry) => {

@@ -8,9 +8,10 @@
  * database's history holds, no erasure since it was written) and its bytes are whole; otherwise the lists are
  * built. Written whole to a temporary file then renamed, so a reader sees an old file or a new one.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { decodeCoarseBuild, encodeCoarseBuild, type CoarseBuildShape } from '../vector-codes/coarse-build-bytes.js';
 import type { CoarseBuild } from '../vector-codes/coarse-lists.js';
 import { namespaceKey } from './sqlite-neighbour-graph-file.js';
 import { namesStartingWith, removeStaleTemporaries, writeFileAtomically } from './sqlite-saved-files.js';
@@ -30,12 +31,8 @@ export interface CoarseFileIdentity {
   erasures: number;
 }
 
-interface CoarseFileHeader extends CoarseFileIdentity {
+interface CoarseFileHeader extends CoarseFileIdentity, CoarseBuildShape {
   format: number;
-  lists: number;
-  rows: number;
-  farBelow: number;
-  sha256: string;
 }
 
 export function coarseListsPath(dbPath: string, namespace: string): string {
@@ -51,15 +48,8 @@ export function removeCoarseListsFiles(dbPath: string): void {
 export function saveCoarseLists(dbPath: string, identity: CoarseFileIdentity, build: CoarseBuild): void {
   const path = coarseListsPath(dbPath, identity.namespace);
   removeStaleTemporaries(`${path}.tmp-`);
-  const body = Buffer.concat([bytesOf(build.centroids), bytesOf(build.keys), bytesOf(build.assignment)]);
-  const header: CoarseFileHeader = {
-    format: COARSE_FILE_FORMAT,
-    ...identity,
-    lists: build.centroids.length / build.dimensions,
-    rows: build.keys.length,
-    farBelow: build.farBelow,
-    sha256: createHash('sha256').update(body).digest('hex'),
-  };
+  const { body, shape } = encodeCoarseBuild(build);
+  const header: CoarseFileHeader = { format: COARSE_FILE_FORMAT, ...identity, ...shape };
   const json = Buffer.from(JSON.stringify(header), 'utf8');
   const length = Buffer.alloc(4);
   length.writeUInt32LE(json.length, 0);
@@ -100,24 +90,8 @@ export function readCoarseLists(
   if (!(header.seq <= current.seq)) return { problem: `the saved lists are ahead of the database (change ${header.seq} of ${current.seq})` };
   const history = historyProblem(header.seq, header.at);
   if (history) return { problem: `the saved lists do not belong to this database: ${history}` };
-  const dims = current.embedder.dimensions;
-  const body = bytes.subarray(12 + length);
-  if (body.length !== header.lists * dims * 4 + header.rows * 10) return { problem: 'the saved lists are truncated or have trailing bytes' };
-  if (createHash('sha256').update(body).digest('hex') !== header.sha256) return { problem: 'the saved lists are damaged (checksum)' };
-  // Copied out (the file's bytes are not aligned for typed arrays).
-  const centroids = new Float32Array(header.lists * dims);
-  const keys = new Float64Array(header.rows);
-  const assignment = new Uint16Array(header.rows);
-  let at = 0;
-  for (const array of [centroids, keys, assignment]) {
-    Buffer.from(array.buffer).set(body.subarray(at, at + array.byteLength));
-    at += array.byteLength;
-  }
-  if (assignment.some((list) => list > header.lists)) return { problem: 'the saved lists name a list they do not have' };
+  const decoded = decodeCoarseBuild(bytes.subarray(12 + length), header, current.embedder.dimensions, 'the saved lists');
+  if ('problem' in decoded) return decoded;
   const identity: CoarseFileIdentity = { storeId: header.storeId, embedder: header.embedder, namespace: header.namespace, seq: header.seq, at: header.at, erasures: header.erasures };
-  return { identity, build: { dimensions: dims, centroids, keys, assignment, farBelow: header.farBelow } };
-}
-
-function bytesOf(array: Float32Array | Float64Array | Uint16Array): Buffer {
-  return Buffer.from(array.buffer, array.byteOffset, array.byteLength);
+  return { identity, build: decoded.build };
 }
