@@ -85,25 +85,34 @@ describe('PostgreSQL BM25: the sorted and the filtered term sums give the same b
     });
   }
 
-  it('few terms, a small k: the bound leaves memories unscored, and the top k is the sorted form\'s, bits and order', async () => {
-    for (const k of [1, 10, 40]) {
-      const top = async (sum: TermSum) => {
+  // Both forms bound: the filtered one (few terms) per term column in `lex_tf`, the sorted one (many terms) per
+  // memory in `lex_ub`; each leaves memories unscored at a small k and keeps the other form's top k.
+  for (const [label, terms, bounded, bounds] of [
+    ['few terms', () => few, 'filtered', 'lex_tf'],
+    ['many terms', () => many, 'sorted', 'lex_ub'],
+  ] as const) {
+    it(`${label}, a small k: the ${bounded} form's bound leaves memories unscored, and its top k is the other form's, bits and order`, async () => {
+      for (const k of [1, 10, 40]) {
+        const top = async (sum: TermSum) => {
+          const p = new Params();
+          const ctes = lexicalCtes(p, terms(), k, FILTER, undefined, sum);
+          const rows = await adminQuery<{ pk: string; bits: string }>(database, `WITH ${ctes} SELECT lex.pk::text AS pk, encode(float8send(lex.score), 'hex') AS bits FROM lex ORDER BY lex.score DESC, lex.pk`, p.values);
+          return rows.map((x) => `${x.pk}:${x.bits}`);
+        };
+        const sorted = await top('sorted');
+        assert.equal(sorted.length, k);
+        assert.deepEqual(await top('filtered'), sorted, `k ${k}`);
         const p = new Params();
-        const ctes = lexicalCtes(p, few, k, FILTER, undefined, sum);
-        const rows = await adminQuery<{ pk: string; bits: string }>(database, `WITH ${ctes} SELECT lex.pk::text AS pk, encode(float8send(lex.score), 'hex') AS bits FROM lex ORDER BY lex.score DESC, lex.pk`, p.values);
-        return rows.map((x) => `${x.pk}:${x.bits}`);
-      };
-      assert.deepEqual(await top('filtered'), await top('sorted'), `k ${k}`);
-      const p = new Params();
-      const ctes = lexicalCtes(p, few, k, FILTER, undefined, 'filtered');
-      const [counts] = await adminQuery<{ all: string; skipped: string }>(
-        database,
-        `WITH ${ctes} SELECT (SELECT count(*) FROM lex_tf)::text AS all, (SELECT count(*) FROM lex_tf WHERE ub < (SELECT score FROM lex_theta))::text AS skipped`,
-        p.values,
-      );
-      assert.ok(Number(counts?.skipped) > 0 && Number(counts?.skipped) < Number(counts?.all), `k ${k}: some of ${counts?.all} memories skipped (${counts?.skipped})`);
-    }
-  });
+        const ctes = lexicalCtes(p, terms(), k, FILTER, undefined, bounded);
+        const [counts] = await adminQuery<{ all: string; skipped: string }>(
+          database,
+          `WITH ${ctes} SELECT (SELECT count(*) FROM ${bounds})::text AS all, (SELECT count(*) FROM ${bounds} WHERE ub < (SELECT score FROM lex_theta))::text AS skipped`,
+          p.values,
+        );
+        assert.ok(Number(counts?.skipped) > 0 && Number(counts?.skipped) < Number(counts?.all), `k ${k}: some of ${counts?.all} memories skipped (${counts?.skipped})`);
+      }
+    });
+  }
 
   it('k 0 gives no candidates in either form', async () => {
     for (const sum of ['filtered', 'sorted'] as const) {
@@ -116,7 +125,7 @@ describe('PostgreSQL BM25: the sorted and the filtered term sums give the same b
   it('many terms: the data tell orders apart (summed in reverse term order, some scores change bits)', async () => {
     const reversed = await scores(many, 'sorted', (sql) => {
       assert.ok(sql.includes('ORDER BY d.term)'), 'the sorted form orders by term');
-      return sql.replace('ORDER BY d.term)', 'ORDER BY d.term DESC)');
+      return sql.replaceAll('ORDER BY d.term)', 'ORDER BY d.term DESC)');
     });
     const sorted = await scores(many, 'sorted');
     const changed = [...sorted].filter(([pk, bits]) => reversed.get(pk) !== bits).length;
