@@ -120,6 +120,21 @@ describe('score fusion', () => {
     }
   });
 
+  it('context() with emptyWhenNothing (the prompt hook) gives an empty text and counts no tokens when nothing is recalled, and packs as usual otherwise', async () => {
+    const tokenizer = createGptTokenCounter();
+    let counted = 0;
+    const counting = { id: tokenizer.id, count: (text: string) => (counted++, tokenizer.count(text)) };
+    const quiet = new Engine({ store, embedder, tokenCounter: counting, defaultNamespace: NS, now: () => NOW });
+    for (const q of OFF_TOPIC) {
+      const pack = await quiet.context(q, { emptyWhenNothing: true });
+      assert.deepEqual(pack, { text: '', tokens: 0, memories: [], routes: [], omitted: 0 }, q);
+    }
+    assert.equal(counted, 0, 'no text was counted, so the tokenizer was never loaded');
+    const found = await quiet.context('how do we round tax', { emptyWhenNothing: true });
+    assert.deepEqual(found, await engine.context('how do we round tax'));
+    assert.ok(counted > 0);
+  });
+
   it('a nonsense line with one engineering word returns nothing', {
     todo: 'in a ten-note store every query word is unknown, so unknown words cannot tell "xyzzy nothing matches" from a paraphrase; they count from 50 notes (fusion.ts UNKNOWN_WORDS_MIN_DOCUMENTS), and its margin (−0.11) is that of "what is the traffic limit" in a 35-note store (−0.07 to −0.10)',
   }, async () => {

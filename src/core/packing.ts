@@ -42,6 +42,7 @@ export async function packContext(ctx: EngineContext, query: string, options: Co
   // Only what is packed into the block reaches the agent, so only that counts as recalled.
   const found = await search(ctx, query, { namespace, limit, countRecall: false, ...(options.weights ? { weights: options.weights } : {}) });
   if (found.length === 0) {
+    if (options.emptyWhenNothing) return { text: '', tokens: 0, memories: [], routes: [], omitted: 0 };
     const text = renderNothingRecalled(namespace);
     return { text, tokens: await ctx.tokens.count(text), memories: [], routes: [], omitted: 0 };
   }

@@ -266,6 +266,11 @@ export interface ContextOptions {
   limit?: number;
   /** Per-call fusion weights, as for search (e.g. `{ vector: 0 }`: recall without the embedding model). */
   weights?: Partial<SignalWeights>;
+  /**
+   * When nothing is recalled, an empty text of 0 tokens instead of the "nothing relevant recalled" block, so the
+   * tokenizer is not loaded for it: for a caller that adds nothing then (the prompt hook).
+   */
+  emptyWhenNothing?: boolean;
 }
 
 export interface ContextPack {
