@@ -1,7 +1,9 @@
 /**
- * What the UserPromptSubmit hook's recall costs on a PostgreSQL store: a lexical-only search (vector weight 0, as
- * the hook runs it without a remote embedder, limit 1) for prompts of several lengths, from a store opened as a
- * short command opens it (no search copies). The hook gives recall 300 ms (hooks.promptRecall.deadlineMs).
+ * What the UserPromptSubmit hook's search costs on a PostgreSQL store: a lexical-only search (vector weight 0, as
+ * the hook runs it without a remote embedder) for prompts of several lengths, from a store opened as a short
+ * command opens it (no search copies). The hook's `context()` asks for 5 results and this for 1: both fetch the same
+ * 300 candidates a signal (the engine's minCandidates), so the statement is the same. The hook gives recall 300 ms
+ * (hooks.promptRecall.deadlineMs).
  *
  *   node dist/bench/pg-prompt-recall.js --db <url> [--namespace github.com/acme/shop] [--samples 7] [--out <file>]
  *

@@ -16,12 +16,13 @@ import { decodeCoarseBuild, encodeCoarseBuild, type CoarseBuildShape } from '../
 import type { CoarseBuild } from '../vector-codes/coarse-lists.js';
 import type { Pool } from './postgres-driver.js';
 
-/** More memories changed since a saved build than this, and building anew costs about as much as placing them. */
+/** More events than this since a saved build (as the copies' catch-up counts them), and it is built anew instead. */
 export const SAVED_LISTS_MAX_CHANGES = 50_000;
 
 /**
  * Keeps `build` as the namespace's lists, made from a snapshot holding every change up to `position`; false when
- * it was not kept (an event since changed vectors wholesale, or an erasure is in progress).
+ * it was not kept (an event since changed vectors wholesale, an erasure is in progress, or the lists kept are from
+ * a later position: a slower build of an older snapshot does not replace them).
  */
 export async function saveRecallLists(pool: Pool, namespace: string, position: number, build: CoarseBuild, wholesale: readonly string[]): Promise<boolean> {
   const { body, shape } = encodeCoarseBuild(build);
@@ -29,7 +30,8 @@ export async function saveRecallLists(pool: Pool, namespace: string, position: n
     `INSERT INTO recall_lists (namespace, dimensions, position, shape, body)
      SELECT $1, $2, $3, $4, $5
      WHERE NOT EXISTS (SELECT 1 FROM pending_erasures) AND NOT EXISTS (SELECT 1 FROM events WHERE gseq > $3 AND type = ANY($6::text[]))
-     ON CONFLICT (namespace) DO UPDATE SET dimensions = excluded.dimensions, position = excluded.position, shape = excluded.shape, body = excluded.body`,
+     ON CONFLICT (namespace) DO UPDATE SET dimensions = excluded.dimensions, position = excluded.position, shape = excluded.shape, body = excluded.body
+       WHERE recall_lists.position <= excluded.position`,
     [namespace, build.dimensions, position, JSON.stringify(shape), body, [...wholesale]],
   );
   return (rowCount ?? 0) > 0;
@@ -46,9 +48,10 @@ export async function readRecallLists(
   position: number,
   wholesale: readonly string[],
 ): Promise<{ build: CoarseBuild; changedIds: string[] } | { problem: string }> {
+  // The checks first, without the body (about 12 MB at 1M), which is read only when they pass.
   const [row] = (
-    await pool.query<{ dimensions: number; position: string; shape: string; body: Buffer; erasing: boolean; wholesale: boolean; changes: string }>(
-      `SELECT l.dimensions, l.position, l.shape, l.body, EXISTS (SELECT 1 FROM pending_erasures) AS erasing,
+    await pool.query<{ dimensions: number; position: string; shape: string; erasing: boolean; wholesale: boolean; changes: string }>(
+      `SELECT l.dimensions, l.position, l.shape, EXISTS (SELECT 1 FROM pending_erasures) AS erasing,
          EXISTS (SELECT 1 FROM events WHERE gseq > l.position AND type = ANY($3::text[])) AS wholesale,
          (SELECT count(*) FROM events WHERE gseq > l.position AND gseq <= $2) AS changes
        FROM recall_lists l WHERE l.namespace = $1`,
@@ -69,7 +72,10 @@ export async function readRecallLists(
     return { problem: 'the saved lists have a damaged header' };
   }
   if (typeof shape !== 'object' || shape === null) return { problem: 'the saved lists have a damaged header' };
-  const decoded = decodeCoarseBuild(row.body, shape, dimensions, 'the saved lists');
+  // Read with the position it was checked at: a newer save in between is refused here and taken next time.
+  const [kept] = (await pool.query<{ body: Buffer }>('SELECT body FROM recall_lists WHERE namespace = $1 AND position = $2', [namespace, saved])).rows;
+  if (!kept) return { problem: 'the saved lists changed while they were read' };
+  const decoded = decodeCoarseBuild(kept.body, shape, dimensions, 'the saved lists');
   if ('problem' in decoded) return decoded;
   const { rows } = await pool.query<{ id: string }>(
     'SELECT DISTINCT memory_id AS id FROM events WHERE gseq > $1 AND gseq <= $2 AND memory_id IS NOT NULL',

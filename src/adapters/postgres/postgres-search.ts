@@ -237,7 +237,7 @@ function boundedSortedCtes(p: Params, ns: string, tp: string, k: number, filter:
         WHERE d.memory_pk = t.pk AND d.namespace = ${ns} AND d.term = ANY(${tp})) sc
       WHERE ${filterSql(filter, p)}`;
   return `${x}_ub AS MATERIALIZED (
-      SELECT d.memory_pk AS pk, ${(K1 + 1) * BOUND_MARGIN}::float8 * sum(i.idf * d.tf::float8 / (d.tf::float8 + ${K1 * (1 - B)}::float8)) AS ub
+      SELECT d.memory_pk AS pk, ${boundOf(`sum(${postingBound('d.tf', 'i.idf')})`)} AS ub
       FROM memory_terms d JOIN ${names.idf} i ON i.term = d.term
       WHERE d.namespace = ${ns} AND d.term = ANY(${tp})
       GROUP BY d.memory_pk),
@@ -256,6 +256,11 @@ function boundedSortedCtes(p: Params, ns: string, tp: string, k: number, filter:
  */
 const BOUND_MARGIN = 1 + 1e-9;
 
+/** One posting's share of the bound: idf · tf / (tf + k1·(1 − b)); summed over a memory's postings, times `boundOf`. */
+const postingBound = (tf: string, idf: string) => `${idf} * ${tf}::float8 / (${tf}::float8 + ${K1 * (1 - B)}::float8)`;
+/** A memory's bound from the sum of its postings' shares: (k1 + 1) times it, with the margin. */
+const boundOf = (shares: string) => `${(K1 + 1) * BOUND_MARGIN}::float8 * ${shares}`;
+
 /**
  * `filtered`, the top k by BM25 with few memories read. The postings are grouped by memory first, each query
  * term's frequency in a column of its own (`tf_j`, the memory's one posting of the term j-th in term order,
@@ -272,11 +277,11 @@ function filteredScoresCtes(p: Params, ns: string, tp: string, count: number, k:
   const tfs = js.map((j) => `, max(d.tf) FILTER (WHERE i.pos = ${j}) AS tf_${j}`).join('');
   const sum = (parts: string[]) => (parts.length ? `(${parts.join(' + ')})` : '0::float8');
   const score = sum(js.map((j) => `coalesce(${weightSql(`t.tf_${j}`, idf(j))}, 0::float8)`));
-  const bound = sum(js.map((j) => `coalesce(${idf(j)} * g.tf_${j}::float8 / (g.tf_${j}::float8 + ${K1 * (1 - B)}::float8), 0::float8)`));
+  const bound = sum(js.map((j) => `coalesce(${postingBound(`g.tf_${j}`, idf(j))}, 0::float8)`));
   const kp = p.add(k);
   const scored = (set: string) => `SELECT t.pk, ${score} AS score FROM ${set} t JOIN memories m ON m.pk = t.pk CROSS JOIN ${LEX.stats} s WHERE ${filterSql(filter, p)}`;
   return `${x}_tf AS MATERIALIZED (
-      SELECT g.*, ${(K1 + 1) * BOUND_MARGIN}::float8 * ${bound} AS ub FROM (
+      SELECT g.*, ${boundOf(bound)} AS ub FROM (
         SELECT d.memory_pk AS pk${tfs}
         FROM memory_terms d JOIN ${names.idf} i ON i.term = d.term
         WHERE d.namespace = ${ns} AND d.term = ANY(${tp})
