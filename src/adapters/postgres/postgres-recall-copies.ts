@@ -1,7 +1,7 @@
 import type { Logger } from '../../interfaces/embedder.js';
 import { BackgroundBuilder } from '../vector-codes/background-build.js';
 import type { HandedCoarseBuildRequest } from '../vector-codes/coarse-build-worker.js';
-import { coarseBuildParams, type CoarseBuildReply, type CoarseLists, type CoarseListsUse } from '../vector-codes/coarse-lists.js';
+import { coarseBuildParams, type CoarseBuild, type CoarseBuildReply, type CoarseLists, type CoarseListsUse } from '../vector-codes/coarse-lists.js';
 import { scanFetch } from '../vector-codes/scan-fetch.js';
 import { ScanWorker, type ScanWorkerStatus } from '../vector-codes/scan-worker.js';
 import { loadUsearch, type Usearch } from '../vector-codes/usearch.js';
@@ -56,8 +56,9 @@ export async function proposedOrFull(
   return run(sql(p), p.values, false);
 }
 
-/** Events after which every copy is dropped (and loaded again when next searched). */
-const WHOLESALE = new Set(['store.embedder', 'store.vectors-reset', 'erased', 'erasure.completed']);
+/** Events after which every copy is dropped (and loaded again when next searched), and saved lists are not taken. */
+const WHOLESALE_TYPES = ['store.embedder', 'store.vectors-reset', 'erased', 'erasure.completed'];
+const WHOLESALE = new Set(WHOLESALE_TYPES);
 /** Events read per round of a catch-up; more behind than CATCH_UP_LIMIT and the copies are loaded anew. */
 const EVENT_PAGE = 2_000;
 const CATCH_UP_LIMIT = 50_000;
@@ -254,11 +255,10 @@ export class RecallCopies {
       request,
       (reply) => {
         if (this.closed || epoch !== this.epoch || this.copies.get(namespace) !== copy) return;
-        copy.installLists(usearch, reply.coarse);
-        this.scanner.release(namespace, copy.codes);
+        this.installLists(namespace, copy, usearch, reply.coarse);
         this.listsBuilt++;
         this.track(
-          saveRecallLists(this.pool, namespace, position, reply.coarse, [...WHOLESALE]).then(
+          saveRecallLists(this.pool, namespace, position, reply.coarse, WHOLESALE_TYPES).then(
             (saved) => {
               if (saved) this.listsSaved++;
             },
@@ -426,6 +426,12 @@ export class RecallCopies {
     this.track(job);
   }
 
+  /** Installs lists into the namespace's copy (NamespaceCopy.installLists); the scan worker's copy of its codes then goes. */
+  private installLists(namespace: string, copy: NamespaceCopy, usearch: Usearch, build: CoarseBuild, savedChanged?: ReadonlySet<number>): void {
+    copy.installLists(usearch, build, savedChanged);
+    this.scanner.release(namespace, copy.codes);
+  }
+
   /** Keeps `job` among the work close() and settled() wait for. */
   private track(job: Promise<void>): void {
     this.inFlight.add(job);
@@ -440,14 +446,12 @@ export class RecallCopies {
     const usearch = this.kernel();
     if (!usearch) return;
     try {
-      const saved = await readRecallLists(this.pool, namespace, this.dimensions, position, [...WHOLESALE]);
+      const saved = await readRecallLists(this.pool, namespace, this.dimensions, position, WHOLESALE_TYPES);
       if ('problem' in saved) {
         this.listsProblem = saved.problem;
         return;
       }
-      const changed = new Set(saved.changedIds.flatMap((id) => copy.pkOf(id) ?? []));
-      copy.installLists(usearch, saved.build, changed);
-      this.scanner.release(namespace, copy.codes);
+      this.installLists(namespace, copy, usearch, saved.build, new Set(saved.changedIds.flatMap((id) => copy.pkOf(id) ?? [])));
       this.listsTaken++;
       this.listsProblem = null;
     } catch (err) {

@@ -16,6 +16,12 @@ import { decodeCoarseBuild, encodeCoarseBuild, type CoarseBuildShape } from '../
 import type { CoarseBuild } from '../vector-codes/coarse-lists.js';
 import type { Pool } from './postgres-driver.js';
 
+/**
+ * Empties the saved lists: every erasure runs it when it is recorded and when it finishes (postgres-tx.ts
+ * `putPendingErasure`, postgres-store.ts `finishErasure`), since centroids are made from the vectors it removes.
+ */
+export const CLEAR_SAVED_LISTS_SQL = 'DELETE FROM recall_lists';
+
 /** More events than this since a saved build (as the copies' catch-up counts them), and it is built anew instead. */
 export const SAVED_LISTS_MAX_CHANGES = 50_000;
 
@@ -50,12 +56,11 @@ export async function readRecallLists(
 ): Promise<{ build: CoarseBuild; changedIds: string[] } | { problem: string }> {
   // The checks first, without the body (about 12 MB at 1M), which is read only when they pass.
   const [row] = (
-    await pool.query<{ dimensions: number; position: string; shape: string; erasing: boolean; wholesale: boolean; changes: string }>(
+    await pool.query<{ dimensions: number; position: string; shape: string; erasing: boolean; wholesale: boolean }>(
       `SELECT l.dimensions, l.position, l.shape, EXISTS (SELECT 1 FROM pending_erasures) AS erasing,
-         EXISTS (SELECT 1 FROM events WHERE gseq > l.position AND type = ANY($3::text[])) AS wholesale,
-         (SELECT count(*) FROM events WHERE gseq > l.position AND gseq <= $2) AS changes
+         EXISTS (SELECT 1 FROM events WHERE gseq > l.position AND type = ANY($2::text[])) AS wholesale
        FROM recall_lists l WHERE l.namespace = $1`,
-      [namespace, position, [...wholesale]],
+      [namespace, [...wholesale]],
     )
   ).rows;
   if (!row) return { problem: 'no saved lists' };
@@ -64,7 +69,12 @@ export async function readRecallLists(
   if (saved > position) return { problem: `the saved lists are ahead of the copy (log position ${saved} of ${position})` };
   if (row.erasing) return { problem: 'an erasure is in progress' };
   if (row.wholesale) return { problem: 'the vectors changed wholesale since the saved lists were made' };
-  if (Number(row.changes) > SAVED_LISTS_MAX_CHANGES) return { problem: `${row.changes} changes since the saved lists were made` };
+  // The events since, read once: counted against the bound, and the memories they name placed again.
+  const { rows: since } = await pool.query<{ id: string | null }>(
+    'SELECT memory_id AS id FROM events WHERE gseq > $1 AND gseq <= $2 ORDER BY gseq LIMIT $3',
+    [saved, position, SAVED_LISTS_MAX_CHANGES + 1],
+  );
+  if (since.length > SAVED_LISTS_MAX_CHANGES) return { problem: `more than ${SAVED_LISTS_MAX_CHANGES} changes since the saved lists were made` };
   let shape: CoarseBuildShape;
   try {
     shape = JSON.parse(row.shape) as CoarseBuildShape;
@@ -77,9 +87,5 @@ export async function readRecallLists(
   if (!kept) return { problem: 'the saved lists changed while they were read' };
   const decoded = decodeCoarseBuild(kept.body, shape, dimensions, 'the saved lists');
   if ('problem' in decoded) return decoded;
-  const { rows } = await pool.query<{ id: string }>(
-    'SELECT DISTINCT memory_id AS id FROM events WHERE gseq > $1 AND gseq <= $2 AND memory_id IS NOT NULL',
-    [saved, position],
-  );
-  return { build: decoded.build, changedIds: rows.map((r) => r.id) };
+  return { build: decoded.build, changedIds: [...new Set(since.flatMap((r) => (r.id === null ? [] : [r.id])))] };
 }

@@ -42,6 +42,7 @@ import { activeSql, CURRENT_SQL, filterSql, fusedRecallSql, LIVE_BY_DEDUPE_SQL, 
 import { createPostgresTx, decodeAnchorCache, rowToPendingErasure, type TxContext } from './postgres-tx.js';
 import { proposedOrFull, RecallCopies, type RecallCopiesStatus } from './postgres-recall-copies.js';
 import type { Proposals } from './postgres-recall-copy.js';
+import { CLEAR_SAVED_LISTS_SQL } from './postgres-saved-lists.js';
 
 /** Attempts of a read, or of starting a transaction, when the connection fails; then STORE_UNAVAILABLE. */
 const ATTEMPTS = 3;
@@ -676,8 +677,8 @@ export class PostgresStore implements Store {
   async finishErasure(id: string): Promise<void> {
     await this.read('finishing the erasure', async (pool) => {
       await pool.query('DELETE FROM pending_erasures WHERE id = $1', [id]);
-      // A build saved while the erasure ran is from before it (postgres-saved-lists.ts).
-      await pool.query('DELETE FROM recall_lists');
+      // A build saved while the erasure ran is from before it.
+      await pool.query(CLEAR_SAVED_LISTS_SQL);
       await compactAfterErasure(pool, ['pending_erasures', 'recall_lists']);
     });
   }

@@ -9,6 +9,7 @@ import { MEMORY_COLUMNS, MEMORY_SELECT, memoryValues, rowToMemory, rowToSnapshot
 import { LIVE_BY_DEDUPE_SQL } from './postgres-search.js';
 import { Params, vectorLiteral } from './postgres-rows.js';
 import { EMBEDDER_LOCK, EMBEDDER_RECORD_LOCK, ERASURE_LOCK, hnswIndexName, type VectorStorage } from './postgres-schema.js';
+import { CLEAR_SAVED_LISTS_SQL } from './postgres-saved-lists.js';
 
 /**
  * One write transaction on one pooled connection (READ COMMITTED). Writers in many processes and machines
@@ -378,8 +379,7 @@ export function createPostgresTx(client: PoolClient, ctx: TxContext): StoreTx {
          ON CONFLICT (id) DO UPDATE SET scope = excluded.scope, plan = excluded.plan, started_at = excluded.started_at`,
         [e.id, JSON.stringify(e.scope), e.plan === null || e.plan === undefined ? null : JSON.stringify(e.plan), e.startedAt],
       );
-      // Coarse lists saved for the next process were made from vectors the erasure may remove (postgres-saved-lists.ts).
-      await q('DELETE FROM recall_lists');
+      await q(CLEAR_SAVED_LISTS_SQL);
       erasuresSeen = null;
     },
     putQuarantine: async (entry) => {
