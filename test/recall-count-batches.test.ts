@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
 import { createSqliteStore, type SqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
-import { RECALL_BATCH, RECALL_DELAY_MS } from '../src/adapters/sqlite/sqlite-usage.js';
+import { RECALL_BATCH, RECALL_DELAY_MS } from '../src/adapters/sql/recall-batch.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
 import { Engine } from '../src/core/engine.js';
 import { makeMemory } from './contract/store-contract.js';

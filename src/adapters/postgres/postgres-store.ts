@@ -35,6 +35,7 @@ import { fusedResult } from './postgres-fusion.js';
 import { continueReanalysis } from './postgres-follow-ups.js';
 import { migrate, type ServerFacts } from './postgres-migrations.js';
 import { MEMORY_SELECT, rowToEvent, rowToMemory, rowToSnapshot, rowToToken, type Row } from '../sql/sql-rows.js';
+import { RecallBatch, type PendingRecall } from '../sql/recall-batch.js';
 import { arrayRowsOf, Params, parseVector, vectorFromSend, vectorParam, type ArrayRows } from './postgres-rows.js';
 import { hnswIndexName, hnswIndexSql } from './postgres-schema.js';
 import { buildVectorIndex, describeVectorIndex, hnswBuildProblem, startVectorIndexBuild, vectorIndexState } from './postgres-vector-index.js';
@@ -82,6 +83,11 @@ export class PostgresStore implements Store {
   private indexBuild: { done: Promise<void>; cancel(): Promise<void> } | undefined;
   /** The searched namespaces' copies of a long-lived process (config.recallCopies), once vectors have a space. */
   private copies: RecallCopies | null = null;
+  /** Recall counts wait here and are written in batches (sql/recall-batch.ts). */
+  private readonly recalls = new RecallBatch(async (batch) => {
+    const { text, values } = recallCountsStatement(batch);
+    await this.smallWrite('counting recalls', text, values);
+  });
   /** Whether `keptRows` prepares its statements (config.preparedStatements; off once the server loses one). */
   private prepare: boolean;
   /** Sessions and request budgets of every `cairn serve` on this database (postgres-sessions.ts). */
@@ -748,22 +754,11 @@ export class PostgresStore implements Store {
   }
 
   async recordRecalls(namespace: string, ids: string[], at: string): Promise<void> {
-    if (ids.length === 0) return;
-    // Only for memories that still exist: a search answered just before an erasure must not leave a count.
-    // Sorted, so two processes counting the same memories lock their rows in the same order.
-    // Committed without waiting for the WAL to reach the disk (synchronous_commit off for this statement's own
-    // transaction only): every search writes these counts, and usage statistics need not survive a crash of the
-    // server in the moment after they were written, while a search would wait for a disk flush each time.
-    await this.smallWrite(
-      'counting recalls',
-      `INSERT INTO recall_counts (memory_id, namespace, count, last_at)
-       SELECT m.id, $2, 1, $3 FROM memories m WHERE m.id = ANY($1::text[]) AND set_config('synchronous_commit', 'off', true) IS NOT NULL ORDER BY m.id
-       ON CONFLICT (memory_id) DO UPDATE SET count = recall_counts.count + 1, last_at = excluded.last_at`,
-      [[...new Set(ids)], namespace, at],
-    );
+    return this.recalls.record(namespace, ids, at);
   }
 
   async recallStats(namespace: string, now: string, top: number): Promise<RecallStats> {
+    await this.recalls.flush().catch(() => undefined);
     const p = new Params();
     const live = `m.namespace = ${p.add(namespace)} AND ${activeSql(p, now)}`;
     const buckets = await this.rows<{ bucket: string; memories: number }>(
@@ -828,11 +823,44 @@ export class PostgresStore implements Store {
     const opening = this.opening;
     this.opening = null;
     const pool = this.pool ?? (await opening?.catch(() => null)) ?? null;
+    // The recall counts still waiting (statistics: a failed write loses them, as it would have a search's).
+    const recalls = this.recalls.take();
+    if (pool && recalls.length > 0) await pool.query(recallCountsStatement(recalls)).catch(() => undefined);
     this.pool = null;
     await this.indexBuild?.cancel(); // bounded: a build held up by another session's snapshot must not hold the exit
     await this.copies?.close();
     await pool?.end();
   }
+}
+
+/**
+ * A batch of searches' recall counts in one statement: each search counts a memory once, the latest search's time is
+ * kept. Only for memories that still exist: a search answered just before an erasure must not leave a count. Sorted,
+ * so two processes counting the same memories lock their rows in the same order. Committed without waiting for the
+ * WAL to reach the disk (synchronous_commit off for this statement's own transaction only): usage statistics need
+ * not survive a crash of the server in the moment after they were written, and the write would wait for a flush.
+ */
+function recallCountsStatement(batch: PendingRecall[]): { text: string; values: unknown[] } {
+  const ids: string[] = [];
+  const namespaces: string[] = [];
+  const times: string[] = [];
+  for (const search of batch) {
+    for (const id of new Set(search.ids)) {
+      ids.push(id);
+      namespaces.push(search.namespace);
+      times.push(search.at);
+    }
+  }
+  return {
+    text: `INSERT INTO recall_counts (memory_id, namespace, count, last_at)
+       SELECT m.id, r.namespace, r.n, r.last_at FROM (
+         SELECT u.id, min(u.namespace) AS namespace, count(*)::int AS n, max(u.at COLLATE "C") AS last_at
+         FROM unnest($1::text[], $2::text[], $3::text[]) AS u(id, namespace, at) GROUP BY u.id) r
+       JOIN memories m ON m.id = r.id
+       WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL ORDER BY m.id
+       ON CONFLICT (memory_id) DO UPDATE SET count = recall_counts.count + excluded.count, last_at = excluded.last_at`,
+    values: [ids, namespaces, times],
+  };
 }
 
 export function createPostgresStore(config: PostgresStoreConfig, logger?: Logger): PostgresStore {

@@ -1,42 +1,12 @@
 import type { RecallStats } from '../../interfaces/store.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { ACTIVE_SQL } from './sqlite-rows.js';
+import { RecallBatch } from '../sql/recall-batch.js';
 
-/**
- * A search's recall counts wait in memory until RECALL_BATCH searches' worth or RECALL_DELAY_MS have gathered,
- * then all of them are written in one transaction: a write transaction per search (BEGIN IMMEDIATE, the upsert,
- * COMMIT of two 16 KB pages) was about 6 % of a cached search's CPU at 10k memories. They are written before
- * this connection reads them (recallStats) and when the store closes. What a crash loses: the recall counts of
- * at most the last RECALL_DELAY_MS (and RECALL_BATCH searches), statistics only (`cairn stats`); nothing
- * ranks by them. Another process's `stats` sees them up to RECALL_DELAY_MS late.
- */
-export const RECALL_BATCH = 32;
-export const RECALL_DELAY_MS = 1000;
-
-/** Usage statistics: recall counts and memories created per day. */
+/** Usage statistics: recall counts (written in batches, sql/recall-batch.ts) and memories created per day. */
 export class SqliteUsage {
-  private pending: { namespace: string; ids: string[]; at: string }[] = [];
-  private timer: NodeJS.Timeout | null = null;
-
-  constructor(private readonly c: SqliteConnection) {}
-
-  async recordRecalls(namespace: string, ids: string[], at: string): Promise<void> {
-    // Statistics only: a search of a read-only database still answers, uncounted.
-    if (ids.length === 0 || this.c.readOnly) return;
-    this.pending.push({ namespace, ids: [...ids], at });
-    if (this.pending.length >= RECALL_BATCH) return this.flushRecalls();
-    // A failed write loses that batch's counts, as a failed write of one search's lost that search's.
-    this.timer ??= setTimeout(() => void this.flushRecalls().catch(() => undefined), RECALL_DELAY_MS).unref();
-  }
-
-  /** Writes the recall counts waiting in memory, in the order their searches recorded them. */
-  async flushRecalls(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    if (this.pending.length === 0) return;
-    const batch = this.pending;
-    this.pending = [];
-    await this.c.smallWrite('counting recalls', () => {
+  private readonly recalls = new RecallBatch((batch) =>
+    this.c.smallWrite('counting recalls', () => {
       // One statement per search, in its results' order (an id listed twice counts twice). Only for a memory
       // that still exists when written: counts waiting for a memory deleted (or erased) since leave nothing.
       const upsert = this.c.stmt(
@@ -49,7 +19,20 @@ export class SqliteUsage {
           for (const { namespace, ids, at } of batch) upsert.run({ namespace, at, ids: JSON.stringify(ids) });
         })
         .immediate();
-    });
+    }),
+  );
+
+  constructor(private readonly c: SqliteConnection) {}
+
+  async recordRecalls(namespace: string, ids: string[], at: string): Promise<void> {
+    // Statistics only: a search of a read-only database still answers, uncounted.
+    if (this.c.readOnly) return;
+    return this.recalls.record(namespace, ids, at);
+  }
+
+  /** Writes the recall counts waiting in memory, in the order their searches recorded them. */
+  async flushRecalls(): Promise<void> {
+    return this.recalls.flush();
   }
 
   async recallStats(namespace: string, now: string, top: number): Promise<RecallStats> {

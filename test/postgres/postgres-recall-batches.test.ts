@@ -1,0 +1,86 @@
+/**
+ * The PostgreSQL store writes recall counts in batches (sql/recall-batch.ts), as the embedded store does: a
+ * search's counts are in the table only after a full batch, the delay or the store's close, while the store's own
+ * statistics include them at once; one batch counts each search once per memory, keeps the latest time, and leaves
+ * nothing for a memory deleted while its count waited.
+ */
+import * as assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { RECALL_BATCH, RECALL_DELAY_MS } from '../../src/adapters/sql/recall-batch.js';
+import { createPostgresStore, type PostgresStore } from '../../src/adapters/postgres/postgres-store.js';
+import { makeMemory } from '../contract/store-contract.js';
+import { adminQuery, createTestDatabase, pgSkip, testStoreConfig, type TestDatabase } from '../helpers/postgres.js';
+
+const NS = 'github.com/acme/shop';
+const NOW = '2026-11-01T12:00:00.000Z';
+
+describe('PostgreSQL recall counts written in batches', { skip: pgSkip }, () => {
+  let db: TestDatabase;
+  before(async () => {
+    db = await createTestDatabase();
+  });
+  after(async () => {
+    await db?.drop();
+  });
+
+  /** The table as another session reads it: memory id → [count, last_at]. */
+  const table = async (): Promise<Map<string, [number, string]>> => {
+    const rows = await adminQuery<{ memory_id: string; count: number; last_at: string }>(db.name, 'SELECT memory_id, count, last_at FROM recall_counts ORDER BY memory_id');
+    return new Map(rows.map((r) => [r.memory_id, [r.count, r.last_at]]));
+  };
+
+  const seeded = async (store: PostgresStore, n: number) => {
+    const memories = Array.from({ length: n }, (_, i) => makeMemory(NS, `shop note ${i} ${Math.random()}`));
+    await store.transaction(async (tx) => {
+      for (const m of memories) await tx.insertMemory(m, null, ['shop', 'note']);
+    });
+    return memories;
+  };
+
+  it('counts wait in memory, the store reads its own at once, a full batch, the delay and close write them', async () => {
+    const store = createPostgresStore(testStoreConfig(db.url));
+    const [a, b, c] = await seeded(store, 3);
+    assert.ok(a && b && c);
+    await adminQuery(db.name, 'DELETE FROM recall_counts');
+    try {
+      // One search listing a twice counts it once; a later search keeps its own time.
+      await store.recordRecalls(NS, [a.id, a.id, b.id], NOW);
+      assert.equal((await table()).size, 0, 'nothing written yet');
+      const own = await store.recallStats(NS, NOW, 10);
+      assert.deepEqual(own.top.map((t) => [t.id, t.count]).sort(), [[a.id, 1], [b.id, 1]].sort(), 'the store reads its own counts');
+      assert.deepEqual([...(await table())].sort(), [[a.id, [1, NOW]], [b.id, [1, NOW]]].sort(), 'written before it read them');
+      // A full batch is written before recordRecalls returns: a counted RECALL_BATCH times more, b once more and later.
+      for (let i = 0; i < RECALL_BATCH - 1; i++) await store.recordRecalls(NS, [a.id], NOW);
+      assert.equal((await table()).get(a.id)?.[0], 1, 'a batch short of full waits');
+      await store.recordRecalls(NS, [a.id, b.id], '2026-11-02T00:00:00.000Z');
+      assert.deepEqual((await table()).get(a.id), [1 + RECALL_BATCH, '2026-11-02T00:00:00.000Z']);
+      assert.deepEqual((await table()).get(b.id), [2, '2026-11-02T00:00:00.000Z']);
+      // Within the delay (and slack for a loaded machine), a lone count is written without any further call.
+      await store.recordRecalls(NS, [c.id], NOW);
+      const started = Date.now();
+      while (!(await table()).has(c.id) && Date.now() - started < RECALL_DELAY_MS + 10_000) await new Promise((r) => setTimeout(r, 100));
+      assert.deepEqual((await table()).get(c.id), [1, NOW], 'written after the delay');
+      // The last one is written by close.
+      await store.recordRecalls(NS, [c.id], NOW);
+    } finally {
+      await store.close();
+    }
+    assert.equal((await table()).get(c.id)?.[0], 2, 'close wrote the waiting count');
+  });
+
+  it('a count waiting for a memory deleted since leaves nothing; the others are written', async () => {
+    const store = createPostgresStore(testStoreConfig(db.url));
+    let kept = '';
+    try {
+      const [a, b] = await seeded(store, 2);
+      assert.ok(a && b);
+      await adminQuery(db.name, 'DELETE FROM recall_counts');
+      kept = b.id;
+      await store.recordRecalls(NS, [a.id, b.id], NOW);
+      await store.transaction((tx) => tx.deleteMemory(a.id));
+    } finally {
+      await store.close();
+    }
+    assert.deepEqual([...(await table())], [[kept, [1, NOW]]]);
+  });
+});
