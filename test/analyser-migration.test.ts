@@ -19,6 +19,7 @@ import { Engine } from '../src/core/engine.js';
 import { analyse, createAnalyser, queryTerms, STOP_WORDS } from '../src/core/lexical.js';
 import type { Store } from '../src/interfaces/store.js';
 import { createTestDatabase, insertRawMemory, migrateTestDatabaseTo, pgSkip, testStoreConfig } from './helpers/postgres.js';
+import { UNDO_MIGRATION_14 } from './helpers/sqlite-downgrade.js';
 
 /**
  * The analyser's terms changed (British spellings folded, spelling.ts; folders with their trailing slash,
@@ -80,7 +81,7 @@ describe('re-analysis of a SQLite store written by the analyser before', () => {
       db.prepare('DELETE FROM memories_fts WHERE rowid = ?').run(rowid);
       db.prepare('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)').run(rowid, nsToken(NS), oldTerms(text).join(' '));
     }
-    db.exec('DELETE FROM schema_version WHERE version >= 13');
+    db.exec(`${UNDO_MIGRATION_14} DELETE FROM schema_version WHERE version >= 13`);
     const matches = (term: string) => (db.prepare('SELECT count(*) AS n FROM memories_fts WHERE terms MATCH ?').get(`"${term}"`) as { n: number }).n;
     assert.deepEqual([matches('serial'), matches('serialis'), matches('deploy/')], [0, 1, 0], 'the old terms, as the analyser before wrote them');
     db.close();
@@ -127,7 +128,7 @@ describe('an interrupted re-analysis of a SQLite store', () => {
       db.prepare('DELETE FROM memories_fts WHERE rowid = ?').run(rowid);
       db.prepare('INSERT INTO memories_fts (rowid, ns, terms) VALUES (?, ?, ?)').run(rowid, nsToken(NS), oldTerms(text).join(' '));
     }
-    db.exec('DELETE FROM schema_version WHERE version >= 13');
+    db.exec(`${UNDO_MIGRATION_14} DELETE FROM schema_version WHERE version >= 13`);
     db.close();
     const full = join(root, 'full.db');
     copyFileSync(path, full);

@@ -18,6 +18,8 @@
  * literal (an earlier version of this note called every rule linear while one was not).
  */
 
+import type { InstructionVerdict } from '../interfaces/memory.js';
+import { sha256Hex } from './text.js';
 import { AGENT_NOUN, DENIED_CONSENT, DISCLOSED_AS, HUMAN_ACTS_UNASKED, NAMES_AGENT_OR_LATER, NOT_ADJECTIVE, SAFEGUARD_OFF_SETTING, SECRET_STORE } from './filter-lexicon.js';
 import { FORBIDDEN_AFTER, FRAME_FEATURE_IDS, frameReason, OPENS_WITH_ORDER, PROHIBITION, readStance, SCOPE_SOURCES, STANCE_FEATURE_IDS, stanceReason } from './stance.js';
 
@@ -423,4 +425,34 @@ export function readsAsInstruction(text: string): boolean {
     const id = f.split(':')[0] as string;
     return id === 'combo' || (FRAMING.has(id) && id !== 'imperative-start') || HARM.has(id);
   });
+}
+
+let rulesId: string | null = null;
+
+/**
+ * An id of the rules readsAsInstruction applies: a hash of every pattern, mask and word list it reads and of its own
+ * code, so an answer recorded under other rules (an older or newer cairn) is never taken for this one's. Worked out
+ * on first use without running (or compiling) any pattern.
+ */
+export function instructionRulesId(): string {
+  rulesId ??= sha256Hex(
+    JSON.stringify([
+      INTENT_SIGNALS.map((s) => [s.id, s.negatable === true, s.mitigating === true, s.masks?.source ?? null, s.masksWithoutAgent?.source ?? null, s.patterns.map((p) => p.all?.source ?? p.toString())]),
+      [...FRAMING],
+      [...HARM],
+      [FORBIDDEN_AFTER, PROHIBITION, OPENS_WITH_ORDER, NAMES_AGENT_OR_LATER].map((r) => (r instanceof RegExp ? r.source : String(r))),
+      [readsAsInstruction, intentFeatures, matchesUnforbidden, maskWithoutAgent].map((f) => f.toString()),
+    ]),
+  ).slice(0, 16);
+  return rulesId;
+}
+
+/** readsAsInstruction's answer for `text` as a memory records it; undefined for a route (never spotlighted). */
+export function instructionVerdictOf(text: string, kind: string): InstructionVerdict | undefined {
+  return kind === 'route' ? undefined : { rules: instructionRulesId(), readsAsInstruction: readsAsInstruction(text) };
+}
+
+/** A recorded answer made under these rules, or the rules run now. */
+export function recordedOrRun(text: string, recorded: InstructionVerdict | undefined): boolean {
+  return recorded?.rules === instructionRulesId() ? recorded.readsAsInstruction : readsAsInstruction(text);
 }

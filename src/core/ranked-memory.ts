@@ -33,6 +33,7 @@ const MEMORY_FIELDS: { [K in keyof Memory]-?: K extends RankedField ? true : fal
   forgetReason: false,
   dedupeKey: false,
   likelyReplaces: false,
+  instructionCheck: false,
 };
 
 /** Every RankedField is a Memory field (else MEMORY_FIELDS could not mark it). */

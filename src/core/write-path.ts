@@ -12,6 +12,7 @@ import { dot, isLikelyUpdate, LIKELY_UPDATE, LIKELY_UPDATE_MAX } from './topics.
 import { dedupeKey } from './text.js';
 import type { CodeRef } from '../interfaces/code.js';
 import { screenForStore, type FilterVerdict } from './ingest-filter.js';
+import { instructionVerdictOf } from './intent.js';
 import { holdInTx, quarantinedError, type HeldWrite } from './quarantine.js';
 import { applyRedaction, type RedactionCounts } from './redact.js';
 import type { QuarantineReceipt } from '../interfaces/quarantine.js';
@@ -93,6 +94,7 @@ export function prepare(ctx: EngineContext, input: MemoryInput): Omit<Memory, 'i
     forgottenAt: null,
     forgetReason: null,
     dedupeKey: dedupeKey(namespace, text),
+    ...instructionField(text, kind),
   };
   if (Object.keys(redactions).length) ctx.redactionsOf.set(prepared, redactions);
   const anchors = input.anchors === undefined ? [] : validateAnchors(input.anchors);
@@ -135,6 +137,12 @@ export function scrubMetadata(ctx: EngineContext, metadata: Memory['metadata'], 
 export function redactionField(ctx: EngineContext, p: object): { redactions?: RedactionCounts } {
   const counts = ctx.redactionsOf.get(p);
   return counts ? { redactions: counts } : {};
+}
+
+/** `{ instructionCheck }` for a memory about to be written (Memory.instructionCheck), or nothing for a route. */
+function instructionField(text: string, kind: MemoryKind): Pick<Memory, 'instructionCheck'> {
+  const verdict = instructionVerdictOf(text, kind);
+  return verdict ? { instructionCheck: verdict } : {};
 }
 
 /** Runs the ingest filter over texts about to be stored; null entries passed unscored. */
@@ -503,6 +511,11 @@ export async function updateWith(ctx: EngineContext, id: string, patch: UpdatePa
       dedupeKey: text === undefined ? fresh.dedupeKey : dedupeKey(namespace, text),
       updatedAt: now,
     };
+    // A new text (or kind) is checked again; an unchanged one keeps what was recorded.
+    if (text !== undefined || kind !== undefined) {
+      delete next.instructionCheck;
+      Object.assign(next, instructionField(next.text, next.kind));
+    }
     if (next.dedupeKey !== fresh.dedupeKey) {
       const clash = await tx.findLiveByDedupeKey(namespace, next.dedupeKey);
       if (clash && clash.id !== mid) throw new CairnError('CONFLICT', `an identical live memory already exists: ${clash.id}`, { field: 'text' });

@@ -64,6 +64,20 @@ export interface Memory {
    * to them. Part of the record, so the log, replay and snapshots carry it like every other field.
    */
   likelyReplaces?: string[];
+  /**
+   * Whether its text read like an instruction to the agent when it was written (core/intent.ts
+   * `readsAsInstruction`, which recall's spotlighting asks of text from a less trusted writer), under the rules
+   * `rules` (their id, `instructionRulesId`): a render under the same rules takes this answer instead of running
+   * them again (a cold process, such as the prompt hook, otherwise compiles them: about 120 ms). Absent for a route
+   * and for memories written before it was kept.
+   */
+  instructionCheck?: InstructionVerdict;
+}
+
+/** A recorded answer of the instruction check, and the rules it was made under. */
+export interface InstructionVerdict {
+  rules: string;
+  readsAsInstruction: boolean;
 }
 
 /**

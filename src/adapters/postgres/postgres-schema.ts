@@ -255,6 +255,10 @@ export const MIGRATIONS: readonly ((storage: VectorStorage) => string)[] = [
   CREATE TABLE recall_lists (namespace text COLLATE "C" PRIMARY KEY, dimensions integer NOT NULL, position bigint NOT NULL, shape text NOT NULL, body bytea NOT NULL);
   ALTER TABLE recall_lists ALTER COLUMN body SET STORAGE EXTERNAL;
   `,
+  // 10: whether the text read like an instruction when written, and under which rules (Memory.instructionCheck,
+  // JSON; NULL for routes and older memories), so recall's spotlighting need not run the rules again. A nullable
+  // column without a default: a catalog change only, no rewrite.
+  () => `ALTER TABLE memories ADD COLUMN instruction_check text;`,
 ];
 
 /** Step 6's two indexes: the postings' key carrying tf, and the covering index of the lexical filter. */

@@ -29,9 +29,10 @@ export const MEMORY_COLUMNS = [
   'code',
   'feedback',
   'likely_replaces',
+  'instruction_check',
 ] as const;
 
-/** The memory's column values, by column name (JSON bodies as text; unset code, feedback and likely replaces as NULL). */
+/** The memory's column values, by column name (JSON bodies as text; unset code, feedback, likely replaces and instruction check as NULL). */
 export function memoryRecord(m: Memory): Record<(typeof MEMORY_COLUMNS)[number], unknown> {
   return {
     id: m.id,
@@ -54,6 +55,7 @@ export function memoryRecord(m: Memory): Record<(typeof MEMORY_COLUMNS)[number],
     code: m.code ? JSON.stringify(m.code) : null,
     feedback: m.feedback ? JSON.stringify(m.feedback) : null,
     likely_replaces: m.likelyReplaces?.length ? JSON.stringify(m.likelyReplaces) : null,
+    instruction_check: m.instructionCheck ? JSON.stringify(m.instructionCheck) : null,
   };
 }
 
@@ -89,6 +91,7 @@ export function rowToMemory(r: Row): Memory {
     ...(r['code'] ? { code: JSON.parse(r['code'] as string) as NonNullable<Memory['code']> } : {}),
     ...(r['feedback'] ? { feedback: JSON.parse(r['feedback'] as string) as NonNullable<Memory['feedback']> } : {}),
     ...(r['likely_replaces'] ? { likelyReplaces: JSON.parse(r['likely_replaces'] as string) as string[] } : {}),
+    ...(r['instruction_check'] ? { instructionCheck: JSON.parse(r['instruction_check'] as string) as NonNullable<Memory['instructionCheck']> } : {}),
   };
 }
 

@@ -214,10 +214,10 @@ export class SqliteMemories {
       const info = this.c.stmt(
           `INSERT INTO memories (id, namespace, text, kind, importance, tags, task_id, metadata, route, created_at, updated_at,
             expires_at, supersedes, superseded_by, forgotten_at, forget_reason, dedupe_key,
-            code, feedback, likely_replaces, vector_hash)
+            code, feedback, likely_replaces, instruction_check, vector_hash)
            VALUES (@id, @namespace, @text, @kind, @importance, @tags, @task_id, @metadata, @route, @created_at, @updated_at,
             @expires_at, @supersedes, @superseded_by, @forgotten_at, @forget_reason, @dedupe_key,
-            @code, @feedback, @likely_replaces, @vector_hash)`,
+            @code, @feedback, @likely_replaces, @instruction_check, @vector_hash)`,
         )
         .run({ ...memoryRecord(memory), vector_hash: vector ? vectorHash(vector) : null });
       const rowid = BigInt(info.lastInsertRowid);
@@ -236,7 +236,7 @@ export class SqliteMemories {
           metadata=@metadata, route=@route, created_at=@created_at, updated_at=@updated_at, expires_at=@expires_at,
           supersedes=@supersedes, superseded_by=@superseded_by, forgotten_at=@forgotten_at, forget_reason=@forget_reason,
           dedupe_key=@dedupe_key,
-          code=@code, feedback=@feedback, likely_replaces=@likely_replaces WHERE id=@id`,
+          code=@code, feedback=@feedback, likely_replaces=@likely_replaces, instruction_check=@instruction_check WHERE id=@id`,
       ).run(p);
       const rowid = BigInt(row.rowid);
       if (index) {

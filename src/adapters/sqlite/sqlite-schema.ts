@@ -244,6 +244,9 @@ export const MIGRATIONS: readonly string[] = [
   // write transaction, rewriting only the rows whose terms changed, so other processes' writes wait a page at
   // most. Recorded first, so no older cairn (writing the old terms) opens the store afterwards.
   `INSERT OR IGNORE INTO meta (key, value) VALUES ('reanalysed_through', '0');`,
+  // 14: whether the text read like an instruction when written, and under which rules (Memory.instructionCheck,
+  // JSON; NULL for routes and older memories), so recall's spotlighting need not run the rules again.
+  `ALTER TABLE memories ADD COLUMN instruction_check TEXT;`,
 ];
 
 /** What migrations cannot do in SQL, run right after the migration reaching that version, in its transaction. */
