@@ -10,7 +10,7 @@ import { INDEX_FORMAT } from '../src/adapters/sqlite/sqlite-vector-index-file.js
 import { createSqliteStore, type SqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import type { Memory } from '../src/interfaces/memory.js';
 import type { VectorHit } from '../src/interfaces/store.js';
-import { assertCloseToExact, CODES_TOLERANCE, DIMS, forget, insertVectors, vectorSource } from './fixtures/vector-index-data.js';
+import { assertCloseToExact, CODES_TOLERANCE, DIMS, expire, forget, insertVectors, vectorSource } from './fixtures/vector-index-data.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'cairn-vector-index-'));
@@ -130,6 +130,14 @@ describe('approximate vector index (usearch) of the SQLite store', () => {
       const routes = await store.vectorCandidates(next(), 10, { namespace: small, now: now(), kinds: ['route'] });
       assert.deepEqual(routes, []);
       assert.equal((store.vectorIndex?.status().searches ?? 0) - searches, 40, 'a search of one kind went to sqlite-vec');
+      // Expired memories stay in the codes: the approximate answer's filter (the memory rows it reads) drops them.
+      const q = next();
+      const nearest = (await exact(path, [q], 3, small))[0] ?? [];
+      const byId = new Map((await store.getMemories(nearest.map((h) => h.id))).map((m) => [m.id, m]));
+      await expire(store, nearest.map((h) => byId.get(h.id) as Memory));
+      const approximate = await store.vectorCandidates(q, 10, { namespace: small, now: now(), approximate: true });
+      assert.ok(approximate.every((h) => !nearest.some((e) => e.id === h.id)), 'no expired memory');
+      await assertApproximate(approximate, path, q, 10, small);
       assert.equal((await store.checkVectorIndex()).status, 'consistent');
     } finally {
       await store.close();

@@ -156,7 +156,7 @@ export interface SaveResult {
 export interface LikelyReplaced {
   id: string;
   text: string;
-  /** Cosine similarity of the two notes' vectors. */
+  /** Cosine similarity of the two notes' vectors (approximate on a large embedded store: Store.vectorCandidates `approximate`). */
   similarity: number;
 }
 

@@ -31,7 +31,8 @@ export interface CandidateFilter {
    * The caller accepts an approximate answer (an advisory check, such as a save's likely updates): a store may
    * answer from an approximate neighbour index that can miss a near memory, and score its hits from the index's
    * own compressed vectors instead of reading each one (the embedded store's int8 codes: within about 0.002 of the
-   * exact cosine, so two hits that close may come in either order). Hits still pass the filter.
+   * exact cosine for the bundled model's vectors, more for vectors with outsized components, which the codes clip;
+   * hits that close may come in either order). Hits still pass the filter.
    */
   approximate?: boolean | undefined;
 }

@@ -181,7 +181,8 @@ export function lexicalCtes(p: Params, terms: string[], k: number, filter: Candi
   const tp = `${p.add(terms)}::text[]`;
   const stats = names.stats === LEX.stats ? `${LEX.stats} AS (${namespaceStatsSql(ns)}),\n    ` : '';
   const out = names.out;
-  // A proposal rescores its memories with the sorted sum (the same bits as the filtered one), and nothing else.
+  // A proposal rescores its memories with the term-ordered sum (filtered up to FILTERED_SUM_MAX_TERMS terms, sorted
+  // above: the same bits either way), and nothing else.
   const scores = proposal
     ? proposedCtes(p, out, proposal, proposedScoresSql(p, k, names, proposal.postings, sum === 'filtered' ? terms.length : 0))
     : sum === 'sorted'

@@ -84,10 +84,13 @@ export class PostgresStore implements Store {
   /** The searched namespaces' copies of a long-lived process (config.recallCopies), once vectors have a space. */
   private copies: RecallCopies | null = null;
   /** Recall counts wait here and are written in batches (sql/recall-batch.ts). */
-  private readonly recalls = new RecallBatch(async (batch) => {
-    const { text, values } = recallCountsStatement(batch);
-    await this.smallWrite('counting recalls', text, values);
-  });
+  private readonly recalls = new RecallBatch(
+    async (batch) => {
+      const { text, values } = recallCountsStatement(batch);
+      await this.smallWrite('counting recalls', text, values);
+    },
+    (message) => this.logger?.debug(message),
+  );
   /** Whether `keptRows` prepares its statements (config.preparedStatements; off once the server loses one). */
   private prepare: boolean;
   /** Sessions and request budgets of every `cairn serve` on this database (postgres-sessions.ts). */
@@ -824,7 +827,7 @@ export class PostgresStore implements Store {
     this.opening = null;
     const pool = this.pool ?? (await opening?.catch(() => null)) ?? null;
     // The recall counts still waiting (statistics: a failed write loses them, as it would have a search's).
-    const recalls = this.recalls.take();
+    const recalls = this.recalls.close();
     if (pool && recalls.length > 0) await pool.query(recallCountsStatement(recalls)).catch(() => undefined);
     this.pool = null;
     await this.indexBuild?.cancel(); // bounded: a build held up by another session's snapshot must not hold the exit
@@ -833,12 +836,17 @@ export class PostgresStore implements Store {
   }
 }
 
+/** How long a batch of recall counts waits for a row another transaction holds before it gives up (and is lost). */
+const RECALL_LOCK_TIMEOUT_MS = 2000;
+
 /**
- * A batch of searches' recall counts in one statement: each search counts a memory once, the latest search's time is
- * kept. Only for memories that still exist: a search answered just before an erasure must not leave a count. Sorted,
- * so two processes counting the same memories lock their rows in the same order. Committed without waiting for the
- * WAL to reach the disk (synchronous_commit off for this statement's own transaction only): usage statistics need
- * not survive a crash of the server in the moment after they were written, and the write would wait for a flush.
+ * A batch of searches' recall counts in one statement: each search counts a memory once, the latest time is kept
+ * (also when two batches commit out of order). Only for memories that still exist: a search answered just before an
+ * erasure must not leave a count. Sorted, so two processes counting the same memories lock their rows in the same
+ * order. Committed without waiting for the WAL to reach the disk (synchronous_commit off for this statement's own
+ * transaction only): usage statistics need not survive a crash of the server in the moment after they were written,
+ * and the write would wait for a flush. Nor do they wait long for a row lock (RECALL_LOCK_TIMEOUT_MS): a store
+ * closing must not hang on a count.
  */
 function recallCountsStatement(batch: PendingRecall[]): { text: string; values: unknown[] } {
   const ids: string[] = [];
@@ -857,8 +865,9 @@ function recallCountsStatement(batch: PendingRecall[]): { text: string; values: 
          SELECT u.id, min(u.namespace) AS namespace, count(*)::int AS n, max(u.at COLLATE "C") AS last_at
          FROM unnest($1::text[], $2::text[], $3::text[]) AS u(id, namespace, at) GROUP BY u.id) r
        JOIN memories m ON m.id = r.id
-       WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL ORDER BY m.id
-       ON CONFLICT (memory_id) DO UPDATE SET count = recall_counts.count + excluded.count, last_at = excluded.last_at`,
+       WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL AND set_config('lock_timeout', '${RECALL_LOCK_TIMEOUT_MS}', true) IS NOT NULL
+       ORDER BY m.id
+       ON CONFLICT (memory_id) DO UPDATE SET count = recall_counts.count + excluded.count, last_at = greatest(recall_counts.last_at, excluded.last_at)`,
     values: [ids, namespaces, times],
   };
 }

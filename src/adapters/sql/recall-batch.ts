@@ -20,26 +20,55 @@ export interface PendingRecall {
 export class RecallBatch {
   private pending: PendingRecall[] = [];
   private timer: NodeJS.Timeout | null = null;
+  /** The writes started and not yet ended: a flush waits for them, so what it returns after is in the store. */
+  private readonly writing = new Set<Promise<void>>();
+  private closed = false;
 
-  /** `write` stores a batch, in the order its searches recorded them, only for memories that still exist. */
-  constructor(private readonly write: (batch: PendingRecall[]) => Promise<void>) {}
+  /**
+   * `write` stores a batch, in the order its searches recorded them, only for memories that still exist; `log` hears
+   * of a batch that failed when no caller was waiting for it (a timer's).
+   */
+  constructor(
+    private readonly write: (batch: PendingRecall[]) => Promise<void>,
+    private readonly log?: (message: string) => void,
+    private readonly limits: { batch: number; delayMs: number } = { batch: RECALL_BATCH, delayMs: RECALL_DELAY_MS },
+  ) {}
 
   async record(namespace: string, ids: string[], at: string): Promise<void> {
-    if (ids.length === 0) return;
+    // Counts recorded after the store closed are not kept (nothing would write them).
+    if (ids.length === 0 || this.closed) return;
     this.pending.push({ namespace, ids: [...ids], at });
-    if (this.pending.length >= RECALL_BATCH) return this.flush();
+    if (this.pending.length >= this.limits.batch) return this.flush();
     // A failed write loses that batch's counts, as a failed write of one search's lost that search's.
-    this.timer ??= setTimeout(() => void this.flush().catch(() => undefined), RECALL_DELAY_MS).unref();
+    this.timer ??= setTimeout(
+      () => void this.flush().catch((err: unknown) => this.log?.(`recall counts not recorded: ${err instanceof Error ? err.message : String(err)}`)),
+      this.limits.delayMs,
+    ).unref();
   }
 
-  /** Writes the recall counts waiting in memory. */
+  /** Writes the recall counts waiting in memory, after any write already under way. */
   async flush(): Promise<void> {
     const batch = this.take();
-    if (batch.length > 0) await this.write(batch);
+    const earlier = [...this.writing];
+    if (batch.length > 0) {
+      const write = this.write(batch);
+      this.writing.add(write);
+      void write.catch(() => undefined).finally(() => this.writing.delete(write));
+      await Promise.allSettled(earlier);
+      await write;
+    } else await Promise.allSettled(earlier);
   }
 
-  /** The recall counts waiting in memory, which are no longer kept here (for a store that writes them itself as it closes). */
-  take(): PendingRecall[] {
+  /**
+   * The recall counts waiting in memory, which are no longer kept here, for a store that writes them itself as it
+   * closes; later ones are not kept.
+   */
+  close(): PendingRecall[] {
+    this.closed = true;
+    return this.take();
+  }
+
+  private take(): PendingRecall[] {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const batch = this.pending;

@@ -114,9 +114,10 @@ type Prepare = (sql: string) => Database.Statement;
  * Consistency: before every search the codes are brought to the database's latest change: patched from the
  * change log when few changes are pending, otherwise (file missing, damaged, from another database or embedder,
  * ahead of the database, or older than the kept change log) rebuilt in a worker thread while searches stay
- * exhaustive. Correctness: the codes only propose candidates; each is rescored exactly and filtered in SQL by
- * namespace, currency, expiry, kind and tags, and when fewer than k pass even after widening, the caller's
- * exhaustive search answers. So stale codes can cost recall, never a wrong hit. Filtering: per-namespace
+ * exhaustive. Correctness: the codes only propose candidates; each is rescored exactly (an advisory search, which
+ * accepts an approximate answer, scores them from the codes instead) and filtered in SQL by namespace, currency,
+ * expiry, kind and tags, and when fewer than k pass even after widening, the caller's exhaustive search answers.
+ * So stale codes can cost recall, never a wrong hit. Filtering: per-namespace
  * arrays (no cross-namespace over-fetch), then over-fetch (k + 64, ×4 up to 4,096) for the other filters.
  */
 export class SqliteVectorIndex {
@@ -175,7 +176,7 @@ export class SqliteVectorIndex {
     // One kind is filtered inside sqlite-vec's KNN; from the codes, a rare kind means rescoring the whole namespace
     // (a search for routes in a namespace of 1,300 notes and none: 1.5 ms there, 12.7 ms from the codes).
     if (index.size() < this.minVectors && filter.kinds?.length === 1) return null;
-    const rescore = this.prepare(
+    const rescore = () => this.prepare(
       // The log's copy of the vector (one B-tree lookup; a vec0 lookup by rowid costs several times more),
       // or the vector table's when the blob is missing. `+m.namespace` keeps the planner on the rowid lookups:
       // with the namespace index it scanned the whole namespace through a bloom filter (at 100k, most of a
@@ -185,17 +186,19 @@ export class SqliteVectorIndex {
        WHERE m.rowid IN (SELECT value FROM json_each(@annKeys)) AND +m.namespace = @namespace ORDER BY distance`,
     );
     const rescored = (found: number[]) =>
-      (rescore.all({ ...params, annKeys: `[${found.join(',')}]` }) as { id: string; distance: number; ok: number }[]).filter((r) => r.ok === 1).slice(0, k);
+      (rescore().all({ ...params, annKeys: `[${found.join(',')}]` }) as { id: string; distance: number; ok: number }[]).filter((r) => r.ok === 1).slice(0, k);
     // An advisory search's candidates are scored from the codes this index holds: the filter reads their memory rows
-    // only, not their vectors (at 1M, reading 20 candidates' vectors from an 8 GB file was about half a save).
-    const passing = this.prepare(`SELECT m.rowid AS rowid, m.id AS id FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(@annKeys)) AND +m.namespace = @namespace AND (${postSql})`);
+    // only, not their vectors (at 1M, reading 20 candidates' vectors from an 8 GB file was 0.5–1.3 ms of a 3–4 ms
+    // save). Codes read before the scan worker answered may be a change behind the row; the check is advisory.
+    const passing = () =>
+      this.prepare(`SELECT m.rowid AS rowid, m.id AS id FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(@annKeys)) AND +m.namespace = @namespace AND (${postSql})`);
     const estimated = (found: number[]) => {
       const cosine = new Map<number, number>();
       for (const rowid of found) {
         const codes = index.codes(rowid);
         if (codes) cosine.set(rowid, codesCosine(vector, codes));
       }
-      const rows = passing.all({ ...params, annKeys: `[${[...cosine.keys()].join(',')}]` }) as { rowid: number; id: string }[];
+      const rows = passing().all({ ...params, annKeys: `[${[...cosine.keys()].join(',')}]` }) as { rowid: number; id: string }[];
       return rows
         .map((r) => ({ id: r.id, distance: 1 - (cosine.get(r.rowid) as number) }))
         .sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
