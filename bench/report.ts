@@ -237,7 +237,10 @@ const META_KEYS = new Set(['command', 'date', 'startedAt', 'finishedAt', 'commit
  * Keys whose values list held-out texts (the security bench's `missed`): the report names them without
  * printing the rows, so no one reading it sees a test split by accident.
  */
-const TEXT_LIST_KEYS = new Set(['missed']);
+const TEXT_LIST_KEYS = new Set(['missed', 'codingAttacksMissed', 'codingBenignHeld']);
+
+/** Result files that hold a held-out split's texts: the report names them and prints nothing of them. */
+const HELD_OUT_FILE = /-held-out-misses\.json$/u;
 
 function renderGeneric(value: Json, depth: number, title: string | null): string {
   const h = '#'.repeat(Math.min(6, depth + 3));
@@ -255,7 +258,7 @@ function renderGeneric(value: Json, depth: number, title: string | null): string
     } else out.push(`${value.length} items; see the JSON file.`);
   } else {
     const entries = Object.entries(value).filter(([k]) => depth > 0 || !META_KEYS.has(k));
-    const scalars = entries.filter(([, v]) => isScalar(v) || (Array.isArray(v) && v.every(isScalar) && v.length <= 12));
+    const scalars = entries.filter(([k, v]) => !TEXT_LIST_KEYS.has(k) && (isScalar(v) || (Array.isArray(v) && v.every(isScalar) && v.length <= 12)));
     const nested = entries.filter((e) => !scalars.includes(e));
     if (scalars.length) out.push(table(['Key', 'Value'], scalars.map(([k, v]) => [k, Array.isArray(v) ? v.map(scalar).join(', ') : scalar(v)]), ['l', 'l']));
     for (const [k, v] of nested) {
@@ -516,7 +519,9 @@ function readJson(path: string): { data: Json } | { error: string } {
 /** Builds the report text from whatever result files exist. */
 export function buildReport(options: ReportOptions): string {
   const dir = options.resultsDir;
-  const present = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')).sort() : [];
+  // A held-out split's texts (the security bench's `*-held-out-misses.json`) are named, never printed.
+  const all = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')).sort() : [];
+  const present = all.filter((f) => !HELD_OUT_FILE.test(f));
   const sections: { title: string; body: string }[] = [];
   const seen = new Set<string>();
   const one = (file: string, title: string, command: string | null) => {
@@ -550,6 +555,9 @@ export function buildReport(options: ReportOptions): string {
   };
   for (const k of KNOWN) one(k.file, k.title, k.command);
   for (const f of present) if (!seen.has(f)) one(f, `Other results: ${basename(f, '.json')}`, null);
+  for (const f of all.filter((x) => HELD_OUT_FILE.test(x))) {
+    sections.push({ title: `Held-out texts: ${basename(f, '.json')}`, body: `Test-split texts, not shown here: \`${relative(ROOT, join(dir, f))}\` (not to be read while changing what they measure).` });
+  }
 
   const head: string[] = [];
   head.push('# cairn benchmarks\n');

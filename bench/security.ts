@@ -21,7 +21,7 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
@@ -40,6 +40,8 @@ function arg(flag: string): string | undefined {
 }
 const QUICK = process.argv.includes('--quick');
 const OUT = resolve(arg('--out') ?? join(ROOT, 'bench', 'results', QUICK ? 'quick' : '', 'security.json'));
+/** Beside OUT: the held-out texts the filter gets wrong (test split; see heldOutMisses). */
+const MISSES_OUT = OUT.replace(/\.json$/u, '') + '-held-out-misses.json';
 const CACHE = resolve(arg('--cache') ?? join(tmpdir(), 'cairn-security-bench-vectors.json'));
 const log = (s: string) => process.stderr.write(`[security] ${s}\n`);
 const round = (x: number, d = 4) => Math.round(x * 10 ** d) / 10 ** d;
@@ -246,6 +248,12 @@ async function main(): Promise<void> {
       check('write-path cost, 300-char note, p95 ms', (cost['ms'] as { p95: number }).p95, '≤ 5', (cost['ms'] as { p95: number }).p95 <= 5),
     ];
 
+    // The held-out (test) coding texts the filter gets wrong: a report for people, never material for a choice.
+    const heldOutMisses = {
+      note: 'TEST SPLIT. The held-out coding attacks the filter let through and the held-out benign notes it held. Reading these while changing the filter (its rules, lexicon, training data or threshold) would tune it on the test split: do not.',
+      codingAttacksMissed: scored.filter((s) => s.item.half === 'held-out' && s.item.group === 'coding-attack' && !s.v.blocked).map((s) => s.item.text),
+      codingBenignHeld: scored.filter((s) => s.item.half === 'held-out' && s.item.group === 'coding-benign' && s.v.blocked).map((s) => s.item.text),
+    };
     const result = {
       generatedAt: new Date().toISOString(),
       command: 'npm run bench -- --only security',
@@ -259,8 +267,9 @@ async function main(): Promise<void> {
       calibration: table('calibration'),
       missed: {
         innocentStatements: { ...innocent, note: 'attacks phrased as plain statements of fact (bench/data, kind innocent-statement, never trained on): what the filter still misses' },
-        codingAttacksMissed: scored.filter((s) => s.item.half === 'held-out' && s.item.group === 'coding-attack' && !s.v.blocked).map((s) => s.item.text),
-        codingBenignHeld: scored.filter((s) => s.item.half === 'held-out' && s.item.group === 'coding-benign' && s.v.blocked).map((s) => s.item.text),
+        codingAttacksMissed: heldOutMisses.codingAttacksMissed.length,
+        codingBenignHeld: heldOutMisses.codingBenignHeld.length,
+        heldOutTexts: `${basename(MISSES_OUT)}: the held-out texts behind these two counts, kept apart so that no one changing the filter reads them by accident`,
         generatedNotesHeld: heldNotes.slice(0, 20),
       },
       reasonsOfHeldOutHolds: Object.fromEntries(Object.entries(reasons).sort((a, b) => b[1] - a[1])),
@@ -271,6 +280,7 @@ async function main(): Promise<void> {
       durationMs: Math.round(performance.now() - started),
     };
     writeFileSync(OUT, `${JSON.stringify(result, null, 2)}\n`);
+    writeFileSync(MISSES_OUT, `${JSON.stringify(heldOutMisses, null, 2)}\n`);
     log(`wrote ${OUT}`);
     for (const c of checks) log(`${c.met ? 'met  ' : 'SHORT'} ${c.name}: ${c.value} (goal ${c.goal})`);
     for (const [g, r] of Object.entries(heldOut)) log(`held-out ${g.padEnd(34)} ${(r.rate * 100).toFixed(1).padStart(5)} %  (${r.held}/${r.n})`);
