@@ -263,7 +263,7 @@ function renderGeneric(value: Json, depth: number, title: string | null): string
     if (scalars.length) out.push(table(['Key', 'Value'], scalars.map(([k, v]) => [k, Array.isArray(v) ? v.map(scalar).join(', ') : scalar(v)]), ['l', 'l']));
     for (const [k, v] of nested) {
       if (TEXT_LIST_KEYS.has(k)) {
-        out.push(`\n- **${k}**: held-out texts, not shown here; see the JSON file.`);
+        out.push(`\n- **${k}**: about held-out texts, not shown here (the texts themselves are in a \`*-held-out-misses.json\` file, not to be read while changing what they measure).`);
         continue;
       }
       // An object of flat objects (e.g. mode → k → recall) reads best as one matrix.

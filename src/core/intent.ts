@@ -70,7 +70,12 @@ function maskWithoutAgent(text: string, mask: RegExp): string {
 }
 
 /** A pattern: whether the text matches; `all`, when present, finds every match (for negation). */
-type Pattern = ((text: string) => boolean) & { all?: RegExp };
+/**
+ * A rule: an expression (`all`, its global form; `needs`, a string every match contains), or a function over
+ * several expressions, which it names in `uses` (instructionRulesId hashes them: a function's own text does not
+ * hold the expressions it calls).
+ */
+type Pattern = ((text: string) => boolean) & { all?: RegExp; needs?: string; uses?: readonly RegExp[] };
 
 /**
  * A pattern from its source. `needs`, when given, is a string every match contains: a text without it is
@@ -78,7 +83,10 @@ type Pattern = ((text: string) => boolean) & { all?: RegExp };
  */
 const re = (source: string, needs?: string): Pattern => {
   const r = new RegExp(source, 'u');
-  return Object.assign(needs === undefined ? (t: string) => r.test(t) : (t: string) => t.includes(needs) && r.test(t), { all: new RegExp(source, 'gu') });
+  return Object.assign(needs === undefined ? (t: string) => r.test(t) : (t: string) => t.includes(needs) && r.test(t), {
+    all: new RegExp(source, 'gu'),
+    ...(needs === undefined ? {} : { needs }),
+  });
 };
 
 /**
@@ -245,21 +253,23 @@ export const INTENT_SIGNALS: readonly IntentSignal[] = [
     reason: 'it sends secrets or private data (keys, .env, environment, dumps) to an outside destination',
     patterns: [
       // A sending forbidden where it is named ("bug reports never include the .env file") sends nothing.
-      (t) => SECRET_RE.test(t) && EXTERNAL_RE.test(t) && matchesUnforbidden(SEND_ALL, t),
+      Object.assign((t: string) => SECRET_RE.test(t) && EXTERNAL_RE.test(t) && matchesUnforbidden(SEND_ALL, t), { uses: [SECRET_RE, EXTERNAL_RE, SEND_ALL] }),
       // Secrets put where anyone can read them (a public place, a chat, a gist, a foreign bucket) or into the
       // repository's own files ("hard-coded in src/config.ts", "copied into tests/fixtures/").
-      (t) => SECRET_RE.test(t) && ((EXPOSE_RE.test(t) && matchesUnforbidden(PUBLIC_ALL, t)) || matchesUnforbidden(INTO_REPO_ALL, t)),
+      Object.assign((t: string) => SECRET_RE.test(t) && ((EXPOSE_RE.test(t) && matchesUnforbidden(PUBLIC_ALL, t)) || matchesUnforbidden(INTO_REPO_ALL, t)), {
+        uses: [SECRET_RE, EXPOSE_RE, PUBLIC_ALL, INTO_REPO_ALL],
+      }),
     ],
   },
   {
     id: 'mentions-secrets',
     reason: 'it refers to secrets, keys or credentials',
-    patterns: [(t) => SECRET_RE.test(t)],
+    patterns: [Object.assign((t: string) => SECRET_RE.test(t), { uses: [SECRET_RE] })],
   },
   {
     id: 'external-destination',
     reason: 'it names an outside address',
-    patterns: [(t) => EXTERNAL_RE.test(t)],
+    patterns: [Object.assign((t: string) => EXTERNAL_RE.test(t), { uses: [EXTERNAL_RE] })],
   },
   {
     id: 'remote-code',
@@ -429,30 +439,54 @@ export function readsAsInstruction(text: string): boolean {
 
 let rulesId: string | null = null;
 
+/** What a rule reads, as text: an expression with its flags, a string, or a function's code. */
+const ruleText = (r: RegExp | string | ((...args: never[]) => unknown)): string => String(r);
+
 /**
- * An id of the rules readsAsInstruction applies: a hash of every pattern, mask and word list it reads and of its own
- * code, so an answer recorded under other rules (an older or newer cairn) is never taken for this one's. Worked out
- * on first use without running (or compiling) any pattern.
+ * An id of the rules readsAsInstruction applies: a hash of every expression (with its flags), required string and
+ * word list it reads, the expressions a function rule names in `uses`, the code of the functions that apply them,
+ * and the Unicode version case folding follows, so an answer recorded under other rules (an older or newer cairn)
+ * is never taken for this one's. Worked out on first use without running (or compiling) any expression. A rule
+ * that is a function must name what it reads (a test checks every rule does).
  */
 export function instructionRulesId(): string {
   rulesId ??= sha256Hex(
     JSON.stringify([
-      INTENT_SIGNALS.map((s) => [s.id, s.negatable === true, s.mitigating === true, s.masks?.source ?? null, s.masksWithoutAgent?.source ?? null, s.patterns.map((p) => p.all?.source ?? p.toString())]),
+      INTENT_SIGNALS.map((s) => [
+        s.id,
+        s.negatable === true,
+        s.mitigating === true,
+        s.masks ? ruleText(s.masks) : null,
+        s.masksWithoutAgent ? ruleText(s.masksWithoutAgent) : null,
+        s.patterns.map((p) => [p.all ? ruleText(p.all) : ruleText(p), p.needs ?? null, (p.uses ?? []).map(ruleText)]),
+      ]),
       [...FRAMING],
       [...HARM],
-      [FORBIDDEN_AFTER, PROHIBITION, OPENS_WITH_ORDER, NAMES_AGENT_OR_LATER].map((r) => (r instanceof RegExp ? r.source : String(r))),
-      [readsAsInstruction, intentFeatures, matchesUnforbidden, maskWithoutAgent].map((f) => f.toString()),
+      [FORBIDDEN_AFTER, PROHIBITION, OPENS_WITH_ORDER, NAMES_AGENT_OR_LATER].map(ruleText),
+      [readsAsInstruction, intentFeatures, matchesUnforbidden, maskWithoutAgent, re].map(ruleText),
+      process.versions.unicode ?? null,
     ]),
   ).slice(0, 16);
   return rulesId;
 }
 
+/** The first 16 hex digits of the SHA-256 of a memory's text: what a recorded answer is about. */
+const textKey = (text: string): string => sha256Hex(text).slice(0, 16);
+
 /** readsAsInstruction's answer for `text` as a memory records it; undefined for a route (never spotlighted). */
 export function instructionVerdictOf(text: string, kind: string): InstructionVerdict | undefined {
-  return kind === 'route' ? undefined : { rules: instructionRulesId(), readsAsInstruction: readsAsInstruction(text) };
+  return kind === 'route' ? undefined : { rules: instructionRulesId(), text: textKey(text), readsAsInstruction: readsAsInstruction(text) };
 }
 
-/** A recorded answer made under these rules, or the rules run now. */
+/**
+ * A recorded answer made under these rules for this very text, or the rules run now (a record from other rules, or
+ * left on a text a writer changed without checking it again, such as an older cairn still running).
+ */
 export function recordedOrRun(text: string, recorded: InstructionVerdict | undefined): boolean {
-  return recorded?.rules === instructionRulesId() ? recorded.readsAsInstruction : readsAsInstruction(text);
+  return recorded?.rules === instructionRulesId() && recorded.text === textKey(text) ? recorded.readsAsInstruction : readsAsInstruction(text);
+}
+
+/** Every rule as the rules' id sees it, for a test that each function rule names what it reads. */
+export function ruleInputs(): { signal: string; index: number; expression: boolean; uses: number }[] {
+  return INTENT_SIGNALS.flatMap((s) => s.patterns.map((p, index) => ({ signal: s.id, index, expression: p.all !== undefined, uses: p.uses?.length ?? 0 })));
 }

@@ -497,6 +497,10 @@ export async function updateWith(ctx: EngineContext, id: string, patch: UpdatePa
       throw quarantinedError([{ receipt: receipt as QuarantineReceipt }], 1);
     }
   }
+  // A new text or kind is checked before the transaction (a cold process compiles the rules: no lock is held for
+  // that), and again inside only if the row it changes is not the one read here.
+  const planned = text !== undefined || kind !== undefined ? { text: text ?? current.text, kind: kind ?? current.kind } : null;
+  const plannedCheck = planned ? instructionField(planned.text, planned.kind) : {};
   return ctx.store.transaction(async (tx) => {
     const fresh = await tx.getMemory(mid);
     if (!fresh || fresh.namespace !== namespace) throw new CairnError('NOT_FOUND', `no memory ${mid} in namespace ${namespace}`, { field: 'id' });
@@ -512,9 +516,9 @@ export async function updateWith(ctx: EngineContext, id: string, patch: UpdatePa
       updatedAt: now,
     };
     // A new text (or kind) is checked again; an unchanged one keeps what was recorded.
-    if (text !== undefined || kind !== undefined) {
+    if (planned) {
       delete next.instructionCheck;
-      Object.assign(next, instructionField(next.text, next.kind));
+      Object.assign(next, next.text === planned.text && next.kind === planned.kind ? plannedCheck : instructionField(next.text, next.kind));
     }
     if (next.dedupeKey !== fresh.dedupeKey) {
       const clash = await tx.findLiveByDedupeKey(namespace, next.dedupeKey);

@@ -67,16 +67,17 @@ export interface Memory {
   /**
    * Whether its text read like an instruction to the agent when it was written (core/intent.ts
    * `readsAsInstruction`, which recall's spotlighting asks of text from a less trusted writer), under the rules
-   * `rules` (their id, `instructionRulesId`): a render under the same rules takes this answer instead of running
-   * them again (a cold process, such as the prompt hook, otherwise compiles them: about 120 ms). Absent for a route
+   * `rules` (their id, `instructionRulesId`), for the text hashed in `text`: a render under the same rules of the
+   * same text takes this answer instead of running them again (a cold process, such as the prompt hook, otherwise compiles them: about 120 ms). Absent for a route
    * and for memories written before it was kept.
    */
   instructionCheck?: InstructionVerdict;
 }
 
-/** A recorded answer of the instruction check, and the rules it was made under. */
+/** A recorded answer of the instruction check, the rules it was made under and the text it is about (a hash). */
 export interface InstructionVerdict {
   rules: string;
+  text: string;
   readsAsInstruction: boolean;
 }
 

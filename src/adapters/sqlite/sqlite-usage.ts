@@ -7,12 +7,13 @@ import { RecallBatch } from '../sql/recall-batch.js';
 export class SqliteUsage {
   private readonly recalls = new RecallBatch((batch) =>
     this.c.smallWrite('counting recalls', () => {
-      // One statement per search, in its results' order, counting a memory once per search (as PostgreSQL does). Only
-      // for a memory that still exists when written: counts waiting for a memory deleted (or erased) since leave nothing.
+      // One statement per search, in the order the searches ran, counting a memory once per search (as PostgreSQL does),
+      // the latest time kept. Only for a memory that still exists when written: counts waiting for a memory deleted (or
+      // erased) since leave nothing.
       const upsert = this.c.stmt(
         `INSERT INTO recall_counts (memory_id, namespace, count, last_at)
            SELECT DISTINCT r.value, @namespace, 1, @at FROM json_each(@ids) r WHERE EXISTS (SELECT 1 FROM memories WHERE id = r.value)
-         ON CONFLICT(memory_id) DO UPDATE SET count = count + 1, last_at = excluded.last_at`,
+         ON CONFLICT(memory_id) DO UPDATE SET count = count + 1, last_at = max(last_at, excluded.last_at)`,
       );
       this.c.db
         .transaction(() => {
