@@ -439,9 +439,6 @@ export function readsAsInstruction(text: string): boolean {
 
 let rulesId: string | null = null;
 
-/** What a rule reads, as text: an expression with its flags, a string, or a function's code. */
-const ruleText = (r: RegExp | string | ((...args: never[]) => unknown)): string => String(r);
-
 /**
  * An id of the rules readsAsInstruction applies: a hash of every expression (with its flags), required string and
  * word list it reads, the expressions a function rule names in `uses`, the code of the functions that apply them,
@@ -456,14 +453,14 @@ export function instructionRulesId(): string {
         s.id,
         s.negatable === true,
         s.mitigating === true,
-        s.masks ? ruleText(s.masks) : null,
-        s.masksWithoutAgent ? ruleText(s.masksWithoutAgent) : null,
-        s.patterns.map((p) => [p.all ? ruleText(p.all) : ruleText(p), p.needs ?? null, (p.uses ?? []).map(ruleText)]),
+        s.masks ? String(s.masks) : null,
+        s.masksWithoutAgent ? String(s.masksWithoutAgent) : null,
+        s.patterns.map((p) => [p.all ? String(p.all) : String(p), p.needs ?? null, (p.uses ?? []).map(String)]),
       ]),
       [...FRAMING],
       [...HARM],
-      [FORBIDDEN_AFTER, PROHIBITION, OPENS_WITH_ORDER, NAMES_AGENT_OR_LATER].map(ruleText),
-      [readsAsInstruction, intentFeatures, matchesUnforbidden, maskWithoutAgent, re].map(ruleText),
+      [FORBIDDEN_AFTER, PROHIBITION, OPENS_WITH_ORDER, NAMES_AGENT_OR_LATER].map(String),
+      [readsAsInstruction, intentFeatures, matchesUnforbidden, maskWithoutAgent, re].map(String),
       process.versions.unicode ?? null,
     ]),
   ).slice(0, 16);
@@ -486,7 +483,3 @@ export function recordedOrRun(text: string, recorded: InstructionVerdict | undef
   return recorded?.rules === instructionRulesId() && recorded.text === textKey(text) ? recorded.readsAsInstruction : readsAsInstruction(text);
 }
 
-/** Every rule as the rules' id sees it, for a test that each function rule names what it reads. */
-export function ruleInputs(): { signal: string; index: number; expression: boolean; uses: number }[] {
-  return INTENT_SIGNALS.flatMap((s) => s.patterns.map((p, index) => ({ signal: s.id, index, expression: p.all !== undefined, uses: p.uses?.length ?? 0 })));
-}
