@@ -470,9 +470,9 @@ export function instructionRulesId(): string {
 /** The first 16 hex digits of the SHA-256 of a memory's text: what a recorded answer is about. */
 const textKey = (text: string): string => sha256Hex(text).slice(0, 16);
 
-/** readsAsInstruction's answer for `text` as a memory records it; undefined for a route (never spotlighted). */
-export function instructionVerdictOf(text: string, kind: string): InstructionVerdict | undefined {
-  return kind === 'route' ? undefined : { rules: instructionRulesId(), text: textKey(text), readsAsInstruction: readsAsInstruction(text) };
+/** readsAsInstruction's answer for `text` as a memory records it (a route's text holds its title, description and paths). */
+export function instructionVerdictOf(text: string): InstructionVerdict {
+  return { rules: instructionRulesId(), text: textKey(text), readsAsInstruction: readsAsInstruction(text) };
 }
 
 /**

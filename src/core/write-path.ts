@@ -94,7 +94,7 @@ export function prepare(ctx: EngineContext, input: MemoryInput): Omit<Memory, 'i
     forgottenAt: null,
     forgetReason: null,
     dedupeKey: dedupeKey(namespace, text),
-    ...instructionField(text, kind),
+    ...instructionField(text),
   };
   if (Object.keys(redactions).length) ctx.redactionsOf.set(prepared, redactions);
   const anchors = input.anchors === undefined ? [] : validateAnchors(input.anchors);
@@ -139,10 +139,9 @@ export function redactionField(ctx: EngineContext, p: object): { redactions?: Re
   return counts ? { redactions: counts } : {};
 }
 
-/** `{ instructionCheck }` for a memory about to be written (Memory.instructionCheck), or nothing for a route. */
-function instructionField(text: string, kind: MemoryKind): Pick<Memory, 'instructionCheck'> {
-  const verdict = instructionVerdictOf(text, kind);
-  return verdict ? { instructionCheck: verdict } : {};
+/** `{ instructionCheck }` for a memory about to be written (Memory.instructionCheck). */
+function instructionField(text: string): Pick<Memory, 'instructionCheck'> {
+  return { instructionCheck: instructionVerdictOf(text) };
 }
 
 /** Runs the ingest filter over texts about to be stored; null entries passed unscored. */
@@ -497,10 +496,8 @@ export async function updateWith(ctx: EngineContext, id: string, patch: UpdatePa
       throw quarantinedError([{ receipt: receipt as QuarantineReceipt }], 1);
     }
   }
-  // A new text or kind is checked before the transaction (a cold process compiles the rules: no lock is held for
-  // that), and again inside only if the row it changes is not the one read here.
-  const planned = text !== undefined || kind !== undefined ? { text: text ?? current.text, kind: kind ?? current.kind } : null;
-  const plannedCheck = planned ? instructionField(planned.text, planned.kind) : {};
+  // A new text is checked before the transaction (a cold process compiles the rules: no lock is held for that).
+  const plannedCheck = text !== undefined ? instructionField(text) : null;
   return ctx.store.transaction(async (tx) => {
     const fresh = await tx.getMemory(mid);
     if (!fresh || fresh.namespace !== namespace) throw new CairnError('NOT_FOUND', `no memory ${mid} in namespace ${namespace}`, { field: 'id' });
@@ -515,11 +512,8 @@ export async function updateWith(ctx: EngineContext, id: string, patch: UpdatePa
       dedupeKey: text === undefined ? fresh.dedupeKey : dedupeKey(namespace, text),
       updatedAt: now,
     };
-    // A new text (or kind) is checked again; an unchanged one keeps what was recorded.
-    if (planned) {
-      delete next.instructionCheck;
-      Object.assign(next, next.text === planned.text && next.kind === planned.kind ? plannedCheck : instructionField(next.text, next.kind));
-    }
+    // A new text is checked again; an unchanged one keeps what was recorded.
+    if (plannedCheck) Object.assign(next, plannedCheck);
     if (next.dedupeKey !== fresh.dedupeKey) {
       const clash = await tx.findLiveByDedupeKey(namespace, next.dedupeKey);
       if (clash && clash.id !== mid) throw new CairnError('CONFLICT', `an identical live memory already exists: ${clash.id}`, { field: 'text' });

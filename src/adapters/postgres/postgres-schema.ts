@@ -256,7 +256,7 @@ export const MIGRATIONS: readonly ((storage: VectorStorage) => string)[] = [
   ALTER TABLE recall_lists ALTER COLUMN body SET STORAGE EXTERNAL;
   `,
   // 10: whether the text read like an instruction when written, and under which rules (Memory.instructionCheck,
-  // JSON; NULL for routes and older memories), so recall's spotlighting need not run the rules again. A nullable
+  // JSON; NULL for memories, and routes, written before it was kept), so recall's spotlighting need not run the rules again. A nullable
   // column without a default: a catalog change only, no rewrite.
   () => `ALTER TABLE memories ADD COLUMN instruction_check text;`,
 ];

@@ -245,7 +245,7 @@ export const MIGRATIONS: readonly string[] = [
   // most. Recorded first, so no older cairn (writing the old terms) opens the store afterwards.
   `INSERT OR IGNORE INTO meta (key, value) VALUES ('reanalysed_through', '0');`,
   // 14: whether the text read like an instruction when written, and under which rules (Memory.instructionCheck,
-  // JSON; NULL for routes and older memories), so recall's spotlighting need not run the rules again.
+  // JSON; NULL for memories, and routes, written before it was kept), so recall's spotlighting need not run the rules again.
   `ALTER TABLE memories ADD COLUMN instruction_check TEXT;`,
 ];
 
