@@ -6,6 +6,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import { RECALL_BATCH, RECALL_DELAY_MS } from '../../src/adapters/sql/recall-batch.js';
 import { createPostgresStore, type PostgresStore } from '../../src/adapters/postgres/postgres-store.js';
 import { makeMemory } from '../contract/store-contract.js';
@@ -82,6 +83,33 @@ describe('PostgreSQL recall counts written in batches', { skip: pgSkip }, () => 
       await store.recordRecalls(NS, [a.id, b.id], NOW);
       await store.transaction((tx) => tx.deleteMemory(a.id));
     } finally {
+      await store.close();
+    }
+    assert.deepEqual([...(await table())], [[kept, [1, NOW]]]);
+  });
+
+  it('a count written while a delete of its memory is under way waits for it and leaves nothing', async () => {
+    const store = createPostgresStore(testStoreConfig(db.url));
+    const other = new pg.Client({ connectionString: db.url });
+    await other.connect();
+    let kept = '';
+    try {
+      const [a, b] = await seeded(store, 2);
+      assert.ok(a && b);
+      await adminQuery(db.name, 'DELETE FROM recall_counts');
+      kept = b.id;
+      await store.recordRecalls(NS, [a.id, b.id], NOW);
+      // Another session deletes the memory as deleteMemory does (the row, then its count) and has not committed when
+      // the batch is written.
+      await other.query('BEGIN');
+      await other.query('DELETE FROM memories WHERE id = $1', [a.id]);
+      await other.query('DELETE FROM recall_counts WHERE memory_id = $1', [a.id]);
+      const flushed = store.recallStats(NS, NOW, 10);
+      await new Promise((r) => setTimeout(r, 300));
+      await other.query('COMMIT');
+      await flushed;
+    } finally {
+      await other.end();
       await store.close();
     }
     assert.deepEqual([...(await table())], [[kept, [1, NOW]]]);

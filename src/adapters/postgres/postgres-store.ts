@@ -842,7 +842,9 @@ const RECALL_LOCK_TIMEOUT_MS = 2000;
 /**
  * A batch of searches' recall counts in one statement: each search counts a memory once, the latest time is kept
  * (also when two batches commit out of order). Only for memories that still exist: a search answered just before an
- * erasure must not leave a count. Sorted, so two processes counting the same memories lock their rows in the same
+ * erasure must not leave a count. The memory rows are locked against deletion (FOR KEY SHARE) until the counts commit:
+ * a delete under way is waited for and its memory skipped, and a delete that comes after waits, then removes the count
+ * (deleteMemory removes the row before the count). Sorted, so two processes counting the same memories lock their rows in the same
  * order. Committed without waiting for the WAL to reach the disk (synchronous_commit off for this statement's own
  * transaction only): usage statistics need not survive a crash of the server in the moment after they were written,
  * and the write would wait for a flush. Nor do they wait long for a row lock (RECALL_LOCK_TIMEOUT_MS): a store
@@ -867,6 +869,7 @@ function recallCountsStatement(batch: PendingRecall[]): { text: string; values: 
        JOIN memories m ON m.id = r.id
        WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL AND set_config('lock_timeout', '${RECALL_LOCK_TIMEOUT_MS}', true) IS NOT NULL
        ORDER BY m.id
+       FOR KEY SHARE OF m
        ON CONFLICT (memory_id) DO UPDATE SET count = recall_counts.count + excluded.count, last_at = greatest(recall_counts.last_at, excluded.last_at)`,
     values: [ids, namespaces, times],
   };
