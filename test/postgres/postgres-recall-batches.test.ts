@@ -38,6 +38,15 @@ describe('PostgreSQL recall counts written in batches', { skip: pgSkip }, () => 
     return memories;
   };
 
+  /** Two new memories, an empty table, and one search's counts of both waiting in the store. */
+  const twoCountsWaiting = async (store: PostgresStore) => {
+    const [a, b] = await seeded(store, 2);
+    assert.ok(a && b);
+    await adminQuery(db.name, 'DELETE FROM recall_counts');
+    await store.recordRecalls(NS, [a.id, b.id], NOW);
+    return [a, b] as const;
+  };
+
   it('counts wait in memory, the store reads its own at once, batches keep the latest time, the delay and close write them', async () => {
     const store = createPostgresStore(testStoreConfig(db.url));
     const [a, b, c] = await seeded(store, 3);
@@ -76,11 +85,8 @@ describe('PostgreSQL recall counts written in batches', { skip: pgSkip }, () => 
     const store = createPostgresStore(testStoreConfig(db.url));
     let kept = '';
     try {
-      const [a, b] = await seeded(store, 2);
-      assert.ok(a && b);
-      await adminQuery(db.name, 'DELETE FROM recall_counts');
+      const [a, b] = await twoCountsWaiting(store);
       kept = b.id;
-      await store.recordRecalls(NS, [a.id, b.id], NOW);
       await store.transaction((tx) => tx.deleteMemory(a.id));
     } finally {
       await store.close();
@@ -94,11 +100,8 @@ describe('PostgreSQL recall counts written in batches', { skip: pgSkip }, () => 
     await other.connect();
     let kept = '';
     try {
-      const [a, b] = await seeded(store, 2);
-      assert.ok(a && b);
-      await adminQuery(db.name, 'DELETE FROM recall_counts');
+      const [a, b] = await twoCountsWaiting(store);
       kept = b.id;
-      await store.recordRecalls(NS, [a.id, b.id], NOW);
       // Another session deletes the memory as deleteMemory does (the row, then its count) and has not committed when
       // the batch is written.
       await other.query('BEGIN');
