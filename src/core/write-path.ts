@@ -283,6 +283,16 @@ async function nearestOlder(ctx: EngineContext, namespace: string, vector: Float
   });
 }
 
+/** nearestOlder for each text about to be embedded that has a vector and is not a route, one after the other. */
+async function likelyLookups(ctx: EngineContext, texts: readonly Prepared[], vectorByKey: ReadonlyMap<string, Float32Array | null>): Promise<Map<string, ReplaceCandidate[]>> {
+  const nearby = new Map<string, ReplaceCandidate[]>();
+  for (const p of texts) {
+    const vector = vectorByKey.get(p.dedupeKey);
+    if (vector && p.kind !== 'route') nearby.set(p.dedupeKey, await nearestOlder(ctx, p.namespace, vector, () => false));
+  }
+  return nearby;
+}
+
 /** Of the candidates, those created before `memory` that it probably updates, closest first, at most LIKELY_UPDATE_MAX. */
 function pickLikelyReplaced(memory: Pick<Memory, 'text' | 'route' | 'kind' | 'createdAt'>, candidates: ReplaceCandidate[]): LikelyReplaced[] {
   if (memory.kind === 'route') return [];
@@ -362,10 +372,16 @@ export async function saveScreened(ctx: EngineContext, inputs: MemoryInput[], op
   const vectors = await embedMany(ctx, toEmbed.map((p) => indexText(p)));
   const vectorByKey = new Map(toEmbed.map((p, i) => [p.dedupeKey, vectors[i] ?? null]));
 
+  // The notes each new memory may update, looked up before the transaction (the write lock is not held for
+  // vector searches; the transaction keeps those still current) and while the filter reads the texts: a store
+  // that searches on a worker thread does both at once. A text the filter holds drops its lookup.
+  const recordReplaces = options.recordLikelyReplaces !== false && toEmbed.length <= LIKELY_LOOKUP_MAX_BATCH;
+  const lookups = stored && ctx.store.capabilities.vectorSearch && recordReplaces ? likelyLookups(ctx, toEmbed, vectorByKey) : Promise.resolve(new Map<string, ReplaceCandidate[]>());
+
   // The filter scores only texts that would become new memories, reusing their storage vectors.
   const blocked = new Map<string, HeldWrite>();
   if (options.screen !== false) {
-    const verdicts = await screenTexts(ctx, toEmbed.map((p) => ({ text: indexText(p), vector: vectorByKey.get(p.dedupeKey) ?? null })));
+    const [verdicts] = await Promise.all([screenTexts(ctx, toEmbed.map((p) => ({ text: indexText(p), vector: vectorByKey.get(p.dedupeKey) ?? null }))), lookups]);
     toEmbed.forEach((p, i) => {
       const verdict = verdicts[i];
       if (!verdict?.blocked) return;
@@ -392,16 +408,8 @@ export async function saveScreened(ctx: EngineContext, inputs: MemoryInput[], op
     throw quarantinedError(held, prepared.length);
   }
 
-  // The notes each new memory may update, looked up before the transaction (the write lock is not held for
-  // vector searches); the transaction keeps those still current.
-  const recordReplaces = options.recordLikelyReplaces !== false && toEmbed.length <= LIKELY_LOOKUP_MAX_BATCH;
-  const nearby = new Map<string, ReplaceCandidate[]>();
-  if (stored && ctx.store.capabilities.vectorSearch && recordReplaces) {
-    for (const p of toEmbed) {
-      const vector = vectorByKey.get(p.dedupeKey);
-      if (vector && p.kind !== 'route' && !blocked.has(p.dedupeKey)) nearby.set(p.dedupeKey, await nearestOlder(ctx, p.namespace, vector, () => false));
-    }
-  }
+  const nearby = await lookups;
+  for (const key of blocked.keys()) nearby.delete(key);
 
   if (prepared.some((p) => !blocked.has(p.dedupeKey))) await prepareEmbedder(ctx, stored);
   return ctx.store.transaction(async (tx) => {
