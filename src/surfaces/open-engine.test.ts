@@ -47,7 +47,7 @@ describe('composition root: neighbour graphs, the vector scan worker and kept po
     const environment = { env: { HOME: dir, XDG_CONFIG_HOME: dir, XDG_CACHE_HOME: dir }, cwd: dir };
     try {
       const graphs = async (longLived: boolean) => {
-        const opened = openEngine({ db: join(dir, 'c.db'), namespace: 'ns' }, { withoutEmbedder: true, longLived }, environment);
+        const opened = await openEngine({ db: join(dir, 'c.db'), namespace: 'ns' }, { withoutEmbedder: true, longLived }, environment);
         try {
           const status = (opened.engine.store as SqliteStore).vectorIndex?.status();
           return status && { ...status.graphs, scanWorker: status.scanWorker.state, coarseLists: status.coarseLists.state };
@@ -64,7 +64,7 @@ describe('composition root: neighbour graphs, the vector scan worker and kept po
       assert.equal(long?.scanWorker, 'idle', 'a long-lived process may scan large namespaces in the scan worker');
       assert.equal(long?.coarseLists, 'idle', 'a long-lived process may split large namespaces into coarse lists');
       const postings = async (longLived: boolean) => {
-        const opened = openEngine({ db: join(dir, 'c.db'), namespace: 'ns' }, { withoutEmbedder: true, longLived }, environment);
+        const opened = await openEngine({ db: join(dir, 'c.db'), namespace: 'ns' }, { withoutEmbedder: true, longLived }, environment);
         try {
           await opened.engine.save({ text: 'the deploy worker retries three times', kind: 'fact' });
           await opened.engine.search('deploy worker');

@@ -11,7 +11,6 @@ import { createPoolEmbedder, DEFAULT_NICE, type PoolEmbedder } from '../adapters
 import { createOverlapReranker } from '../adapters/rerank-local/overlap-reranker.js';
 import { createSqliteStore } from '../adapters/sqlite/sqlite-store.js';
 import { isPostgresUrl, parsePostgresUrl, type PostgresStoreConfig } from '../adapters/postgres/postgres-config.js';
-import { createPostgresStore } from '../adapters/postgres/postgres-store.js';
 import { createGitRepository, type GitRepository } from '../adapters/git/git-repository.js';
 import { createGptTokenCounter } from '../adapters/tokenizer/gpt-token-counter.js';
 import { AccessControl } from '../core/access.js';
@@ -407,12 +406,19 @@ export interface OpenedEngine {
   close(): Promise<void>;
 }
 
+/**
+ * The PostgreSQL store's code, loaded only when a postgres:// database is configured: a short command on the
+ * embedded store (a hook) does not compile it.
+ */
+const postgresStore = () => import('../adapters/postgres/postgres-store.js');
+
 /** Builds the engine with concrete adapters from flags, environment and config file. */
-export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, environment?: Environment): OpenedEngine {
+export async function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, environment?: Environment): Promise<OpenedEngine> {
   const config = resolveConfig(flags, environment);
   const logger = options.logger ?? createLogger({ level: config.logLevel });
+  const createPostgresStore = config.postgres ? (await postgresStore()).createPostgresStore : null;
   // Only a long-lived process builds a missing HNSW index in the background; a short one would wait for it.
-  const pgStore = config.postgres ? createPostgresStore({ ...config.postgres, buildVectorIndexInBackground: options.longLived === true, recallCopies: options.longLived === true }, logger) : null;
+  const pgStore = config.postgres && createPostgresStore ? createPostgresStore({ ...config.postgres, buildVectorIndexInBackground: options.longLived === true, recallCopies: options.longLived === true }, logger) : null;
   const store: Store = pgStore ?? createSqliteStore({ path: config.dbPath, vectorIndex: { neighbourGraphs: options.longLived === true, scanWorker: options.longLived === true, coarseLists: options.longLived === true }, postingCache: options.longLived === true });
   const reranker: Reranker | null = config.reranker === 'overlap' ? createOverlapReranker() : null;
   // Code awareness (anchors, staleness, branch scope) for the repository the process runs in; detected
@@ -461,6 +467,7 @@ export function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, env
 export async function openStoreAt(location: string, options: { mustExist: boolean }, environment?: Environment): Promise<Store> {
   if (isPostgresUrl(location)) {
     // The database itself must exist either way (a missing one fails here, naming it); an empty one is migrated.
+    const { createPostgresStore } = await postgresStore();
     const store = createPostgresStore(resolvePostgres(location, environment?.env ?? process.env, undefined));
     try {
       await store.open();

@@ -492,7 +492,7 @@ describe('composition root: search copies only in long-lived processes on Postgr
   it('serve and mcp search from copies; every other command searches in full', async () => {
     const environment = { env: { HOME: dir, XDG_CONFIG_HOME: dir, XDG_CACHE_HOME: dir, XDG_DATA_HOME: dir }, cwd: dir };
     const copies = async (longLived: boolean) => {
-      const opened = openEngine({ db: db.url, namespace: 'ns' }, { longLived }, environment);
+      const opened = await openEngine({ db: db.url, namespace: 'ns' }, { longLived }, environment);
       try {
         await opened.engine.save({ text: 'the deploy worker retries three times before paging', kind: 'fact' });
         await opened.engine.search('deploy worker retries');

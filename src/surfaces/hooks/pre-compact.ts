@@ -197,7 +197,7 @@ async function save(job: CaptureJob, env: NodeJS.ProcessEnv, log: Logger): Promi
   const inputs = job.inputs;
   const environment = { env, cwd: job.cwd };
   const flags = job.flags;
-  let opened = openEngine(flags, { logger: log }, environment);
+  let opened = await openEngine(flags, { logger: log }, environment);
   let saved = 0;
   let duplicates = 0;
   let held = 0;
@@ -214,7 +214,7 @@ async function save(job: CaptureJob, env: NodeJS.ProcessEnv, log: Logger): Promi
         if (isCairnError(err) && err.code === 'EMBEDDER_UNAVAILABLE' && opened.engine.embedder) {
           log.warn('pre-compact: the embedder is unavailable; saving without vectors (cairn reindex adds them later)', { error: err.message });
           await opened.close();
-          opened = openEngine(flags, { logger: log, withoutEmbedder: true }, environment);
+          opened = await openEngine(flags, { logger: log, withoutEmbedder: true }, environment);
           i -= SAVE_BATCH;
           continue;
         }

@@ -12,7 +12,7 @@ export async function handleSessionStart(ctx: HookContext): Promise<HookOutcome>
   if (pruned) ctx.log.debug('session-start: removed old hook state files', { pruned });
   const { openEngine } = await import('../open-engine.js');
   const cwd = stringField(ctx.input, 'cwd') ?? ctx.streams.cwd;
-  const opened = openEngine(
+  const opened = await openEngine(
     { db: ctx.dbPath, namespace: ctx.streams.flags?.namespace },
     { logger: ctx.log, withoutEmbedder: true },
     { env: ctx.streams.env, cwd },

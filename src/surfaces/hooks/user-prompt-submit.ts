@@ -71,7 +71,7 @@ function promptText(value: unknown): string | null {
 async function recall(ctx: HookContext, query: string, tokenBudget: number): Promise<{ text: string; count: number } | null> {
   const { openEngine } = await import('../open-engine.js');
   const cwd = stringField(ctx.input, 'cwd') ?? ctx.streams.cwd;
-  const opened = openEngine({ db: ctx.dbPath, namespace: ctx.streams.flags?.namespace }, { logger: ctx.log }, { env: ctx.streams.env, cwd });
+  const opened = await openEngine({ db: ctx.dbPath, namespace: ctx.streams.flags?.namespace }, { logger: ctx.log }, { env: ctx.streams.env, cwd });
   try {
     // Only a remote embedder can answer in time; the local model's load alone exceeds the deadline, so
     // without one the vector signal is off and no model is loaded.
