@@ -4,8 +4,9 @@ import { createUseEmbedder } from '../src/adapters/embed-use/use-embedder.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
 import { Engine, type EngineConfig } from '../src/core/engine.js';
 import { queryTerms } from '../src/core/lexical.js';
-import { createVocabulary, defaultVocabulary, rarestRelated, RELATED_MAX_TERMS, withRelated } from '../src/core/related-terms.js';
+import { analyseGroups, createVocabulary, defaultVocabulary, rarestRelated, RELATED_MAX_TERMS, withRelated } from '../src/core/related-terms.js';
 import { VOCABULARY_GROUPS } from '../src/core/vocabulary-data.js';
+import { VOCABULARY_TERMS } from '../src/core/vocabulary-terms.js';
 import { isCairnError } from '../src/interfaces/errors.js';
 import type { Embedder } from '../src/interfaces/embedder.js';
 import type { SearchResult } from '../src/interfaces/memory.js';
@@ -74,6 +75,10 @@ describe('the vocabulary', () => {
     const lines = VOCABULARY_GROUPS.split('\n').filter((l) => l.trim() !== '');
     assert.ok(lines.length >= 300, `${lines.length} groups`);
     assert.ok(defaultVocabulary().related('db', ['db']).length > 0);
+  });
+
+  it('the generated analysed vocabulary (vocabulary-terms.ts) is the committed vocabulary analysed now', () => {
+    assert.deepEqual(JSON.parse(VOCABULARY_TERMS), analyseGroups(VOCABULARY_GROUPS), 'out of date: run `npm run build && node scripts/vocabulary-terms.mjs`');
   });
 
   it('tells a member on its own from a word of a phrase member', () => {
