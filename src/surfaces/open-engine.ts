@@ -117,6 +117,8 @@ export interface ResolvedConfig {
    */
   embedder: { provider: 'use' | 'openai' | 'none'; workers: number; nice: number; fixedVectorsDir: string; baseUrl?: string | undefined; model?: string | undefined; dimensions?: number | undefined; apiKey?: string | undefined };
   reranker: 'none' | 'overlap';
+  /** Where the token counter keeps its compact rank table between processes (`<cache home>/cairn/tokenizer`). */
+  tokenizerDir: string;
   weights: CairnConfigFile['weights'];
   logLevel: ReturnType<typeof parseLogLevel>;
   configFile: string | null;
@@ -200,6 +202,7 @@ export function resolveConfig(flags: CliFlags, environment: Environment = { env:
     postgres: isPostgresUrl(dbPath) ? resolvePostgres(dbPath, env, file.postgres) : null,
     namespace,
     namespaceSource,
+    tokenizerDir: join(cacheHome(env), 'cairn', 'tokenizer'),
     embedder: {
       provider,
       workers: embedWorkers(env),
@@ -429,7 +432,7 @@ export async function openEngine(flags: CliFlags, options: OpenEngineOptions = {
     store,
     embedder,
     reranker,
-    tokenCounter: createGptTokenCounter(),
+    tokenCounter: createGptTokenCounter({ tableDir: config.tokenizerDir }),
     defaultNamespace: config.namespace,
     weights: config.weights,
     logger,
