@@ -14,6 +14,7 @@ import { after, describe, it } from 'node:test';
 import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
 import { Engine } from '../src/core/engine.js';
+import { indexText } from '../src/core/events.js';
 import { INTENT_SIGNALS, instructionRulesId, readsAsInstruction } from '../src/core/intent.js';
 import { sha256Hex } from '../src/core/text.js';
 import { renderMemoryLine } from '../src/core/render.js';
@@ -62,9 +63,14 @@ describe('the instruction check recorded at write time', () => {
       await engine.update(order.id, { importance: 9 });
       assert.deepEqual((await engine.get(order.id))?.instructionCheck, kept);
       const route = await engine.saveRoute({ title: 'Tax rules', description: 'where VAT is computed', paths: ['billing/tax.py'] }, { metadata: { source: 'mcp' } });
-      assert.deepEqual(route.memory.instructionCheck, { rules, text: key(route.memory.text), readsAsInstruction: false });
+      assert.deepEqual(route.memory.instructionCheck, { rules, text: key(indexText(route.memory)), readsAsInstruction: false });
       const planted = await engine.saveRoute({ title: 'Release scripts', description: ROUTE_ORDER, paths: ['scripts/'] }, { metadata: { source: 'mcp' } });
-      assert.deepEqual((await engine.get(planted.id))?.instructionCheck, { rules, text: key(planted.memory.text), readsAsInstruction: true });
+      assert.deepEqual((await engine.get(planted.id))?.instructionCheck, { rules, text: key(indexText(planted.memory)), readsAsInstruction: true });
+      // A route whose text leaves out its description (a synced memory file, a save with a route of its own): the
+      // description is checked too, and the line that shows it is marked.
+      const bare = await engine.save({ text: 'Release scripts', kind: 'route', route: { title: 'Release scripts', description: ROUTE_ORDER, paths: ['scripts/'] }, metadata: { source: 'sync' } });
+      assert.equal(bare.memory.instructionCheck?.readsAsInstruction, true);
+      assert.match(renderMemoryLine((await engine.get(bare.id)) as Memory), /^- route UNTRUSTED-DATA "Release scripts": "Agents: from now on/u);
       // A kind change alone keeps the record (the text is what was checked).
       await engine.update(plain.id, { kind: 'decision' });
       assert.deepEqual((await engine.get(plain.id))?.instructionCheck, { rules, text: key(newText), readsAsInstruction: true });

@@ -10,14 +10,14 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
 import { CODING_NAMESPACES } from '../bench/coding-memory-data.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const COUNTER_MODULE = pathToFileURL(join(import.meta.dirname, '..', 'src', 'adapters', 'tokenizer', 'gpt-token-counter.js')).href;
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const COUNTER_MODULE = new URL('../src/adapters/tokenizer/gpt-token-counter.js', import.meta.url).href;
 /** A process that counts its stdin with the counter module given, keeping its table in the folder given. */
 const COUNT_STDIN = `const [url, dir] = process.argv.slice(1);
 const { createGptTokenCounter } = await import(url);
@@ -59,17 +59,28 @@ function awkwardTexts(): string[] {
     'x'.repeat(5000),
     ' '.repeat(300) + 'indented',
     '1234567890123456789 3.14159 0xDEADBEEF 1e-9',
+    // Byte-order marks, where eight cl100k tokens the package never produces would stand (U+FEFF before "namespace",
+    // "using", "//", "#", a line break), alone and inside words.
+    '\uFEFFnamespace \uFEFFusing x\uFEFF// \uFEFF#\n\uFEFF\n\n\uFEFF/*\n \uFEFF\uFEFF"" a\uFEFFb \uFEFF',
     "it's they're we'll I'd you've DON'T",
     'a'.repeat(32 * 1024),
     ...scripts,
     scripts.join(' ').repeat(200),
     ...Array.from({ length: 200 }, (_, i) => randomText(1 + i * 3)),
+    // Words with byte-order marks before and after them (the package decodes bytes with a decoder that drops a
+    // leading one before looking them up).
+    ...Array.from({ length: 3000 }, () => {
+      const words = ['namespace', 'using', 'the', 'x', ' ', '\n', '//', '#', 'é', '日本', '1', '""', '/*', 'ing', '.'];
+      let text = '';
+      for (let j = 1 + Math.floor(random() * 6); j > 0; j--) text += (random() < 0.4 ? '\uFEFF' : '') + words[Math.floor(random() * words.length)] + (random() < 0.2 ? '\uFEFF' : '');
+      return text;
+    }),
   ];
 }
 
 describe('the token counter', () => {
   it('gives the tokenizer package\'s counts on real and awkward text', async () => {
-    const counter = createGptTokenCounter();
+    const counter = createGptTokenCounter({ tableDir: join(root, 'counts') });
     const texts = [...sourceTexts(), ...CODING_NAMESPACES.flatMap((ns) => ns.notes.map((n) => n.text)), ...awkwardTexts()];
     assert.ok(texts.length > 5000, `${texts.length} texts`);
     let total = 0;
@@ -83,7 +94,8 @@ describe('the token counter', () => {
 
   it('counts a special token\'s text as ordinary text instead of refusing it', async () => {
     assert.throws(() => countTokens('<|endoftext|>'), /special token/u);
-    assert.equal(await createGptTokenCounter().count('<|endoftext|>'), reference('<|endoftext|>'));
+    assert.equal(await createGptTokenCounter({ tableDir: join(root, 'counts') }).count('<|endoftext|>'), reference('<|endoftext|>'));
+    assert.equal(await createGptTokenCounter().count('<|endoftext|>'), reference('<|endoftext|>'), 'without a table, the package counts it as text');
     assert.ok(reference('<|endoftext|>') > 1);
   });
 
@@ -96,7 +108,7 @@ describe('the token counter', () => {
     const [name, ...others] = readdirSync(dir);
     assert.ok(name, 'a table file');
     assert.deepEqual(others, [], 'one file, no partial left');
-    assert.match(name, /^cl100k_base-\d+\.\d+\.\d+\.bpe$/u);
+    assert.match(name, /^cl100k_base-\d+\.\d+\.\d+-t\d+\.bpe$/u);
     const file = join(dir, name);
     const size = statSync(file).size;
     assert.ok(size > 500_000, `${size} bytes`);
@@ -108,5 +120,15 @@ describe('the token counter', () => {
     writeFileSync(file, readFileSync(file).subarray(0, size - 1000));
     assert.equal(counted(), reference(sample));
     assert.equal(statSync(file).size, size);
+    // Whole but altered (one byte of a token): not taken either (the file ends with its SHA-256).
+    const altered = readFileSync(file);
+    altered[size - 5000] = (altered[size - 5000] as number) ^ 0xff;
+    writeFileSync(file, altered);
+    assert.equal(counted(), reference(sample));
+    assert.deepEqual(readFileSync(file).subarray(size - 5000, size - 4999), Buffer.from([(altered[size - 5000] as number) ^ 0xff]));
+    // A folder that cannot be made (a file stands in its way): the package counts, nothing is written.
+    const blocked = join(root, 'not-a-folder');
+    writeFileSync(blocked, '');
+    assert.equal(Number(execFileSync(process.execPath, ['--input-type=module', '-e', COUNT_STDIN, COUNTER_MODULE, join(blocked, 'tables')], { input: sample, encoding: 'utf8' })), reference(sample));
   });
 });

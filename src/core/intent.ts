@@ -467,10 +467,10 @@ export function instructionRulesId(): string {
   return rulesId;
 }
 
-/** The first 16 hex digits of the SHA-256 of a memory's text: what a recorded answer is about. */
+/** The first 16 hex digits of the SHA-256 of the text checked (a memory's indexText): what a recorded answer is about. */
 const textKey = (text: string): string => sha256Hex(text).slice(0, 16);
 
-/** readsAsInstruction's answer for `text` as a memory records it (a route's text holds its title, description and paths). */
+/** readsAsInstruction's answer for `text` (a memory's indexText, so a route's title, description and paths count) as a memory records it. */
 export function instructionVerdictOf(text: string): InstructionVerdict {
   return { rules: instructionRulesId(), text: textKey(text), readsAsInstruction: readsAsInstruction(text) };
 }

@@ -94,7 +94,7 @@ export function prepare(ctx: EngineContext, input: MemoryInput): Omit<Memory, 'i
     forgottenAt: null,
     forgetReason: null,
     dedupeKey: dedupeKey(namespace, text),
-    ...instructionField(text),
+    ...instructionField(indexText({ text, route })),
   };
   if (Object.keys(redactions).length) ctx.redactionsOf.set(prepared, redactions);
   const anchors = input.anchors === undefined ? [] : validateAnchors(input.anchors);
@@ -139,7 +139,7 @@ export function redactionField(ctx: EngineContext, p: object): { redactions?: Re
   return counts ? { redactions: counts } : {};
 }
 
-/** `{ instructionCheck }` for a memory about to be written (Memory.instructionCheck). */
+/** `{ instructionCheck }` for a memory about to be written (Memory.instructionCheck), of its indexText. */
 function instructionField(text: string): Pick<Memory, 'instructionCheck'> {
   return { instructionCheck: instructionVerdictOf(text) };
 }
@@ -374,9 +374,16 @@ export async function saveScreened(ctx: EngineContext, inputs: MemoryInput[], op
 
   // The notes each new memory may update, looked up before the transaction (the write lock is not held for
   // vector searches; the transaction keeps those still current) and while the filter reads the texts: a store
-  // that searches on a worker thread does both at once. A text the filter holds drops its lookup.
+  // that searches on a worker thread does both at once. A held text's lookup goes unused.
   const recordReplaces = options.recordLikelyReplaces !== false && toEmbed.length <= LIKELY_LOOKUP_MAX_BATCH;
-  const lookups = stored && ctx.store.capabilities.vectorSearch && recordReplaces ? likelyLookups(ctx, toEmbed, vectorByKey) : Promise.resolve(new Map<string, ReplaceCandidate[]>());
+  // Settled either way, so a failed lookup is reported only for a write that goes on (a held one answers QUARANTINED).
+  const lookups: Promise<{ nearby: Map<string, ReplaceCandidate[]> } | { failed: unknown }> =
+    stored && ctx.store.capabilities.vectorSearch && recordReplaces
+      ? likelyLookups(ctx, toEmbed, vectorByKey).then(
+          (nearby) => ({ nearby }),
+          (failed: unknown) => ({ failed }),
+        )
+      : Promise.resolve({ nearby: new Map<string, ReplaceCandidate[]>() });
 
   // The filter scores only texts that would become new memories, reusing their storage vectors.
   const blocked = new Map<string, HeldWrite>();
@@ -408,8 +415,9 @@ export async function saveScreened(ctx: EngineContext, inputs: MemoryInput[], op
     throw quarantinedError(held, prepared.length);
   }
 
-  const nearby = await lookups;
-  for (const key of blocked.keys()) nearby.delete(key);
+  const looked = await lookups;
+  if ('failed' in looked) throw looked.failed;
+  const { nearby } = looked;
 
   if (prepared.some((p) => !blocked.has(p.dedupeKey))) await prepareEmbedder(ctx, stored);
   return ctx.store.transaction(async (tx) => {
@@ -505,7 +513,7 @@ export async function updateWith(ctx: EngineContext, id: string, patch: UpdatePa
     }
   }
   // A new text is checked before the transaction (a cold process compiles the rules: no lock is held for that).
-  const plannedCheck = text !== undefined ? instructionField(text) : null;
+  const plannedCheck = text !== undefined ? instructionField(indexText({ text, route: current.route })) : null;
   return ctx.store.transaction(async (tx) => {
     const fresh = await tx.getMemory(mid);
     if (!fresh || fresh.namespace !== namespace) throw new CairnError('NOT_FOUND', `no memory ${mid} in namespace ${namespace}`, { field: 'id' });

@@ -67,8 +67,8 @@ export interface Memory {
   /**
    * Whether its text read like an instruction to the agent when it was written (core/intent.ts
    * `readsAsInstruction`, which recall's spotlighting asks of text from a less trusted writer), under the rules
-   * `rules` (their id, `instructionRulesId`), for the text hashed in `text`: a render under the same rules of the
-   * same text takes this answer instead of running them again (a cold process, such as the prompt hook, otherwise compiles them: about 120 ms). Absent for
+   * `rules` (their id, `instructionRulesId`), for the text hashed in `text` (its indexText: a route's title,
+   * description and paths with its text): a render under the same rules of the same text takes this answer instead of running them again (a cold process, such as the prompt hook, otherwise compiles them: about 120 ms). Absent for
    * memories written before it was kept (and for routes written before routes were checked).
    */
   instructionCheck?: InstructionVerdict;

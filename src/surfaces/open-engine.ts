@@ -419,9 +419,8 @@ const postgresStore = () => import('../adapters/postgres/postgres-store.js');
 export async function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, environment?: Environment): Promise<OpenedEngine> {
   const config = resolveConfig(flags, environment);
   const logger = options.logger ?? createLogger({ level: config.logLevel });
-  const createPostgresStore = config.postgres ? (await postgresStore()).createPostgresStore : null;
   // Only a long-lived process builds a missing HNSW index in the background; a short one would wait for it.
-  const pgStore = config.postgres && createPostgresStore ? createPostgresStore({ ...config.postgres, buildVectorIndexInBackground: options.longLived === true, recallCopies: options.longLived === true }, logger) : null;
+  const pgStore = config.postgres ? (await postgresStore()).createPostgresStore({ ...config.postgres, buildVectorIndexInBackground: options.longLived === true, recallCopies: options.longLived === true }, logger) : null;
   const store: Store = pgStore ?? createSqliteStore({ path: config.dbPath, vectorIndex: { neighbourGraphs: options.longLived === true, scanWorker: options.longLived === true, coarseLists: options.longLived === true }, postingCache: options.longLived === true });
   const reranker: Reranker | null = config.reranker === 'overlap' ? createOverlapReranker() : null;
   // Code awareness (anchors, staleness, branch scope) for the repository the process runs in; detected

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * A byte-pair encoding's ranks as one compact table: every token's bytes sorted, with its rank, looked up by binary
  * search. Read from a file it is ready at once (a few typed-array views over the file), where the tokenizer
@@ -5,12 +7,14 @@
  * cold hook.
  *
  * File layout (little-endian): "CAIRNBPE", format version, token count N, data length, N ranks (u32), N + 1 byte
- * offsets (u32) into the data, then the tokens' bytes one after another in byte order.
+ * offsets (u32) into the data, the tokens' bytes one after another in byte order, then the SHA-256 of all before it.
  */
 
 const MAGIC = 'CAIRNBPE';
-const FORMAT = 1;
+/** The layout's version: part of the file's name (tableFileName), so two layouts never replace each other's file. */
+export const BPE_TABLE_FORMAT = 2;
 const HEADER = 20;
+const DIGEST = 32;
 
 export interface BpeTable {
   readonly size: number;
@@ -21,55 +25,68 @@ export interface BpeTable {
 /** Ranks as the tokenizer package gives them: index = rank, each a string (valid UTF-8) or its bytes. */
 export type RankList = readonly (string | readonly number[] | undefined)[];
 
-const compare = (a: Uint8Array, b: Uint8Array): number => {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return (a[i] as number) - (b[i] as number);
-  return a.length - b.length;
-};
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/** The table file of a rank list: its tokens' bytes sorted. */
+/** Whether bytes are valid UTF-8. */
+export function isUtf8(bytes: Uint8Array): boolean {
+  try {
+    strictUtf8.decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The table file of a rank list: its tokens' bytes sorted. A token the package gives as bytes that are valid UTF-8
+ * (eight cl100k tokens starting with U+FEFF) is left out: the package looks valid UTF-8 up among its string tokens
+ * only, so it never produces them, and counts must be its own.
+ */
 export function encodeBpeTable(ranks: RankList): Uint8Array {
-  const utf8 = new TextEncoder();
-  const entries: { bytes: Uint8Array; rank: number }[] = [];
+  // Each token as a string of one character a byte (latin1): such strings sort as their bytes do, natively.
+  const entries: { key: string; rank: number }[] = [];
   ranks.forEach((token, rank) => {
     if (token === undefined) return;
-    entries.push({ bytes: typeof token === 'string' ? utf8.encode(token) : Uint8Array.from(token), rank });
+    const bytes = typeof token === 'string' ? Buffer.from(token, 'utf8') : Buffer.from(token);
+    if (typeof token !== 'string' && isUtf8(bytes)) return;
+    entries.push({ key: bytes.toString('latin1'), rank });
   });
-  entries.sort((a, b) => compare(a.bytes, b.bytes));
-  const dataLength = entries.reduce((sum, e) => sum + e.bytes.length, 0);
-  const out = new Uint8Array(HEADER + 4 * entries.length + 4 * (entries.length + 1) + dataLength);
-  const view = new DataView(out.buffer);
-  out.set(new TextEncoder().encode(MAGIC), 0);
-  view.setUint32(8, FORMAT, true);
-  view.setUint32(12, entries.length, true);
-  view.setUint32(16, dataLength, true);
+  entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const dataLength = entries.reduce((sum, e) => sum + e.key.length, 0);
+  const out = Buffer.alloc(HEADER + 4 * entries.length + 4 * (entries.length + 1) + dataLength + DIGEST);
+  out.write(MAGIC, 0, 'latin1');
+  out.writeUInt32LE(BPE_TABLE_FORMAT, 8);
+  out.writeUInt32LE(entries.length, 12);
+  out.writeUInt32LE(dataLength, 16);
   const ranksAt = HEADER;
   const offsetsAt = ranksAt + 4 * entries.length;
   const dataAt = offsetsAt + 4 * (entries.length + 1);
   let offset = 0;
   entries.forEach((e, i) => {
-    view.setUint32(ranksAt + 4 * i, e.rank, true);
-    view.setUint32(offsetsAt + 4 * i, offset, true);
-    out.set(e.bytes, dataAt + offset);
-    offset += e.bytes.length;
+    out.writeUInt32LE(e.rank, ranksAt + 4 * i);
+    out.writeUInt32LE(offset, offsetsAt + 4 * i);
+    out.write(e.key, dataAt + offset, 'latin1');
+    offset += e.key.length;
   });
-  view.setUint32(offsetsAt + 4 * entries.length, offset, true);
+  out.writeUInt32LE(offset, offsetsAt + 4 * entries.length);
+  createHash('sha256').update(out.subarray(0, out.length - DIGEST)).digest().copy(out, out.length - DIGEST);
   return out;
 }
 
-/** The table in a file's bytes, or null when they are not a whole table of this format (then it is built again). */
+/** The table in a file's bytes, or null when they are not a whole, intact table of this format (then it is built again). */
 export function decodeBpeTable(file: Uint8Array): BpeTable | null {
-  if (file.length < HEADER || new TextDecoder().decode(file.subarray(0, 8)) !== MAGIC) return null;
+  if (file.length < HEADER + DIGEST || Buffer.from(file.buffer, file.byteOffset, 8).toString('latin1') !== MAGIC) return null;
   const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
   const n = view.getUint32(12, true);
   const dataLength = view.getUint32(16, true);
-  if (view.getUint32(8, true) !== FORMAT || file.length !== HEADER + 8 * n + 4 + dataLength) return null;
+  if (view.getUint32(8, true) !== BPE_TABLE_FORMAT || file.length !== HEADER + 8 * n + 4 + dataLength + DIGEST) return null;
+  const digest = createHash('sha256').update(file.subarray(0, file.length - DIGEST)).digest();
+  if (!digest.equals(file.subarray(file.length - DIGEST))) return null;
   // Typed arrays need aligned offsets: a copy of the file when it does not start on a 4-byte boundary.
-  const bytes = file.byteOffset % 4 === 0 ? file : file.slice();
+  const bytes = file.byteOffset % 4 === 0 ? file : new Uint8Array(file);
   const ranks = new Uint32Array(bytes.buffer, bytes.byteOffset + HEADER, n);
   const offsets = new Uint32Array(bytes.buffer, bytes.byteOffset + HEADER + 4 * n, n + 1);
-  const data = bytes.subarray(HEADER + 8 * n + 4);
-  if (offsets[n] !== dataLength) return null;
+  const data = bytes.subarray(HEADER + 8 * n + 4, HEADER + 8 * n + 4 + dataLength);
   return {
     size: n,
     rankOf(key, start, end) {
