@@ -13,7 +13,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
+import { createSqliteStore } from '../src/adapters/sqlite/sqlite-store.js';
 import { createGptTokenCounter } from '../src/adapters/tokenizer/gpt-token-counter.js';
+import { Engine } from '../src/core/engine.js';
 import { CODING_NAMESPACES } from '../bench/coding-memory-data.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -90,6 +92,22 @@ describe('the token counter', () => {
       total += count;
     }
     assert.ok(total > 100_000, `${total} tokens`);
+  });
+
+  it('a memory holding a special token\'s text is recalled into context (counting it used to throw)', async () => {
+    for (const tableDir of [undefined, join(root, 'counts')]) {
+      const store = createSqliteStore({ path: join(root, `special-${tableDir ? 'table' : 'package'}.db`), vectorIndex: false });
+      const engine = new Engine({ store, embedder: null, tokenCounter: createGptTokenCounter({ tableDir }), defaultNamespace: 'github.com/acme/shop' });
+      try {
+        const text = 'Prompt templates must escape <|endoftext|> before sending; the tokenizer reads it as a special token.';
+        await engine.save({ text });
+        const pack = await engine.context('how do prompt templates escape special tokens');
+        assert.ok(pack.text.includes('<|endoftext|>'), pack.text);
+        assert.ok(pack.tokens > 0 && pack.tokens <= 1000);
+      } finally {
+        await store.close();
+      }
+    }
   });
 
   it('counts a special token\'s text as ordinary text instead of refusing it', async () => {
