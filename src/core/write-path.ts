@@ -376,19 +376,14 @@ export async function saveScreened(ctx: EngineContext, inputs: MemoryInput[], op
   // vector searches; the transaction keeps those still current) and while the filter reads the texts: a store
   // that searches on a worker thread does both at once. A held text's lookup goes unused.
   const recordReplaces = options.recordLikelyReplaces !== false && toEmbed.length <= LIKELY_LOOKUP_MAX_BATCH;
-  // Settled either way, so a failed lookup is reported only for a write that goes on (a held one answers QUARANTINED).
-  const lookups: Promise<{ nearby: Map<string, ReplaceCandidate[]> } | { failed: unknown }> =
-    stored && ctx.store.capabilities.vectorSearch && recordReplaces
-      ? likelyLookups(ctx, toEmbed, vectorByKey).then(
-          (nearby) => ({ nearby }),
-          (failed: unknown) => ({ failed }),
-        )
-      : Promise.resolve({ nearby: new Map<string, ReplaceCandidate[]>() });
+  const lookups = stored && ctx.store.capabilities.vectorSearch && recordReplaces ? likelyLookups(ctx, toEmbed, vectorByKey) : Promise.resolve(new Map<string, ReplaceCandidate[]>());
+  // Waited for beside the filter whatever it did: a held write answers QUARANTINED, a write that goes on fails with it.
+  const looked = lookups.catch(() => undefined);
 
   // The filter scores only texts that would become new memories, reusing their storage vectors.
   const blocked = new Map<string, HeldWrite>();
   if (options.screen !== false) {
-    const [verdicts] = await Promise.all([screenTexts(ctx, toEmbed.map((p) => ({ text: indexText(p), vector: vectorByKey.get(p.dedupeKey) ?? null }))), lookups]);
+    const [verdicts] = await Promise.all([screenTexts(ctx, toEmbed.map((p) => ({ text: indexText(p), vector: vectorByKey.get(p.dedupeKey) ?? null }))), looked]);
     toEmbed.forEach((p, i) => {
       const verdict = verdicts[i];
       if (!verdict?.blocked) return;
@@ -415,9 +410,7 @@ export async function saveScreened(ctx: EngineContext, inputs: MemoryInput[], op
     throw quarantinedError(held, prepared.length);
   }
 
-  const looked = await lookups;
-  if ('failed' in looked) throw looked.failed;
-  const { nearby } = looked;
+  const nearby = await lookups;
 
   if (prepared.some((p) => !blocked.has(p.dedupeKey))) await prepareEmbedder(ctx, stored);
   return ctx.store.transaction(async (tx) => {

@@ -17,7 +17,6 @@ const HEADER = 20;
 const DIGEST = 32;
 
 export interface BpeTable {
-  readonly size: number;
   /** The rank of bytes[start, end), or -1 when they are not a token. */
   rankOf(bytes: Uint8Array, start: number, end: number): number;
 }
@@ -28,7 +27,7 @@ export type RankList = readonly (string | readonly number[] | undefined)[];
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Whether bytes are valid UTF-8. */
-export function isUtf8(bytes: Uint8Array): boolean {
+function isUtf8(bytes: Uint8Array): boolean {
   try {
     strictUtf8.decode(bytes);
     return true;
@@ -88,7 +87,6 @@ export function decodeBpeTable(file: Uint8Array): BpeTable | null {
   const offsets = new Uint32Array(bytes.buffer, bytes.byteOffset + HEADER + 4 * n, n + 1);
   const data = bytes.subarray(HEADER + 8 * n + 4, HEADER + 8 * n + 4 + dataLength);
   return {
-    size: n,
     rankOf(key, start, end) {
       const length = end - start;
       let low = 0;
