@@ -377,6 +377,21 @@ const HARM = new Set(['overrides-rules', 'conceals', 'deceives', 'exfiltrates', 
  * things are done, or forbidden, scoped, described.
  */
 export function intentFeatures(lowerText: string): string[] {
+  // A save reads its text twice (the instruction check, then the ingest filter's classifier): the last few
+  // answers are kept, and each caller gets its own copy.
+  const known = recentFeatures.get(lowerText);
+  if (known) return [...known];
+  const out = featuresOfLower(lowerText);
+  if (recentFeatures.size >= RECENT_FEATURES) recentFeatures.delete(recentFeatures.keys().next().value as string);
+  recentFeatures.set(lowerText, out);
+  return [...out];
+}
+
+/** How many texts' features intentFeatures keeps (the oldest goes first). */
+const RECENT_FEATURES = 4;
+const recentFeatures = new Map<string, readonly string[]>();
+
+function featuresOfLower(lowerText: string): string[] {
   const out: string[] = [];
   const hit = new Set<string>();
   for (const s of INTENT_SIGNALS) {
@@ -460,7 +475,7 @@ export function instructionRulesId(): string {
       [...FRAMING],
       [...HARM],
       [FORBIDDEN_AFTER, PROHIBITION, OPENS_WITH_ORDER, NAMES_AGENT_OR_LATER].map(String),
-      [readsAsInstruction, intentFeatures, matchesUnforbidden, maskWithoutAgent, re].map(String),
+      [readsAsInstruction, intentFeatures, featuresOfLower, matchesUnforbidden, maskWithoutAgent, re].map(String),
       process.versions.unicode ?? null,
     ]),
   ).slice(0, 16);
