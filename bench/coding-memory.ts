@@ -27,7 +27,7 @@ import { isCairnError } from '../src/interfaces/errors.js';
 import type { Store } from '../src/interfaces/store.js';
 import type { SearchOptions, SearchResult } from '../src/interfaces/memory.js';
 import { CODING_NAMESPACES, QUERY_TYPES, type NamespaceSpec, type QueryType } from './coding-memory-data.js';
-import { CachingEmbedder, loadVectorCache, prefetchEmbeddings, ratioRule, relatedRule, saveVectorCache } from './locomo-data.js';
+import { CachingEmbedder, loadVectorCache, prefetchEmbeddings, ratioRule, relatedRule, saveVectorCache, statedRule } from './locomo-data.js';
 import { staleRouteCases } from './coding-stale-routes.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -291,7 +291,9 @@ function parseArgs(argv: string[]): { split: Split | 'all'; out: string | null; 
     else if (a === '--likely-replaces-ratio') config.likelyReplaces = ratioRule(argv[++i]);
     // The weight of related terms in the lexical signal (core/related-terms.ts), or off.
     else if (a === '--related-weight') config.relatedTerms = relatedRule(argv[++i]);
-    else throw new Error(`unknown argument ${a}; usage: node dist/bench/coding-memory.js [--split dev|test|extra|all] [--out <file>] [--vector-cache <file>] [--quick] [--likely-replaces-ratio <r>|off] [--related-weight <w>|off]`);
+    // The stated-update rule of recall (topics.ts StatedUpdateRule) as `cosine,overlap,ratio`, or off: a development aid.
+    else if (a === '--stated-update') config.statedUpdate = statedRule(argv[++i]);
+    else throw new Error(`unknown argument ${a}; usage: node dist/bench/coding-memory.js [--split dev|test|extra|all] [--out <file>] [--vector-cache <file>] [--quick] [--likely-replaces-ratio <r>|off] [--related-weight <w>|off] [--stated-update <cosine,overlap,ratio>|off]`);
   }
   return { split, out, vectorCache, quick, config };
 }

@@ -11,7 +11,7 @@ import type { Engine } from '../src/core/engine.js';
 import type { Embedder } from '../src/interfaces/embedder.js';
 import { CairnError } from '../src/interfaces/errors.js';
 import type { MemoryInput } from '../src/interfaces/memory.js';
-import type { RecordedUpdateRule } from '../src/core/topics.js';
+import type { RecordedUpdateRule, StatedUpdateRule } from '../src/core/topics.js';
 
 export const KS = [5, 10, 25, 50] as const;
 export const CATEGORIES = [1, 2, 3, 4, 5] as const;
@@ -316,7 +316,6 @@ export function saveVectorCache(cache: CachingEmbedder, path: string): void {
   writeFileSync(path, Buffer.concat([len, header, Buffer.from(floats.buffer)]));
 }
 
-/** `--likely-replaces-ratio`: `off` (recall ignores Memory.likelyReplaces) or the rule's minScoreRatio. */
 /** `--related-weight <w>|off`: the weight of related terms in the lexical signal (core/related-terms.ts), or off. */
 export function relatedRule(value: string | undefined): RelatedTerms | null {
   if (value === 'off') return null;
@@ -325,6 +324,16 @@ export function relatedRule(value: string | undefined): RelatedTerms | null {
   return { weight: w };
 }
 
+/** `--stated-update <cosine,overlap,ratio>|off`: recall's stated-update rule (topics.ts StatedUpdateRule), or off. */
+export function statedRule(value: string | undefined): StatedUpdateRule | null {
+  if (value === 'off') return null;
+  const [minCosine, minOverlap, minScoreRatio] = (value ?? '').split(',').map(Number);
+  const share = (x: number | undefined): x is number => x !== undefined && x >= 0 && x <= 1;
+  if (!share(minCosine) || !share(minOverlap) || !share(minScoreRatio)) throw new Error(`--stated-update takes off or three numbers from 0 to 1: cosine,overlap,ratio (got ${value})`);
+  return { minCosine, minOverlap, minScoreRatio };
+}
+
+/** `--likely-replaces-ratio`: `off` (recall ignores Memory.likelyReplaces) or the rule's minScoreRatio. */
 export function ratioRule(value: string | undefined): RecordedUpdateRule | null {
   if (value === 'off') return null;
   const r = Number(value);
