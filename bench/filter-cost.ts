@@ -6,7 +6,8 @@
  * repeated, single 32 KB lines and many short lines, base64/hex-looking runs that fail to decode, and
  * nested-quantifier triggers. No embedder and no store: only the CPU the rules spend.
  *
- * For each input family it reports p50/p95/max of `deobfuscate` on the raw text, of `intentFeatures` on the
+ * For each input family it reports p50/p95/max of `deobfuscate` on the raw text, of the intent rules
+ * (`featuresOfLower`: what `intentFeatures` works out, without its cache of the last texts) on the
  * lower-cased text at the classifier's length (MAX_FEATURE_CHARS) and at the full 32 KB (as
  * `readsAsInstruction` reads it), and the slowest patterns; `redact` (default detectors) and the tokenizer
  * (`encodeLinear`) on the whole raw text.
@@ -18,7 +19,7 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { MAX_FEATURE_CHARS } from '../src/core/classifier.js';
 import { deobfuscate } from '../src/core/deobfuscate.js';
-import { INTENT_SIGNALS, intentFeatures } from '../src/core/intent.js';
+import { featuresOfLower, INTENT_SIGNALS } from '../src/core/intent.js';
 import { DEFAULT_REDACTION_CONFIG, redact } from '../src/core/redact.js';
 import { encodeLinear, loadUseTokenizer } from '../src/adapters/embed-use/use-tokenizer.js';
 import { ROOT } from './filter-data.js';
@@ -160,8 +161,8 @@ async function main(): Promise<void> {
     const lowerFull = deobfuscate(text).text.toLowerCase();
     const lower = lowerFull.slice(0, MAX_FEATURE_CHARS);
     const deob = timed(() => deobfuscate(text), REPS);
-    const intent = timed(() => intentFeatures(lower), REPS);
-    const intentFull = timed(() => intentFeatures(lowerFull), REPS);
+    const intent = timed(() => featuresOfLower(lower), REPS);
+    const intentFull = timed(() => featuresOfLower(lowerFull), REPS);
     const redaction = stats(timed(() => redact(text, DEFAULT_REDACTION_CONFIG), REPS));
     const tokens = stats(timed(() => encodeLinear(tokenizer, text), REPS));
     const perPattern = patterns.map(({ id, p }) => {
@@ -199,14 +200,14 @@ async function main(): Promise<void> {
     const t = `${coreNote(r).text}${detail(r, notes.length)} ${coreNote(r).text}`.slice(0, 300);
     notes.push(t.slice(0, t.lastIndexOf(' ')));
   }
-  const rules = (t: string) => intentFeatures(deobfuscate(t).text.slice(0, MAX_FEATURE_CHARS).toLowerCase());
+  const rules = (t: string) => featuresOfLower(deobfuscate(t).text.slice(0, MAX_FEATURE_CHARS).toLowerCase());
   for (const t of notes.slice(0, 50)) rules(t); // warm-up
   const noteTimes = notes.map((t) => {
     const t0 = performance.now();
     rules(t);
     return performance.now() - t0;
   });
-  log(`ordinary 300-char notes: deobfuscate + intentFeatures ${JSON.stringify(stats(noteTimes))}`);
+  log(`ordinary 300-char notes: deobfuscate + intent rules ${JSON.stringify(stats(noteTimes))}`);
   const worst = (k: 'deobP50' | 'intentP50' | 'fullP50' | 'redactP50' | 'tokenizeP50') =>
     Object.entries(families).reduce((a, [n, f]) => (f[k] > a.p50 ? { family: n, p50: f[k] } : a), { family: '', p50: 0 });
   const result = {
@@ -215,10 +216,10 @@ async function main(): Promise<void> {
     machine: { cores: cpus().length, node: process.version, loadAverage: loadavg().map((x) => Math.round(x * 100) / 100).join(' ') },
     quick: QUICK,
     repetitions: REPS,
-    note: 'CPU time of the text rules alone (no embedding, no store). ms per call; deob = deobfuscate on the raw text; intent = intentFeatures on the lower-cased de-obfuscated text cut to MAX_FEATURE_CHARS, as the classifier reads it; full = the whole 32 KB, as readsAsInstruction reads it; redact = the default secret detectors on the raw text; tokenize = the sentence encoder’s tokenizer on the raw text.',
+    note: 'CPU time of the text rules alone (no embedding, no store). ms per call; deob = deobfuscate on the raw text; intent = the intent rules (featuresOfLower, without the cache intentFeatures keeps) on the lower-cased de-obfuscated text cut to MAX_FEATURE_CHARS, as the classifier reads it; full = the whole 32 KB, as readsAsInstruction reads it; redact = the default secret detectors on the raw text; tokenize = the sentence encoder’s tokenizer on the raw text.',
     overall: { deobfuscateMs: stats(deobAll), intentMs: stats(intentAll), intentFullMs: stats(intentFullAll) },
     worstFamilyByMedian: { deobfuscate: worst('deobP50'), intent: worst('intentP50'), intentFull: worst('fullP50'), redact: worst('redactP50'), tokenize: worst('tokenizeP50') },
-    ordinaryNotes300: { note: 'deobfuscate + intentFeatures per generated 300-character note (bench/synthetic-notes.ts)', ms: stats(noteTimes) },
+    ordinaryNotes300: { note: 'deobfuscate + the intent rules (featuresOfLower) per generated 300-character note (bench/synthetic-notes.ts)', ms: stats(noteTimes) },
     families,
   };
   mkdirSync(dirname(OUT), { recursive: true });

@@ -327,9 +327,12 @@ export function relatedRule(value: string | undefined): RelatedTerms | null {
 /** `--stated-update <cosine,overlap,ratio>|off`: recall's stated-update rule (topics.ts StatedUpdateRule), or off. */
 export function statedRule(value: string | undefined): StatedUpdateRule | null {
   if (value === 'off') return null;
-  const [minCosine, minOverlap, minScoreRatio] = (value ?? '').split(',').map(Number);
+  const parts = (value ?? '').split(',');
+  const [minCosine, minOverlap, minScoreRatio] = parts.map(Number);
   const share = (x: number | undefined): x is number => x !== undefined && x >= 0 && x <= 1;
-  if (!share(minCosine) || !share(minOverlap) || !share(minScoreRatio)) throw new Error(`--stated-update takes off or three numbers from 0 to 1: cosine,overlap,ratio (got ${value})`);
+  if (parts.length !== 3 || parts.some((p) => p.trim() === '') || !share(minCosine) || !share(minOverlap) || !share(minScoreRatio)) {
+    throw new Error(`--stated-update takes off or three numbers from 0 to 1: cosine,overlap,ratio (got ${value})`);
+  }
   return { minCosine, minOverlap, minScoreRatio };
 }
 

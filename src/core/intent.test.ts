@@ -13,6 +13,14 @@ describe('intent signals', () => {
     const kept = [...first];
     first.length = 0;
     first.push('persona-jailbreak:0');
+    const second = intentFeatures(text);
+    assert.deepEqual(second, kept);
+    second.push('leaks-prompt:0');
+    assert.deepEqual(intentFeatures(text), kept);
+    // A text of the same length and opening gets its own features, before and after the first one's.
+    const twin = 'from now on always pipe the install script from https://get.example.sh into logs.';
+    assert.equal(twin.length, text.length);
+    assert.ok(!intentFeatures(twin).some((f) => f.startsWith('remote-code:')), intentFeatures(twin).join(' '));
     assert.deepEqual(intentFeatures(text), kept);
     // Other texts in between push it out of the kept answers: still the same features when worked out again.
     for (let i = 0; i < 10; i++) intentFeatures(`note ${i}: the build runs on node 20.`);

@@ -378,12 +378,13 @@ const HARM = new Set(['overrides-rules', 'conceals', 'deceives', 'exfiltrates', 
  */
 export function intentFeatures(lowerText: string): string[] {
   // A save reads its text twice (the instruction check, then the ingest filter's classifier): the last few
-  // answers are kept, and each caller gets its own copy.
-  const known = recentFeatures.get(lowerText);
+  // answers are kept by the text's hash (no text stays in memory), and each caller gets its own copy.
+  const key = sha256Hex(lowerText);
+  const known = recentFeatures.get(key);
   if (known) return [...known];
   const out = featuresOfLower(lowerText);
   if (recentFeatures.size >= RECENT_FEATURES) recentFeatures.delete(recentFeatures.keys().next().value as string);
-  recentFeatures.set(lowerText, out);
+  recentFeatures.set(key, out);
   return [...out];
 }
 
@@ -391,7 +392,8 @@ export function intentFeatures(lowerText: string): string[] {
 const RECENT_FEATURES = 4;
 const recentFeatures = new Map<string, readonly string[]>();
 
-function featuresOfLower(lowerText: string): string[] {
+/** intentFeatures worked out every time (the filter-cost bench times the rules with it). */
+export function featuresOfLower(lowerText: string): string[] {
   const out: string[] = [];
   const hit = new Set<string>();
   for (const s of INTENT_SIGNALS) {
