@@ -256,6 +256,37 @@ describe('coarse lists for large namespaces (long-lived processes)', () => {
     for (const [rowid, v] of [...vectors].slice(0, 100)) assert.equal(lists.nearest(v, 1)[0], rowid, `row ${rowid} found by its own vector`);
   });
 
+  it('place a row searched for just before (a save\'s likely-update check) where they place it unsearched', () => {
+    const loaded = loadUsearch();
+    assert.ok('usearch' in loaded, 'usearch loads on this platform');
+    const usearch = loaded.usearch as Usearch;
+    const next = clustered(29);
+    const centroids = new Float32Array(24 * DIMS);
+    for (let c = 0; c < 24; c++) centroids.set(next(), c * DIMS);
+    // A far list (rows under cosine 0.45 to their centroid) and a probe of one list's worth: a row in another
+    // list than its own vector probes first would go unfound.
+    const [searched, plain] = [new CoarseLists(usearch, DIMS, centroids, 0.45, 0), new CoarseLists(usearch, DIMS, centroids, 0.45, 0)];
+    const vectors = new Map<number, Float32Array>();
+    for (let rowid = 1; rowid <= 1500; rowid++) {
+      const v = next();
+      vectors.set(rowid, v);
+      const codes = new Int8Array(DIMS);
+      quantize(v, codes, 0);
+      searched.nearest(v, 10, true);
+      // Between the search and the row's arrival, the row before it arrives too (a batch, or another writer's).
+      if (rowid % 3 === 0) searched.set(rowid - 1, (() => { const c = new Int8Array(DIMS); quantize(vectors.get(rowid - 1) as Float32Array, c, 0); return c; })());
+      searched.set(rowid, codes);
+      plain.set(rowid, codes);
+    }
+    assert.equal(searched.farRows(), plain.farRows());
+    assert.ok(plain.farRows() > 0 && plain.farRows() < 1500, `far rows ${plain.farRows()}`);
+    for (let i = 0; i < 40; i++) {
+      const q = next();
+      assert.deepEqual(searched.nearest(q, 20), plain.nearest(q, 20));
+    }
+    for (const [rowid, v] of [...vectors].slice(0, 200)) assert.equal(searched.nearest(v, 1)[0], rowid, `row ${rowid} found by its own vector`);
+  });
+
   it('find, list by list or copied together, what one scan of all the codes finds', () => {
     const loaded = loadUsearch();
     assert.ok('usearch' in loaded, 'usearch loads on this platform');

@@ -100,6 +100,8 @@ export class CoarseLists {
   /** Rows far from every centroid (see FAR_SHARE): scanned by every search. */
   private readonly far: QuantizedVectors;
   private readonly rowQuery: Float32Array;
+  /** The last search's codes and its nearest centroid (list, inner-product distance): see listsByCentroid. */
+  private nearestOfLast: { codes: Int8Array; list: number; distance: number } | null = null;
   searches = 0;
 
   constructor(
@@ -152,7 +154,9 @@ export class CoarseLists {
    * 16 × `count`.
    */
   nearest(vector: Float32Array, count: number, advisory = false): number[] {
-    const order = this.listsByCentroid(vector, this.lists.length - 1);
+    const q = new Int8Array(this.dimensions);
+    quantize(vector, q, 0);
+    const order = this.listsByCentroid(q, this.lists.length - 1);
     const probe = Math.max(PROBE_SHARE * this.listOf.size, this.probeMinRows);
     const want = Math.max(advisory ? Math.min(ADVISORY_PROBE_ROWS, probe) : probe, 16 * count);
     const probed: QuantizedVectors[] = this.far.size() > 0 ? [this.far] : [];
@@ -165,8 +169,6 @@ export class CoarseLists {
     rows += this.far.size();
     if (rows === 0) return [];
     this.searches++;
-    const q = new Int8Array(this.dimensions);
-    quantize(vector, q, 0);
     return count <= PER_LIST_MAX_COUNT ? this.scanEach(probed, q, count) : this.scanTogether(probed, rows, q, count);
   }
 
@@ -206,12 +208,30 @@ export class CoarseLists {
     return Array.from(found.keys as BigUint64Array, (position) => this.scratchKeys[Number(position)] as number);
   }
 
-  /** The first `count` lists by their centroid's inner product with `v`, highest first (usearch's float kernel). */
-  private listsByCentroid(v: Float32Array, count: number): BigUint64Array {
+  /**
+   * The first `count` lists by their centroid's inner product with the codes `q`, highest first (usearch's float
+   * kernel), ranked as listFor places a row: a save's likely-update check searches with the vector it is about to
+   * store, so the row's list is the first of this order, kept for listFor (`nearestOfLast`), and the centroids
+   * are not scanned again when the row arrives.
+   */
+  private listsByCentroid(q: Int8Array, count: number): BigUint64Array {
     const u = this.usearch;
-    // usearch reads a typed array from its buffer's start, whatever its offset: a view is copied first.
-    const query = v.byteOffset === 0 ? v : v.slice();
-    return u.exactSearch(this.centroids, query, this.dimensions, count, u.MetricKind.IP, 1).keys as BigUint64Array;
+    this.codesAsQuery(q);
+    const found = u.exactSearch(this.centroids, this.rowQuery, this.dimensions, count, u.MetricKind.IP, 1);
+    const keys = found.keys as BigUint64Array;
+    this.nearestOfLast = { codes: q, list: Number(keys[0] ?? 0), distance: found.distances[0] as number };
+    return keys;
+  }
+
+  /** The codes as floats in `rowQuery` (usearch reads a typed array from its buffer's start); their squared norm. */
+  private codesAsQuery(codes: Int8Array): number {
+    let norm = 0;
+    for (let j = 0; j < this.dimensions; j++) {
+      const x = codes[j] as number;
+      this.rowQuery[j] = x;
+      norm += x * x;
+    }
+    return norm;
   }
 
   /** Whether the far list has grown past FAR_REBUILD_SHARE of the rows: the namespace has moved from its centroids. */
@@ -221,18 +241,34 @@ export class CoarseLists {
 
   /** The list whose centroid is nearest a row's codes, or the far list when even that one is far. */
   private listFor(codes: Int8Array): number {
-    let norm = 0;
-    for (let j = 0; j < this.dimensions; j++) {
-      const x = codes[j] as number;
-      this.rowQuery[j] = x;
-      norm += x * x;
+    const last = this.nearestOfLast;
+    let nearest: { list: number; distance: number };
+    let norm: number;
+    if (last && sameCodes(last.codes, codes)) {
+      nearest = last;
+      norm = squaredNorm(codes);
+    } else {
+      norm = this.codesAsQuery(codes);
+      const u = this.usearch;
+      const found = u.exactSearch(this.centroids, this.rowQuery, this.dimensions, 1, u.MetricKind.IP, 1);
+      nearest = { list: Number(found.keys[0] ?? 0), distance: found.distances[0] as number };
     }
-    const u = this.usearch;
-    const found = u.exactSearch(this.centroids, this.rowQuery, this.dimensions, 1, u.MetricKind.IP, 1);
     // The inner product's distance is 1 − dot; the codes' scale divides out of the cosine.
-    const cosine = norm > 0 ? (1 - (found.distances[0] as number)) / Math.sqrt(norm) : -1;
-    return cosine < this.farBelow ? this.lists.length - 1 : Number(found.keys[0] ?? 0);
+    const cosine = norm > 0 ? (1 - nearest.distance) / Math.sqrt(norm) : -1;
+    return cosine < this.farBelow ? this.lists.length - 1 : nearest.list;
   }
+}
+
+function sameCodes(a: Int8Array, b: Int8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let j = 0; j < a.length; j++) if (a[j] !== b[j]) return false;
+  return true;
+}
+
+function squaredNorm(codes: Int8Array): number {
+  let norm = 0;
+  for (let j = 0; j < codes.length; j++) norm += (codes[j] as number) ** 2;
+  return norm;
 }
 
 /** The `capacity` smallest distances offered, with their keys: a max-heap, so the worst kept is at the top. */
