@@ -76,6 +76,16 @@ async function untilInstalled(store: SqliteStore, next: () => Float32Array): Pro
   assert.ok(searchesThroughLists(store) >= 0, JSON.stringify(coarse(store)));
 }
 
+/** usearch, a clustered vector source (seeded) and 24 centroids drawn from it first, as the list tests start. */
+function listsOf24(seed: number): { usearch: Usearch; next: () => Float32Array; centroids: Float32Array } {
+  const loaded = loadUsearch();
+  assert.ok('usearch' in loaded, 'usearch loads on this platform');
+  const next = clustered(seed);
+  const centroids = new Float32Array(24 * DIMS);
+  for (let c = 0; c < 24; c++) centroids.set(next(), c * DIMS);
+  return { usearch: loaded.usearch as Usearch, next, centroids };
+}
+
 describe('coarse lists for large namespaces (long-lived processes)', () => {
   it('answer with exact similarities, as the exhaustive search ranks them, from the lists only', async () => {
     const path = freshPath();
@@ -237,13 +247,9 @@ describe('coarse lists for large namespaces (long-lived processes)', () => {
   });
 
   it('place a row in the list its own vector probes first', () => {
-    const loaded = loadUsearch();
-    assert.ok('usearch' in loaded, 'usearch loads on this platform');
-    const next = clustered(23);
-    const centroids = new Float32Array(24 * DIMS);
-    for (let c = 0; c < 24; c++) centroids.set(next(), c * DIMS);
+    const { usearch, next, centroids } = listsOf24(23);
     // No far list, and a probe of 16 rows: one list, the nearest, is scanned.
-    const lists = new CoarseLists(loaded.usearch as Usearch, DIMS, centroids, -2, 0);
+    const lists = new CoarseLists(usearch, DIMS, centroids, -2, 0);
     const codes = new Int8Array(DIMS);
     const vectors = new Map<number, Float32Array>();
     for (let rowid = 1; rowid <= 1200; rowid++) {
@@ -257,26 +263,24 @@ describe('coarse lists for large namespaces (long-lived processes)', () => {
   });
 
   it('place a row searched for just before (a save\'s likely-update check) where they place it unsearched', () => {
-    const loaded = loadUsearch();
-    assert.ok('usearch' in loaded, 'usearch loads on this platform');
-    const usearch = loaded.usearch as Usearch;
-    const next = clustered(29);
-    const centroids = new Float32Array(24 * DIMS);
-    for (let c = 0; c < 24; c++) centroids.set(next(), c * DIMS);
+    const { usearch, next, centroids } = listsOf24(29);
     // A far list (rows under cosine 0.45 to their centroid) and a probe of one list's worth: a row in another
     // list than its own vector probes first would go unfound.
     const [searched, plain] = [new CoarseLists(usearch, DIMS, centroids, 0.45, 0), new CoarseLists(usearch, DIMS, centroids, 0.45, 0)];
     const vectors = new Map<number, Float32Array>();
+    const codesOf = (v: Float32Array): Int8Array => {
+      const codes = new Int8Array(DIMS);
+      quantize(v, codes, 0);
+      return codes;
+    };
     for (let rowid = 1; rowid <= 1500; rowid++) {
       const v = next();
       vectors.set(rowid, v);
-      const codes = new Int8Array(DIMS);
-      quantize(v, codes, 0);
       searched.nearest(v, 10, true);
       // Between the search and the row's arrival, the row before it arrives too (a batch, or another writer's).
-      if (rowid % 3 === 0) searched.set(rowid - 1, (() => { const c = new Int8Array(DIMS); quantize(vectors.get(rowid - 1) as Float32Array, c, 0); return c; })());
-      searched.set(rowid, codes);
-      plain.set(rowid, codes);
+      if (rowid % 3 === 0) searched.set(rowid - 1, codesOf(vectors.get(rowid - 1) as Float32Array));
+      searched.set(rowid, codesOf(v));
+      plain.set(rowid, codesOf(v));
     }
     assert.equal(searched.farRows(), plain.farRows());
     assert.ok(plain.farRows() > 0 && plain.farRows() < 1500, `far rows ${plain.farRows()}`);
@@ -288,12 +292,7 @@ describe('coarse lists for large namespaces (long-lived processes)', () => {
   });
 
   it('find, list by list or copied together, what one scan of all the codes finds', () => {
-    const loaded = loadUsearch();
-    assert.ok('usearch' in loaded, 'usearch loads on this platform');
-    const usearch = loaded.usearch as Usearch;
-    const next = clustered(21);
-    const centroids = new Float32Array(24 * DIMS);
-    for (let c = 0; c < 24; c++) centroids.set(next(), c * DIMS);
+    const { usearch, next, centroids } = listsOf24(21);
     // Every list probed (the minimum is all rows), so both ways must find the exact int8 nearest; rows under
     // cosine 0.3 to their centroid (a few of these) go to the far list.
     const lists = new CoarseLists(usearch, DIMS, centroids, 0.3, 5000);

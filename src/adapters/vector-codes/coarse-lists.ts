@@ -241,17 +241,12 @@ export class CoarseLists {
 
   /** The list whose centroid is nearest a row's codes, or the far list when even that one is far. */
   private listFor(codes: Int8Array): number {
-    const last = this.nearestOfLast;
-    let nearest: { list: number; distance: number };
-    let norm: number;
-    if (last && sameCodes(last.codes, codes)) {
-      nearest = last;
-      norm = squaredNorm(codes);
-    } else {
-      norm = this.codesAsQuery(codes);
+    const norm = this.codesAsQuery(codes);
+    let nearest = this.nearestOfLast;
+    if (!nearest || !sameCodes(nearest.codes, codes)) {
       const u = this.usearch;
       const found = u.exactSearch(this.centroids, this.rowQuery, this.dimensions, 1, u.MetricKind.IP, 1);
-      nearest = { list: Number(found.keys[0] ?? 0), distance: found.distances[0] as number };
+      nearest = { codes, list: Number(found.keys[0] ?? 0), distance: found.distances[0] as number };
     }
     // The inner product's distance is 1 − dot; the codes' scale divides out of the cosine.
     const cosine = norm > 0 ? (1 - nearest.distance) / Math.sqrt(norm) : -1;
@@ -263,12 +258,6 @@ function sameCodes(a: Int8Array, b: Int8Array): boolean {
   if (a.length !== b.length) return false;
   for (let j = 0; j < a.length; j++) if (a[j] !== b[j]) return false;
   return true;
-}
-
-function squaredNorm(codes: Int8Array): number {
-  let norm = 0;
-  for (let j = 0; j < codes.length; j++) norm += (codes[j] as number) ** 2;
-  return norm;
 }
 
 /** The `capacity` smallest distances offered, with their keys: a max-heap, so the worst kept is at the top. */
