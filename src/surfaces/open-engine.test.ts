@@ -10,32 +10,32 @@ import { buildEmbedder, openEngine, resolveConfig, resolvePostgres } from './ope
 
 describe('composition root: where the local model runs', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cairn-open-engine-'));
-  const config = (env: Record<string, string>) => resolveConfig({ db: join(dir, 'c.db'), namespace: 'ns' }, { env: { HOME: dir, XDG_CONFIG_HOME: dir, ...env }, cwd: dir }).embedder;
+  const config = async (env: Record<string, string>) => (await resolveConfig({ db: join(dir, 'c.db'), namespace: 'ns' }, { env: { HOME: dir, XDG_CONFIG_HOME: dir, ...env }, cwd: dir })).embedder;
 
   it('long-lived processes get a pool of one thread per core; CAIRN_EMBED_WORKERS=0 and every other command keep the main thread', async () => {
-    assert.equal(config({}).workers, availableParallelism());
-    assert.equal(config({ CAIRN_EMBED_WORKERS: 'auto' }).workers, availableParallelism());
-    const pooled = buildEmbedder(config({ CAIRN_EMBED_WORKERS: '3' }), { pool: true });
+    assert.equal((await config({})).workers, availableParallelism());
+    assert.equal((await config({ CAIRN_EMBED_WORKERS: 'auto' })).workers, availableParallelism());
+    const pooled = buildEmbedder(await config({ CAIRN_EMBED_WORKERS: '3' }), { pool: true });
     assert.ok(pooled.pool instanceof PoolEmbedder);
     assert.equal(pooled.embedder?.id, 'use-lite-512');
     await pooled.pool.close();
-    assert.equal(buildEmbedder(config({ CAIRN_EMBED_WORKERS: '0' }), { pool: true }).pool, null);
-    assert.equal(buildEmbedder(config({}), {}).pool, null, 'short commands never start threads');
-    assert.equal(buildEmbedder(config({ CAIRN_EMBEDDER: 'none' }), { pool: true }).embedder, null);
+    assert.equal(buildEmbedder(await config({ CAIRN_EMBED_WORKERS: '0' }), { pool: true }).pool, null);
+    assert.equal(buildEmbedder(await config({}), {}).pool, null, 'short commands never start threads');
+    assert.equal(buildEmbedder(await config({ CAIRN_EMBEDDER: 'none' }), { pool: true }).embedder, null);
   });
 
-  it('refuses a CAIRN_EMBED_WORKERS that is not auto or a whole number up to 64', () => {
+  it('refuses a CAIRN_EMBED_WORKERS that is not auto or a whole number up to 64', async () => {
     for (const bad of ['-1', 'two', '1.5', '65']) {
-      assert.throws(() => config({ CAIRN_EMBED_WORKERS: bad }), (err: unknown) => isCairnError(err, 'INVALID_INPUT') && err.field === 'CAIRN_EMBED_WORKERS', bad);
+      await assert.rejects(config({ CAIRN_EMBED_WORKERS: bad }), (err: unknown) => isCairnError(err, 'INVALID_INPUT') && err.field === 'CAIRN_EMBED_WORKERS', bad);
     }
   });
 
-  it('the embedding threads add CAIRN_EMBED_NICE (default 0) to their nice value; anything but 0 to 19 is refused', () => {
-    assert.equal(config({}).nice, 0);
-    assert.equal(config({ CAIRN_EMBED_NICE: '10' }).nice, 10);
-    assert.equal(config({ CAIRN_EMBED_NICE: ' 19 ' }).nice, 19);
+  it('the embedding threads add CAIRN_EMBED_NICE (default 0) to their nice value; anything but 0 to 19 is refused', async () => {
+    assert.equal((await config({})).nice, 0);
+    assert.equal((await config({ CAIRN_EMBED_NICE: '10' })).nice, 10);
+    assert.equal((await config({ CAIRN_EMBED_NICE: ' 19 ' })).nice, 19);
     for (const bad of ['-1', 'ten', '2.5', '20']) {
-      assert.throws(() => config({ CAIRN_EMBED_NICE: bad }), (err: unknown) => isCairnError(err, 'INVALID_INPUT') && err.field === 'CAIRN_EMBED_NICE', bad);
+      await assert.rejects(config({ CAIRN_EMBED_NICE: bad }), (err: unknown) => isCairnError(err, 'INVALID_INPUT') && err.field === 'CAIRN_EMBED_NICE', bad);
     }
     rmSync(dir, { recursive: true, force: true });
   });

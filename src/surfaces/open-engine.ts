@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { z } from 'zod';
 import { createHttpEmbedder } from '../adapters/embed-http/http-embedder.js';
 import { createCachingEmbedder } from '../adapters/embed-cache/caching-embedder.js';
 import { keepFixedVectors } from '../adapters/embed-cache/fixed-vector-file.js';
@@ -16,7 +15,8 @@ import { createGptTokenCounter } from '../adapters/tokenizer/gpt-token-counter.j
 import { AccessControl } from '../core/access.js';
 import { Engine } from '../core/engine.js';
 import { namespaceFromRepository } from '../core/text.js';
-import { Namespace, validateNamespace } from '../core/validate.js';
+import { validateNamespace } from '../core/validate.js';
+import type { CairnConfigFile } from './config-file.js';
 import type { Embedder, Logger, Reranker } from '../interfaces/embedder.js';
 import { CairnError, isCairnError } from '../interfaces/errors.js';
 import type { Store } from '../interfaces/store.js';
@@ -31,70 +31,7 @@ import { cacheHome, configPath, localDataDir, parseHookSettings, resolveDbPath, 
  * as typed objects.
  */
 
-const ConfigFileSchema = z
-  .object({
-    db: z.string().min(1).optional(),
-    namespace: Namespace.optional(),
-    embedder: z
-      .object({
-        provider: z.enum(['use', 'openai', 'none']),
-        baseUrl: z.string().url().optional(),
-        model: z.string().min(1).optional(),
-        dimensions: z.number().int().positive().optional(),
-        apiKeyEnv: z.string().min(1).optional(),
-      })
-      .strict()
-      .optional(),
-    reranker: z.enum(['none', 'overlap']).optional(),
-    weights: z.object({ vector: z.number().min(0), lexical: z.number().min(0), recency: z.number().min(0) }).partial().strict().optional(),
-    logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).optional(),
-    /** The ingest filter and secret redaction (see resolveSecurity). */
-    security: z
-      .object({
-        filter: z
-          .object({
-            enabled: z.boolean(),
-            threshold: z.number().gt(-1).max(1),
-            learnedThreshold: z.number().gt(-1).max(1),
-            deobfuscate: z.boolean(),
-            windows: z.boolean(),
-          })
-          .partial()
-          .strict()
-          .optional(),
-        redaction: z
-          .object({
-            mode: z.enum(['off', 'redact', 'reject']),
-            /** Exact strings, or `/regex/flags`, that are never redacted. */
-            allow: z.array(z.string().min(1)),
-            /** Kinds that are off by default to switch on (`email`, `phone`). */
-            enable: z.array(z.string().min(1)),
-            disable: z.array(z.string().min(1)),
-          })
-          .partial()
-          .strict()
-          .optional(),
-      })
-      .strict()
-      .optional(),
-    /** Hook settings, validated by parseHookSettings (settings.ts), which the Stop gate also uses alone. */
-    hooks: z.unknown().optional(),
-    /** PostgreSQL connection settings (when `db` is a postgres:// URL); CAIRN_PG_* override them. */
-    postgres: z
-      .object({
-        poolSize: z.number().int().min(1).max(1000),
-        statementTimeoutMs: z.number().int().min(0).max(3_600_000),
-        createExtension: z.boolean(),
-        copyMaxMemories: z.number().int().min(0).max(100_000_000),
-        preparedStatements: z.boolean(),
-      })
-      .partial()
-      .strict()
-      .optional(),
-  })
-  .strict();
 
-export type CairnConfigFile = z.infer<typeof ConfigFileSchema>;
 
 export interface CliFlags {
   db?: string | undefined;
@@ -131,7 +68,11 @@ export interface Environment {
   cwd: string;
 }
 
-function readConfigFile(path: string, explicit: boolean): CairnConfigFile {
+/**
+ * The config file's settings, checked (config-file.ts, loaded only when there is a file: its schema library
+ * costs a cold process 65–90 ms, most of a prompt hook's budget).
+ */
+async function readConfigFile(path: string, explicit: boolean): Promise<CairnConfigFile> {
   if (!existsSync(path)) {
     if (explicit) throw new CairnError('INVALID_INPUT', `config file ${path} does not exist`, { field: 'CAIRN_CONFIG' });
     return {};
@@ -142,12 +83,8 @@ function readConfigFile(path: string, explicit: boolean): CairnConfigFile {
   } catch (err) {
     throw new CairnError('INVALID_INPUT', `config file ${path} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
-  const parsed = ConfigFileSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new CairnError('INVALID_INPUT', `config file ${path}: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
-  }
-  return parsed.data;
+  const { parseConfigFile } = await import('./config-file.js');
+  return parseConfigFile(path, raw);
 }
 
 function git(cwd: string, args: string[]): string | null {
@@ -173,10 +110,10 @@ export function detectNamespace(cwd: string): { namespace: string; source: 'git-
   return { namespace: resolve(cwd), source: 'cwd' };
 }
 
-export function resolveConfig(flags: CliFlags, environment: Environment = { env: process.env, cwd: process.cwd() }): ResolvedConfig {
+export async function resolveConfig(flags: CliFlags, environment: Environment = { env: process.env, cwd: process.cwd() }): Promise<ResolvedConfig> {
   const { env, cwd } = environment;
   const cfgPath = configPath(env);
-  const file = readConfigFile(cfgPath, Boolean(env['CAIRN_CONFIG']));
+  const file = await readConfigFile(cfgPath, Boolean(env['CAIRN_CONFIG']));
   const dbPath = resolveDbPath(flags.db, env, cwd, file.db);
 
   let namespace: string;
@@ -417,7 +354,7 @@ const postgresStore = () => import('../adapters/postgres/postgres-store.js');
 
 /** Builds the engine with concrete adapters from flags, environment and config file. */
 export async function openEngine(flags: CliFlags, options: OpenEngineOptions = {}, environment?: Environment): Promise<OpenedEngine> {
-  const config = resolveConfig(flags, environment);
+  const config = await resolveConfig(flags, environment);
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   // Only a long-lived process builds a missing HNSW index in the background; a short one would wait for it.
   const pgStore = config.postgres ? (await postgresStore()).createPostgresStore({ ...config.postgres, buildVectorIndexInBackground: options.longLived === true, recallCopies: options.longLived === true }, logger) : null;

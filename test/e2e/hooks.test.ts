@@ -605,6 +605,30 @@ describe('cairn hook user-prompt-submit', () => {
     assert.match(logOf(db), /recall missed its deadline; nothing injected \{"deadlineMs":10,"ms":\d+\}/u);
   });
 
+  it('recalls without loading the schema library (zod); a config file loads it and is checked', async () => {
+    // A module-load hook that lists every module the process loads.
+    const hooksFile = join(sandbox, 'trace-prompt-hooks.mjs');
+    writeFileSync(hooksFile, "export async function load(url, context, next) { process.stderr.write('LOADED ' + url + '\\n'); return next(url, context); }\n");
+    const register = join(sandbox, 'trace-prompt-register.mjs');
+    writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(`file://${hooksFile}`)});\n`);
+    const run = (env: Record<string, string>) =>
+      spawnRun(process.execPath, ['--import', register, BIN, 'hook', 'user-prompt-submit'], JSON.stringify(prompt('How is VAT rounded on invoices?')), baseEnv({ CAIRN_DB: db, CAIRN_PROMPT_RECALL_DEADLINE_MS: '20000', ...env }), sandbox, false);
+    const zodOf = (r: Run) => r.stderr.split('\n').filter((l) => l.startsWith('LOADED ') && l.includes('/node_modules/zod/'));
+    const plain = await run({});
+    assert.match(plain.stdout, /VAT is rounded per invoice line/u);
+    assert.ok(plain.stderr.includes('core/recall.js'), 'the trace works');
+    assert.deepEqual(zodOf(plain), [], 'zod must not load');
+    const config = join(sandbox, 'prompt-config.json');
+    writeFileSync(config, JSON.stringify({ hooks: { promptRecall: { tokenBudget: 300 } } }));
+    const configured = await run({ CAIRN_CONFIG: config });
+    assert.match(configured.stdout, /VAT is rounded per invoice line/u);
+    assert.ok(zodOf(configured).length > 0, 'the config file is checked with zod');
+    writeFileSync(config, JSON.stringify({ namespace: ' padded ' }));
+    const refused = await run({ CAIRN_CONFIG: config });
+    assert.deepEqual([refused.code, refused.stdout], [0, ''], 'a broken configuration injects nothing and never fails the prompt');
+    assert.match(logOf(db), /config file .*prompt-config\.json: namespace: must not start or end with whitespace/u);
+  });
+
   it("speaks Kimi Code's dialect: content-part prompts in, a message out; its stop and pre-compact (no transcript) pass", async () => {
     const kimi = { hook_event_name: 'UserPromptSubmit', session_id: 'k1', session_title: 't', client_type: 'kimi-code-cli', cwd: project, prompt: [{ type: 'text', text: 'Fix the VAT rounding on invoices' }], is_steer: false };
     const r = await hook('user-prompt-submit', kimi, { db, env: { CAIRN_PROMPT_RECALL_DEADLINE_MS: '20000' } });

@@ -1,17 +1,71 @@
 import { z } from 'zod';
 import * as V from '../../core/validate.js';
+import { isCairnError } from '../../interfaces/errors.js';
 import { STALE_STATUSES } from '../../interfaces/code.js';
-import { MEMORY_KINDS } from '../../interfaces/memory.js';
+import { FEEDBACK_VERDICTS, MEMORY_KINDS, MEMORY_SCOPES, ORIGINS } from '../../interfaces/memory.js';
 
 /**
- * Input and output schemas of the MCP tools, built from the core's schemas (core/validate.ts), so a range
- * is written once: they describe the arguments to the model and reject malformed calls before anything
- * runs, with the same rules the engine applies again to every value.
+ * Input and output schemas of the MCP tools. They describe the arguments to the model (their JSON Schema: types,
+ * enums and ranges, the ranges taken from core/validate.ts's constants) and reject malformed calls before
+ * anything runs, each value by the core's own validator (`checked`, with its message), which the engine
+ * applies again: a rule is written once, in validate.ts.
  */
 
-const namespace = V.Namespace.describe("Memory namespace; default: this project's (the git repository the server runs in)").optional();
+type Validator = (value: unknown, field: string) => unknown;
 
-const limit = (fallback: number) => V.Limit(V.MAX_LIMIT).describe(`How many results (default ${fallback})`).optional();
+/** The core validator's complaint about `input` (its message after the field name, and the path below the value), or null. */
+function problem(validate: Validator, input: unknown): { message: string; path: (string | number)[] } | null {
+  try {
+    validate(input, '$');
+    return null;
+  } catch (err) {
+    if (!isCairnError(err) || err.code !== 'INVALID_INPUT' || err.field === undefined) throw err;
+    const field = err.field;
+    const path = [...field.slice(1).matchAll(/\[(\d+)\]|\.([^.[]+)/gu)].map((m) => (m[1] !== undefined ? Number(m[1]) : (m[2] as string)));
+    return { message: err.message.slice(field.length + 2), path };
+  }
+}
+
+/** zod's options for a check: the core validator's message, and no further checks (one complaint per value). */
+const says = (validate: Validator) => ({ error: (issue: { input: unknown }) => problem(validate, issue.input)?.message, abort: true });
+
+/** `shape` (what clients are told) with the core validator run on every value the shape lets through. */
+function checked<S extends z.ZodType>(shape: S, validate: Validator): S {
+  return shape.superRefine((value, ctx) => {
+    const p = problem(validate, value);
+    if (p) ctx.addIssue({ code: 'custom', message: p.message, path: p.path, input: value });
+  });
+}
+
+/** A whole number in a range, as the core checks it. */
+const wholeNumber = (range: { min: number; max: number }, validate: Validator) => {
+  const s = says(validate);
+  return checked(z.number(s).int(s).min(range.min, s).max(range.max, s), validate);
+};
+
+const Namespace = checked(z.string(says(V.validateNamespace)).min(1, says(V.validateNamespace)).max(V.MAX_NAMESPACE_LENGTH, says(V.validateNamespace)), V.validateNamespace);
+const Text = checked(z.string(says(V.validateText)), V.validateText);
+const Importance = wholeNumber(V.IMPORTANCE_RANGE, V.validateImportance);
+const TokenBudget = wholeNumber(V.TOKEN_BUDGET_RANGE, V.validateTokenBudget);
+const Tags = checked(z.array(z.string(), says(V.validateTags)), V.validateTags);
+const ProvenanceValue = checked(z.string(says(V.validateProvenanceValue)).max(V.MAX_PROVENANCE_CHARS, says(V.validateProvenanceValue)), V.validateProvenanceValue);
+const Origin = z.enum(ORIGINS, says(V.validateOrigin));
+const Scope = z.enum(MEMORY_SCOPES, says(V.validateScope));
+const Verdict = z.enum(FEEDBACK_VERDICTS, says(V.validateVerdict));
+const RoutePaths = checked(z.array(z.string(), says(V.validateRoutePaths)).max(V.MAX_ROUTE_PATHS, says(V.validateRoutePaths)), V.validateRoutePaths);
+const Anchors = checked(
+  z
+    .array(z.strictObject({ path: z.string(), symbol: z.string().regex(V.ANCHOR_SYMBOL).optional(), lines: z.tuple([z.number().int().min(1), z.number().int().min(1)]).optional() }), says(V.validateAnchors))
+    .max(V.MAX_ANCHORS, says(V.validateAnchors)),
+  V.validateAnchors,
+);
+
+const namespace = Namespace.describe("Memory namespace; default: this project's (the git repository the server runs in)").optional();
+
+const limit = (fallback: number) => {
+  const validate: Validator = (value, field) => V.validateLimit(value, field, V.MAX_LIMIT);
+  return wholeNumber({ min: 1, max: V.MAX_LIMIT }, validate).describe(`How many results (default ${fallback})`).optional();
+};
 
 const memoryId = (what: string) => z.string().min(1).describe(what);
 
@@ -21,18 +75,18 @@ export const CATEGORIES = MEMORY_KINDS.filter((k) => k !== 'route') as [Exclude<
 /** Provenance a caller may add; `source` is always `mcp` and is not accepted. */
 const metadata = z
   .strictObject({
-    trigger: V.ProvenanceValue.optional(),
-    sessionId: V.ProvenanceValue.optional(),
-    origin: V.Origin.optional(),
-    agent: V.ProvenanceValue.optional(),
-    externalId: V.ProvenanceValue.optional(),
-    speaker: V.ProvenanceValue.optional(),
+    trigger: ProvenanceValue.optional(),
+    sessionId: ProvenanceValue.optional(),
+    origin: Origin.optional(),
+    agent: ProvenanceValue.optional(),
+    externalId: ProvenanceValue.optional(),
+    speaker: ProvenanceValue.optional(),
   })
   .describe('Provenance: who or what produced this (source is always "mcp")')
   .optional();
 
 export const SaveMemoryInput = z.strictObject({
-  text: V.Text.describe('What to remember, self-contained (it will be read later without this conversation)'),
+  text: Text.describe('What to remember, self-contained (it will be read later without this conversation)'),
   supersedes: memoryId('Id of an older memory this one replaces (it leaves recall)').optional(),
   namespace,
   metadata,
@@ -45,25 +99,22 @@ export const SearchMemoryInput = z.strictObject({
 });
 
 export const MemoryStoreInput = z.strictObject({
-  content: V.Text.describe('The memory, self-contained: what was decided or learned, and why'),
+  content: Text.describe('The memory, self-contained: what was decided or learned, and why'),
   category: z.enum(CATEGORIES).describe('decision | constraint | convention | gotcha | fact | note'),
-  importance: V.Importance.describe('1 (trivia) to 10 (must never be missed); 5 is ordinary'),
-  tags: V.Tags.describe(`Up to ${V.MAX_TAGS} short topic tags, e.g. ["auth", "billing"]; may be empty`),
+  importance: Importance.describe('1 (trivia) to 10 (must never be missed); 5 is ordinary'),
+  tags: Tags.describe(`Up to ${V.MAX_TAGS} short topic tags, e.g. ["auth", "billing"]; may be empty`),
   task_id: z.string().min(1).max(128).describe('The task this belongs to, if any').optional(),
   supersedes: memoryId('Id of an older memory this one replaces (it leaves recall)').optional(),
-  anchors: z
-    .array(V.Anchor)
-    .max(V.MAX_ANCHORS)
-    .describe('Files it is about (paths from the repository top level), optionally a symbol or [first, last] lines; paths named in content are anchored anyway')
+  anchors: Anchors.describe('Files it is about (paths from the repository top level), optionally a symbol or [first, last] lines; paths named in content are anchored anyway')
     .optional(),
-  scope: V.Scope.describe('branch: recalled only on the current git branch until it merges; default: the repository setting').optional(),
+  scope: Scope.describe('branch: recalled only on the current git branch until it merges; default: the repository setting').optional(),
   namespace,
 });
 
 export const ContextQueryInput = z.strictObject({
   query: z.string().min(1).describe('The task or question at hand'),
   limit: limit(40),
-  token_budget: V.TokenBudget.describe('Upper bound of the returned block in tokens (default 1000)').optional(),
+  token_budget: TokenBudget.describe('Upper bound of the returned block in tokens (default 1000)').optional(),
   namespace,
 });
 
@@ -84,7 +135,7 @@ export const MemoryRestoreInput = z.strictObject({
   namespace,
 });
 
-const routePaths = V.RoutePaths.describe('Files or folders, e.g. ["src/billing/tax.ts"]');
+const routePaths = RoutePaths.describe('Files or folders, e.g. ["src/billing/tax.ts"]');
 
 export const RouteCreateInput = z.strictObject({
   title: z.string().min(1).max(200).describe('Short name of the area, e.g. "checkout tax"'),
@@ -108,7 +159,7 @@ export const FollowMovesInput = z.strictObject({
 
 export const MemoryFeedbackInput = z.strictObject({
   id: memoryId('Id of the recalled memory'),
-  verdict: V.Verdict.describe('useful: it helped; wrong: it is not true; stale: it was true once but the code moved on'),
+  verdict: Verdict.describe('useful: it helped; wrong: it is not true; stale: it was true once but the code moved on'),
   namespace,
 });
 
@@ -127,7 +178,7 @@ export const TaskNoteInput = z.strictObject({
 export const CommitTurnInput = z.strictObject({
   session: z.string().min(1).max(200).describe('Conversation or agent session id'),
   turn: z.number().int().min(0).describe('Turn number within the session'),
-  text: V.Text.describe("The turn's text"),
+  text: Text.describe("The turn's text"),
   speaker: z.string().max(200).optional(),
   namespace,
 });
