@@ -50,8 +50,9 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
     includeInactive: options.includeInactive ?? false,
   };
   const pool = Math.max(limit * ctx.candidateFactor, ctx.minCandidates);
-  const terms = queryTerms(query);
-  const mayUseLexical = terms.length > 0 && ctx.store.capabilities.fullText;
+  const asked = queryTerms(query);
+  const mayUseLexical = asked.length > 0 && ctx.store.capabilities.fullText;
+  const terms = mayUseLexical ? await searchedTerms(ctx, asked, namespace) : asked;
   const mayUseVector = Boolean(ctx.embedder) && ctx.store.capabilities.vectorSearch;
   // Related terms (an engineering vocabulary) join the lexical signal weighed down; identifiers stay exact. The
   // weights decide whether they and the embedder record are used; the three are read together. On PostgreSQL at
@@ -197,6 +198,40 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   await ctx.code.mark(final);
   if (options.countRecall !== false) await countAsRecalled(ctx, namespace, final.map((r) => r.memory), now);
   return final;
+}
+
+/**
+ * A query of more than this many distinct terms (a long prompt, a pasted log) whose terms the namespace holds more
+ * than MAX_QUERY_POSTINGS times is searched by its rarest terms. Its lexical side reads every posting of every
+ * term: at 100k memories on SQLite a 300-character prompt (45 terms, 365k postings) took 545 ms and a
+ * 2,000-character one (233 terms, 1.3M postings) 2.1 s, past the prompt hook's 300 ms (PostgreSQL 0.4–2.4 s); an
+ * 80-character one (8 terms, 78k postings) 78 ms. The common words of a long text add little to any memory's BM25
+ * score and cost most of its postings. The longest LoCoMo question has 15 terms.
+ */
+export const MAX_QUERY_TERMS = 16;
+/** The postings (memories holding a term, summed over the terms) a long query may read: about 50 ms at 100k. */
+export const MAX_QUERY_POSTINGS = 50_000;
+
+/**
+ * The terms a query is searched with, in its order: all of them, unless there are more than MAX_QUERY_TERMS and
+ * the namespace holds them more than MAX_QUERY_POSTINGS times. Then the MAX_QUERY_TERMS rarest (fewest memories
+ * holding them; ties to the earlier term) and every term no memory holds (it reads no posting, and the relevance
+ * floor counts it as an unknown word). Searching by more of the rare terms, while their postings stayed within
+ * MAX_QUERY_POSTINGS, took 75–111 ms against 38–54 ms for 300- to 2,000-character prompts at 100k.
+ */
+async function searchedTerms(ctx: EngineContext, terms: string[], namespace: string): Promise<string[]> {
+  if (terms.length <= MAX_QUERY_TERMS) return terms;
+  const { frequencies } = await ctx.store.termDocumentFrequencies(terms, namespace);
+  const df = (t: string) => frequencies.get(t) ?? 0;
+  const known = terms.map((t, i) => ({ t, i, df: df(t) })).filter((x) => x.df > 0);
+  if (known.reduce((sum, x) => sum + x.df, 0) <= MAX_QUERY_POSTINGS) return terms;
+  const rarest = new Set(
+    known
+      .sort((a, b) => a.df - b.df || a.i - b.i)
+      .slice(0, MAX_QUERY_TERMS)
+      .map((x) => x.t),
+  );
+  return terms.filter((t) => df(t) === 0 || rarest.has(t));
 }
 
 /** Each query term's inverse document frequency in the namespace (fts5Idf), as score fusion weighs BM25. */
