@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { isCairnError } from '../interfaces/errors.js';
 import { MEMORY_KINDS, ORIGINS } from '../interfaces/memory.js';
 import {
+  validateAnchors,
   MAX_NAMESPACE_LENGTH,
   MAX_TAGS,
   MAX_TEXT_BYTES,
@@ -20,6 +21,7 @@ import {
   TOKEN_BUDGET_RANGE,
 } from './validate.js';
 import { ContextQueryInput, MemoryStoreInput } from '../surfaces/mcp/mcp-schemas.js';
+import { parseConfigFile } from '../surfaces/config-file.js';
 
 /** Asserts `fn` throws INVALID_INPUT for `field`, with a message that starts with the field name. */
 function rejects(fn: () => unknown, field: string): void {
@@ -195,6 +197,31 @@ describe('one validation source', () => {
     rejects(() => validateText('broken \ud800 text'), 'text');
     rejects(() => validateText('broken \udc00 text'), 'text');
     assert.equal(validateText('rocket 🚀 ok'), 'rocket 🚀 ok');
+  });
+
+  it('a hole in a list is refused like any item that is not a string (a JavaScript caller can send one)', () => {
+    rejects(() => validateTags([, 'billing']), 'tags[0]');
+    rejects(() => validateAnchors([, 'shop/tax.py']), 'anchors[0]');
+    rejects(() => validateRoute({ title: 'x', paths: [, 'shop/'] }), 'route.paths[0]');
+  });
+
+  it("the MCP schemas and the config file refuse with the core's messages", () => {
+    const issue = (input: Record<string, unknown>) => {
+      const r = MemoryStoreInput.safeParse({ content: 'c', category: 'fact', importance: 5, tags: [], ...input });
+      return r.success ? null : [r.error.issues.length, r.error.issues[0]?.path.join('.'), r.error.issues[0]?.message];
+    };
+    assert.deepEqual(issue({ importance: 11 }), [1, 'importance', 'must be a whole number from 1 to 10 (got 11)']);
+    assert.deepEqual(issue({ tags: [5] }), [1, 'tags.0', 'must be a string']);
+    assert.deepEqual(issue({ anchors: ['shop/tax.py'] }), [1, 'anchors.0', 'must be { path, symbol?, lines? }']);
+    assert.deepEqual(issue({ anchors: [{ path: 'a.py', extra: 1 }] }), [1, 'anchors.0', 'unknown field; allowed: path, symbol, lines']);
+    assert.deepEqual(issue({ anchors: [{ path: 'a.py', symbol: 'a b' }] }), [1, 'anchors.0.symbol', 'must be a name of 1–200 letters, digits or _ $ . : # -']);
+    assert.deepEqual(issue({ anchors: [{ path: '../a.py' }] }), [1, 'anchors.0.path', 'must be a path inside the repository, relative to its top level']);
+    for (const [namespace, message] of [
+      [5, 'must be a string'],
+      [' padded', 'must not start or end with whitespace'],
+    ] as const) {
+      assert.throws(() => parseConfigFile('/c.json', { namespace }), (err: unknown) => isCairnError(err, 'INVALID_INPUT') && err.message === `config file /c.json: namespace: ${message}`);
+    }
   });
 
   it('the MCP schema and the engine share one token-budget range', () => {

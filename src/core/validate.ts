@@ -83,14 +83,22 @@ export function validateImportance(value: unknown, field = 'importance'): number
 
 const TAG = /^[\p{L}\p{N}][\p{L}\p{N}_.:/-]{0,63}$/u;
 
+/** The items of a list, holes read as `undefined` (as JSON's null is refused, so is a hole). */
+function items(value: unknown[]): unknown[] {
+  return Array.from(value);
+}
+
+/** One tag: 1–64 letters, digits or _ . : / -, starting with a letter or digit; returned trimmed and lower-cased. */
+export function validateTag(value: unknown, field = 'tag'): string {
+  const tag = aString(value, field).trim().toLowerCase();
+  if (!TAG.test(tag)) invalid(field, `"${String(value)}" must be 1–64 letters, digits or _ . : / - and start with a letter or digit`);
+  return tag;
+}
+
 /** Tags, trimmed and lower-cased, counted after de-duplication (" DB " and "db" are one tag). */
 export function validateTags(value: unknown, field = 'tags'): string[] {
   if (!Array.isArray(value)) invalid(field, 'must be a list of strings');
-  const tags = value.map((t, i) => {
-    const tag = aString(t, `${field}[${i}]`).trim().toLowerCase();
-    if (!TAG.test(tag)) invalid(`${field}[${i}]`, `"${t}" must be 1–64 letters, digits or _ . : / - and start with a letter or digit`);
-    return tag;
-  });
+  const tags = items(value).map((t, i) => validateTag(t, `${field}[${i}]`));
   const distinct = [...new Set(tags)];
   if (distinct.length > MAX_TAGS) invalid(field, `at most ${MAX_TAGS} different tags (got ${distinct.length})`);
   return distinct;
@@ -165,7 +173,7 @@ export function matchesProvenance(metadata: Provenance, filter: ProvenanceFilter
 }
 
 /** A route's title: a non-blank string (returned as given; validateRoute trims it). */
-export function validateRouteTitle(value: unknown, field = 'title'): string {
+function validateRouteTitle(value: unknown, field = 'title'): string {
   const v = aString(value, field);
   if (v.trim() === '') invalid(field, 'must not be empty');
   return v;
@@ -175,10 +183,10 @@ export function validateRouteTitle(value: unknown, field = 'title'): string {
 export function validateRoutePaths(value: unknown, field = 'paths'): string[] {
   const message = 'must be a list of non-empty strings';
   if (!Array.isArray(value)) invalid(field, message);
-  value.forEach((p, i) => aString(p, `${field}[${i}]`, 'is not valid'));
-  if (value.some((p: string) => p.trim() === '')) invalid(field, message);
-  if (value.length > MAX_ROUTE_PATHS) invalid(field, `at most ${MAX_ROUTE_PATHS} paths`);
-  return value as string[];
+  const paths = items(value).map((p, i) => aString(p, `${field}[${i}]`, 'is not valid'));
+  if (paths.some((p) => p.trim() === '')) invalid(field, message);
+  if (paths.length > MAX_ROUTE_PATHS) invalid(field, `at most ${MAX_ROUTE_PATHS} paths`);
+  return paths;
 }
 
 export function validateRoute(value: unknown, field = 'route'): RouteInfo {
@@ -212,13 +220,15 @@ export function validateAnchorPath(value: unknown, field = 'path'): string {
 /** What an anchor's symbol may be. */
 export const ANCHOR_SYMBOL = /^[\p{L}\p{N}_$.:#-]{1,200}$/u;
 
-function anchorSymbol(value: unknown, field: string): string {
+/** An anchor's symbol: 1–200 letters, digits or _ $ . : # -. */
+export function validateAnchorSymbol(value: unknown, field = 'symbol'): string {
   const v = aString(value, field);
   if (!ANCHOR_SYMBOL.test(v)) invalid(field, 'must be a name of 1–200 letters, digits or _ $ . : # -');
   return v;
 }
 
-function anchorLines(value: unknown, field: string): [number, number] {
+/** An anchor's line range: [first, last], whole numbers from 1, first ≤ last. */
+export function validateAnchorLines(value: unknown, field = 'lines'): [number, number] {
   const message = 'must be [first, last], whole line numbers from 1 with first ≤ last';
   if (!Array.isArray(value) || value.length !== 2) invalid(field, message);
   const [a, b] = value as unknown[];
@@ -227,15 +237,15 @@ function anchorLines(value: unknown, field: string): [number, number] {
 }
 
 /** One code anchor: a path (a bare string is one) or `{ path, symbol?, lines? }` and nothing else. */
-function anchor(value: unknown, field: string): CodeAnchor {
+export function validateAnchor(value: unknown, field = 'anchor'): CodeAnchor {
   if (typeof value === 'string') return { path: validateAnchorPath(value, field) };
   if (typeof value !== 'object' || value === null || Array.isArray(value)) invalid(field, 'must be { path, symbol?, lines? }');
   const a = value as Record<string, unknown>;
   const unknown = Object.keys(a).find((k) => k !== 'path' && k !== 'symbol' && k !== 'lines');
   if (unknown !== undefined) invalid(`${field}.${unknown}`, 'unknown field; allowed: path, symbol, lines');
   const out: CodeAnchor = { path: validateAnchorPath(a['path'], `${field}.path`) };
-  if (a['symbol'] !== undefined) out.symbol = anchorSymbol(a['symbol'], `${field}.symbol`);
-  if (a['lines'] !== undefined) out.lines = anchorLines(a['lines'], `${field}.lines`);
+  if (a['symbol'] !== undefined) out.symbol = validateAnchorSymbol(a['symbol'], `${field}.symbol`);
+  if (a['lines'] !== undefined) out.lines = validateAnchorLines(a['lines'], `${field}.lines`);
   return out;
 }
 
@@ -243,7 +253,7 @@ function anchor(value: unknown, field: string): CodeAnchor {
 export function validateAnchors(value: unknown, field = 'anchors'): CodeAnchor[] {
   if (!Array.isArray(value)) invalid(field, 'must be a list of { path, symbol?, lines? }');
   if (value.length > MAX_ANCHORS) invalid(field, `at most ${MAX_ANCHORS} anchors`);
-  return value.map((a, i) => anchor(a, `${field}[${i}]`));
+  return items(value).map((a, i) => validateAnchor(a, `${field}[${i}]`));
 }
 
 export function validateScope(value: unknown, field = 'scope'): MemoryScope {

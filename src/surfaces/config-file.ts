@@ -1,26 +1,17 @@
 import { z } from 'zod';
 import { validateNamespace } from '../core/validate.js';
-import { CairnError, isCairnError } from '../interfaces/errors.js';
+import { CairnError } from '../interfaces/errors.js';
+import { checked, says } from './zod-checks.js';
 
 /**
- * The config file's shape, checked with zod. Only open-engine.ts reads the file, and it loads this module only
- * when there is one (a cold hook without a config file never loads zod).
+ * The config file's shape, checked with zod. open-engine.ts loads this module only when there is a file (a cold
+ * hook without one never loads zod); the Stop gate reads the file's `hooks` settings alone (settings.ts).
  */
-
-/** The namespace as the core checks it (core/validate.ts), with its message. */
-function namespaceRule(value: string, ctx: z.RefinementCtx): void {
-  try {
-    validateNamespace(value, 'namespace');
-  } catch (err) {
-    if (!isCairnError(err)) throw err;
-    ctx.addIssue({ code: 'custom', message: err.message.slice('namespace: '.length), input: value });
-  }
-}
 
 const ConfigFileSchema = z
   .object({
     db: z.string().min(1).optional(),
-    namespace: z.string().superRefine(namespaceRule).optional(),
+    namespace: checked(z.string(says(validateNamespace)), validateNamespace).optional(),
     embedder: z
       .object({
         provider: z.enum(['use', 'openai', 'none']),

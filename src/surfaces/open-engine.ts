@@ -31,8 +31,6 @@ import { cacheHome, configPath, localDataDir, parseHookSettings, resolveDbPath, 
  * as typed objects.
  */
 
-
-
 export interface CliFlags {
   db?: string | undefined;
   namespace?: string | undefined;

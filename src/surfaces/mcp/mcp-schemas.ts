@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import * as V from '../../core/validate.js';
-import { isCairnError } from '../../interfaces/errors.js';
+import { checked, says, type Validator } from '../zod-checks.js';
 import { STALE_STATUSES } from '../../interfaces/code.js';
 import { FEEDBACK_VERDICTS, MEMORY_KINDS, MEMORY_SCOPES, ORIGINS } from '../../interfaces/memory.js';
 
@@ -10,32 +10,6 @@ import { FEEDBACK_VERDICTS, MEMORY_KINDS, MEMORY_SCOPES, ORIGINS } from '../../i
  * anything runs, each value by the core's own validator (`checked`, with its message), which the engine
  * applies again: a rule is written once, in validate.ts.
  */
-
-type Validator = (value: unknown, field: string) => unknown;
-
-/** The core validator's complaint about `input` (its message after the field name, and the path below the value), or null. */
-function problem(validate: Validator, input: unknown): { message: string; path: (string | number)[] } | null {
-  try {
-    validate(input, '$');
-    return null;
-  } catch (err) {
-    if (!isCairnError(err) || err.code !== 'INVALID_INPUT' || err.field === undefined) throw err;
-    const field = err.field;
-    const path = [...field.slice(1).matchAll(/\[(\d+)\]|\.([^.[]+)/gu)].map((m) => (m[1] !== undefined ? Number(m[1]) : (m[2] as string)));
-    return { message: err.message.slice(field.length + 2), path };
-  }
-}
-
-/** zod's options for a check: the core validator's message, and no further checks (one complaint per value). */
-const says = (validate: Validator) => ({ error: (issue: { input: unknown }) => problem(validate, issue.input)?.message, abort: true });
-
-/** `shape` (what clients are told) with the core validator run on every value the shape lets through. */
-function checked<S extends z.ZodType>(shape: S, validate: Validator): S {
-  return shape.superRefine((value, ctx) => {
-    const p = problem(validate, value);
-    if (p) ctx.addIssue({ code: 'custom', message: p.message, path: p.path, input: value });
-  });
-}
 
 /** A whole number in a range, as the core checks it. */
 const wholeNumber = (range: { min: number; max: number }, validate: Validator) => {
@@ -47,18 +21,24 @@ const Namespace = checked(z.string(says(V.validateNamespace)).min(1, says(V.vali
 const Text = checked(z.string(says(V.validateText)), V.validateText);
 const Importance = wholeNumber(V.IMPORTANCE_RANGE, V.validateImportance);
 const TokenBudget = wholeNumber(V.TOKEN_BUDGET_RANGE, V.validateTokenBudget);
-const Tags = checked(z.array(z.string(), says(V.validateTags)), V.validateTags);
+const Tags = checked(z.array(z.string(says(V.validateTag)), says(V.validateTags)), V.validateTags);
 const ProvenanceValue = checked(z.string(says(V.validateProvenanceValue)).max(V.MAX_PROVENANCE_CHARS, says(V.validateProvenanceValue)), V.validateProvenanceValue);
 const Origin = z.enum(ORIGINS, says(V.validateOrigin));
 const Scope = z.enum(MEMORY_SCOPES, says(V.validateScope));
 const Verdict = z.enum(FEEDBACK_VERDICTS, says(V.validateVerdict));
 const RoutePaths = checked(z.array(z.string(), says(V.validateRoutePaths)).max(V.MAX_ROUTE_PATHS, says(V.validateRoutePaths)), V.validateRoutePaths);
-const Anchors = checked(
-  z
-    .array(z.strictObject({ path: z.string(), symbol: z.string().regex(V.ANCHOR_SYMBOL).optional(), lines: z.tuple([z.number().int().min(1), z.number().int().min(1)]).optional() }), says(V.validateAnchors))
-    .max(V.MAX_ANCHORS, says(V.validateAnchors)),
-  V.validateAnchors,
+const lines = says(V.validateAnchorLines);
+/** The tools take anchors as objects only: a bare path gets the message of anything else that is not one. */
+const anchorObject: Validator = (value, field) => V.validateAnchor(typeof value === 'string' ? null : value, field);
+const Anchor = z.strictObject(
+  {
+    path: z.string(says(V.validateAnchorPath)),
+    symbol: z.string(says(V.validateAnchorSymbol)).regex(V.ANCHOR_SYMBOL, says(V.validateAnchorSymbol)).optional(),
+    lines: z.tuple([z.number(lines).int(lines).min(1, lines), z.number(lines).int(lines).min(1, lines)], lines).optional(),
+  },
+  says(anchorObject),
 );
+const Anchors = checked(z.array(Anchor, says(V.validateAnchors)).max(V.MAX_ANCHORS, says(V.validateAnchors)), V.validateAnchors);
 
 const namespace = Namespace.describe("Memory namespace; default: this project's (the git repository the server runs in)").optional();
 
