@@ -20,7 +20,7 @@ import { DEFAULT_TERM_COVERAGE, type TermCoverage } from './term-coverage.js';
 import { DEFAULT_ROUTE_ANSWERS, type RouteAnswers } from './route-answers.js';
 import { DEFAULT_RELATED_TERMS, type RelatedTerms } from './related-terms.js';
 import { CodeAwareness } from './code-awareness.js';
-import { DEFAULT_FILTER_CONFIG, type IngestFilterConfig } from './ingest-filter.js';
+import { DEFAULT_FILTER_CONFIG, type IngestFilterConfig } from './ingest-filter-config.js';
 import { DEFAULT_REDACTION_CONFIG, type RedactionConfig, type RedactionCounts } from './redact.js';
 import { validateFusion, validateNamespace, validateShare } from './validate.js';
 

@@ -11,7 +11,8 @@ import { createUseEmbedder } from '../adapters/embed-use/use-embedder.js';
 import { createSqliteStore } from '../adapters/sqlite/sqlite-store.js';
 import { createGptTokenCounter } from '../adapters/tokenizer/gpt-token-counter.js';
 import { isCairnError } from '../interfaces/errors.js';
-import { Engine, routeText, TASK_NOTE_IMPORTANCE, TASK_NOTE_MIN_CHARS } from './engine.js';
+import { Engine } from './engine.js';
+import { routeText, TASK_NOTE_IMPORTANCE, TASK_NOTE_MIN_CHARS } from './routes.js';
 
 const root = mkdtempSync(join(tmpdir(), 'cairn-engine-notes-'));
 const store = createSqliteStore({ path: join(root, 'cairn.db') });

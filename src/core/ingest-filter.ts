@@ -144,29 +144,9 @@ export const ANCHOR_CATALOGUE_ID = sha256Hex(
   [...SEED_ANCHORS.map((a) => `${a.id}\t${a.text}`), ...BENIGN_ANCHORS.map((t) => `benign\t${t}`)].join('\n'),
 ).slice(0, 16);
 
-export interface IngestFilterConfig {
-  /** Off: every write is stored without screening (redaction still runs). */
-  enabled: boolean;
-  /**
-   * Classifier probability at or above which a text is held. Unset: the threshold calibrated with the
-   * committed model (`filter-model.json`), chosen on the calibration split.
-   */
-  threshold?: number;
-  /** Cosine similarity at or above which a text is held against an anchor learned from a confirmed attack. */
-  learnedThreshold: number;
-  /** Score the de-obfuscated text too. */
-  deobfuscate: boolean;
-  /** Score windows of long texts too. */
-  windows: boolean;
-}
+import type { IngestFilterConfig } from './ingest-filter-config.js';
 
-/** Defaults: see bench/results/security.json for the calibration and the held-out figures. */
-export const DEFAULT_FILTER_CONFIG: IngestFilterConfig = {
-  enabled: true,
-  learnedThreshold: 0.8,
-  deobfuscate: true,
-  windows: true,
-};
+export { DEFAULT_FILTER_CONFIG, type IngestFilterConfig } from './ingest-filter-config.js';
 
 export interface AnchorVector {
   /** `seed:<id>`, `benign:<n>` or `learned:<quarantine id>`. */

@@ -9,7 +9,8 @@ import { validateReason } from './quarantine.js';
 import { validateId, validateLimit, validateVerdict } from './validate.js';
 import type { EngineContext, ProgressFn } from './engine-context.js';
 import { liveMemories, memoryIn } from './reads.js';
-import { embedMany, putVector, save, scrub } from './write-path.js';
+import { putVector, save, scrub } from './write-path.js';
+import { embedMany } from './embedding.js';
 
 export interface ForgetOptions {
   namespace?: string;

@@ -3,9 +3,8 @@ import { CairnError } from '../interfaces/errors.js';
 import type { MemoryInput } from '../interfaces/memory.js';
 import type { StoreTx } from '../interfaces/store.js';
 import { emit, STORE_SCOPE } from './events.js';
-import { lessonVector, type IngestFilterConfig } from './ingest-filter.js';
+import { lessonVector } from './ingest-filter.js';
 import { countReasons, matchesFilter, toView, validateReason } from './quarantine.js';
-import type { RedactionConfig } from './redact.js';
 import type {
   QuarantineBulkResult,
   QuarantineDetail,
@@ -20,30 +19,6 @@ import { validateId, validateLimit } from './validate.js';
 import type { EngineContext } from './engine-context.js';
 import { type TurnInput, commitTurnWith } from './turns.js';
 import { type UpdatePatch, saveScreened, scrub, updateWith } from './write-path.js';
-
-/** How the engine's security layer is set, for `cairn doctor`. */
-export interface SecurityStatus {
-  filter: IngestFilterConfig & { active: boolean; reason: string | null };
-  redaction: { mode: RedactionConfig['mode']; allowList: number; enabled: string[]; disabled: string[] };
-}
-
-/** How the ingest filter and redaction are set, and whether the filter can run (it needs an embedder). */
-export function securityStatus(ctx: EngineContext): SecurityStatus {
-  const active = ctx.filterConfig.enabled && ctx.embedder !== null;
-  return {
-    filter: {
-      ...ctx.filterConfig,
-      active,
-      reason: active ? null : ctx.filterConfig.enabled ? 'no embedder is configured: writes are not screened' : 'switched off in the configuration',
-    },
-    redaction: {
-      mode: ctx.redaction.mode,
-      allowList: ctx.redaction.allowExact.length + ctx.redaction.allowPatterns.length,
-      enabled: [...ctx.redaction.enable],
-      disabled: [...ctx.redaction.disable],
-    },
-  };
-}
 
 /**
  * The review queue of the ingest filter, newest first (held entries unless `status` says otherwise). Each

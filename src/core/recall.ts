@@ -17,7 +17,7 @@ import { demoteDoubted, netDoubt } from './feedback.js';
 import { addSessionContext } from './session-context.js';
 import { validateKind, validateLimit, validateFusion, validateTags, MAX_LIMIT } from './validate.js';
 import type { EngineContext } from './engine-context.js';
-import { checkEmbedder, embedMany } from './write-path.js';
+import { checkEmbedder, embedMany } from './embedding.js';
 import { fusedResults, readCandidates, readWhole } from './ranked-memory.js';
 import { readAhead, VectorReads } from './read-ahead.js';
 

@@ -12,9 +12,8 @@ import type { RedactionCounts } from './redact.js';
 import type { QuarantineReceipt } from '../interfaces/quarantine.js';
 import { validateNamespace, validateText, validateTime } from './validate.js';
 import type { EngineContext, ProgressFn, WriteOptions } from './engine-context.js';
+import { checkEmbedder, embedMany } from './embedding.js';
 import {
-  checkEmbedder,
-  embedMany,
   hold,
   prepare,
   putVector,

@@ -171,7 +171,10 @@ function openOutput(path: string): WriteStream {
 async function readLines(path: string): Promise<AsyncIterable<string>> {
   if (!existsSync(path)) throw new CairnError('INVALID_INPUT', `file ${path} does not exist`, { field: 'file' });
   if (statSync(path).isDirectory()) throw new CairnError('INVALID_INPUT', `${path} is a directory`, { field: 'file' });
-  return createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity });
+  // Iterated from the start, so the lines are buffered until the engine reads them: it loads its import code first,
+  // and a readline interface drops the lines it emits before anyone iterates it (and its end with them).
+  const lines = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity })[Symbol.asyncIterator]();
+  return { [Symbol.asyncIterator]: () => lines };
 }
 
 /**
