@@ -52,13 +52,15 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   const pool = Math.max(limit * ctx.candidateFactor, ctx.minCandidates);
   const asked = queryTerms(query);
   const mayUseLexical = asked.length > 0 && ctx.store.capabilities.fullText;
-  const terms = mayUseLexical ? await searchedTerms(ctx, asked, namespace) : asked;
+  // A long query may be searched by part of its terms; the relevance floor still weighs all of them (`askedWeights`).
+  const { terms, askedWeights } = mayUseLexical ? await searchedTerms(ctx, asked, namespace) : { terms: asked, askedWeights: null };
   const mayUseVector = Boolean(ctx.embedder) && ctx.store.capabilities.vectorSearch;
   // Related terms (an engineering vocabulary) join the lexical signal weighed down; identifiers stay exact. The
   // weights decide whether they and the embedder record are used; the three are read together. On PostgreSQL at
   // 100k their four round trips took 1.3 ms one after another; read together, paired runs saved up to 0.15 ms a
   // search (on two cores shared with the server, a round trip costs CPU more than waiting).
-  const relatedRead = mayUseLexical ? readAhead(relatedTermsFor(ctx, namespace, query, terms)) : null;
+  // Related terms never bring back a query word the search left out (they leave out the query's own words).
+  const relatedRead = mayUseLexical ? readAhead(relatedTermsFor(ctx, namespace, query, asked)) : null;
   const embedderRead = mayUseVector ? readAhead(checkEmbedder(ctx)) : null;
   const weights = await weightsFor(ctx, namespace, options.weights, method);
   const useLexical = weights.lexical > 0 && mayUseLexical;
@@ -136,12 +138,13 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   // A word the namespace lacks counts half known when the first result holds a term related to it ("i18n" and
   // a note that says "translation"). Counted whole whenever any memory held one, "dinner reservation policy"
   // passed on any note about roles ("policy" → "role").
-  let unknownShare = termWeights?.unknownShare ?? 0;
-  if (related && termWeights && unknownShare > 0 && results.length > 0) {
+  const shareWeights = termWeights && (askedWeights ?? termWeights);
+  let unknownShare = shareWeights?.unknownShare ?? 0;
+  if (related && shareWeights && unknownShare > 0 && results.length > 0) {
     results = await readWhole(ctx.store, results, 1);
     const first = termsOf(results[0] as SearchResult, termCache);
     const halfKnown = new Set([...related.byTerm].filter(([, list]) => list.some((x) => first.has(x))).map(([t]) => t));
-    unknownShare = unknownTermShare(termWeights.idf, termWeights.frequencies, termWeights.documents, halfKnown);
+    unknownShare = unknownTermShare(shareWeights.idf, shareWeights.frequencies, shareWeights.documents, halfKnown);
   }
   if (coverage && termWeights) {
     results = await readWhole(ctx.store, results, headWindow);
@@ -202,36 +205,42 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
 
 /**
  * A query of more than this many distinct terms (a long prompt, a pasted log) whose terms the namespace holds more
- * than MAX_QUERY_POSTINGS times is searched by its rarest terms. Its lexical side reads every posting of every
- * term: at 100k memories on SQLite a 300-character prompt (45 terms, 365k postings) took 545 ms and a
- * 2,000-character one (233 terms, 1.3M postings) 2.1 s, past the prompt hook's 300 ms (PostgreSQL 0.4–2.4 s); an
- * 80-character one (8 terms, 78k postings) 78 ms. The common words of a long text add little to any memory's BM25
- * score and cost most of its postings. The longest LoCoMo question has 15 terms.
+ * than MAX_QUERY_POSTINGS times is searched by its MAX_QUERY_TERMS rarest terms. Its lexical side reads every
+ * posting of every term searched: at 100k memories on SQLite a 300-character prompt (45 terms, 365k postings) took
+ * 545 ms and a 2,000-character one (233 terms, 1.3M postings) 2.1 s, past the prompt hook's 300 ms (PostgreSQL
+ * 0.4–2.4 s); an 80-character one (8 terms, 78k postings) 78 ms. The common words of a long text add little to any
+ * memory's BM25 score and cost most of its postings. The longest LoCoMo question has 15 terms.
  */
 export const MAX_QUERY_TERMS = 16;
-/** The postings (memories holding a term, summed over the terms) a long query may read: about 50 ms at 100k. */
+/**
+ * The postings (memories holding a term, summed over the terms) above which a long query is cut to its rarest
+ * terms: about 50 ms of reading at 100k. It does not bound what the kept terms read (sixteen terms each held by
+ * 20,000 memories read 320,000 postings).
+ */
 export const MAX_QUERY_POSTINGS = 50_000;
 
 /**
  * The terms a query is searched with, in its order: all of them, unless there are more than MAX_QUERY_TERMS and
  * the namespace holds them more than MAX_QUERY_POSTINGS times. Then the MAX_QUERY_TERMS rarest (fewest memories
- * holding them; ties to the earlier term) and every term no memory holds (it reads no posting, and the relevance
- * floor counts it as an unknown word). Searching by more of the rare terms, while their postings stayed within
- * MAX_QUERY_POSTINGS, took 75–111 ms against 38–54 ms for 300- to 2,000-character prompts at 100k.
+ * holding them; ties to the earlier term) and every term no memory holds (it reads no posting). With a cut, the
+ * weights of all the asked terms (`askedWeights`), for the relevance floor's share of unknown words: over the
+ * searched terms alone the known words left out would not count. Searching by more of the rare terms, while their
+ * postings stayed within MAX_QUERY_POSTINGS, took 75–111 ms against 38–54 ms for 300- to 2,000-character prompts
+ * at 100k.
  */
-async function searchedTerms(ctx: EngineContext, terms: string[], namespace: string): Promise<string[]> {
-  if (terms.length <= MAX_QUERY_TERMS) return terms;
-  const { frequencies } = await ctx.store.termDocumentFrequencies(terms, namespace);
-  const df = (t: string) => frequencies.get(t) ?? 0;
-  const known = terms.map((t, i) => ({ t, i, df: df(t) })).filter((x) => x.df > 0);
-  if (known.reduce((sum, x) => sum + x.df, 0) <= MAX_QUERY_POSTINGS) return terms;
+async function searchedTerms(ctx: EngineContext, asked: string[], namespace: string): Promise<{ terms: string[]; askedWeights: TermWeights | null }> {
+  if (asked.length <= MAX_QUERY_TERMS) return { terms: asked, askedWeights: null };
+  const statistics = await ctx.store.termDocumentFrequencies(asked, namespace);
+  const df = (t: string) => statistics.frequencies.get(t) ?? 0;
+  const known = asked.map((t, i) => ({ t, i, df: df(t) })).filter((x) => x.df > 0);
+  if (known.reduce((sum, x) => sum + x.df, 0) <= MAX_QUERY_POSTINGS) return { terms: asked, askedWeights: null };
   const rarest = new Set(
     known
       .sort((a, b) => a.df - b.df || a.i - b.i)
       .slice(0, MAX_QUERY_TERMS)
       .map((x) => x.t),
   );
-  return terms.filter((t) => df(t) === 0 || rarest.has(t));
+  return { terms: asked.filter((t) => df(t) === 0 || rarest.has(t)), askedWeights: termWeightsOf(asked, statistics) };
 }
 
 /** Each query term's inverse document frequency in the namespace (fts5Idf), as score fusion weighs BM25. */
