@@ -27,6 +27,7 @@ const WORDS = Array.from({ length: 80 }, (_, i) => word('z', i));
 const RARE = 'quokkaq';
 /** Every word, then the rare one: 81 terms, the rare one last. */
 const QUERY = `${WORDS.join(' ')} ${RARE}`;
+const MARKERS = Array.from({ length: MAX_QUERY_TERMS }, (_, i) => word('r', i));
 const BIG = 'github.com/acme/big';
 const SMALL = 'github.com/acme/small';
 
@@ -51,6 +52,10 @@ describe('long queries', () => {
       ids[`${namespace} decoy`] = (await engine.save({ namespace, text: `${WORDS.slice(16).join(' ')} ${WORDS.slice(16).join(' ')}` })).id;
       ids[`${namespace} target`] = (await engine.save({ namespace, text: `The ${RARE} report lives in docs/reports.` })).id;
     }
+    // For the related-terms case: sixteen markers of one rare word each, and 100 notes about the database (3.5 % of
+    // the namespace, few enough for "database" to be a related term of "db" if it were not a query word).
+    await engine.saveMany(MARKERS.map((m) => ({ namespace: BIG, text: `Marker ${m} for the long query.` })));
+    await engine.saveMany(Array.from({ length: 100 }, (_, i) => ({ namespace: BIG, text: `The database ${word('d', i)} holds rows.` })));
   });
 
   after(async () => {
@@ -68,6 +73,13 @@ describe('long queries', () => {
     assert.equal(found.length, 200);
     for (const r of found) assert.ok(r.memory.text.split(/\s+/u).some((w) => ran.has(w)), r.memory.text);
     assert.ok(!found.some((r) => r.memory.id === ids[`${BIG} decoy`]), 'the decoy is not searched for');
+  });
+
+  it('a query word the cut leaves out does not come back as a related term of another', async () => {
+    // "db" is held by no memory (kept), "database" by 100 and every word by 700: the sixteen markers are the rarest.
+    // "database" is in the vocabulary's group of "db", but it is a word of the query: it is not searched at all.
+    const found = await engine.search(`${MARKERS.join(' ')} database db ${WORDS.join(' ')}`, { namespace: BIG, limit: 200, countRecall: false });
+    assert.deepEqual(found.map((r) => r.memory.text).sort(), MARKERS.map((m) => `Marker ${m} for the long query.`).sort());
   });
 
   it('in a small namespace the same query searches every term', async () => {

@@ -51,17 +51,20 @@ import * as recall from './recall.js';
 import * as packing from './packing.js';
 import * as reads from './reads.js';
 
-/** `load`, called once: the module it imports, kept. */
+/** `load`, called once: the module it imports, kept; a failed import (too many open files) is tried again next time. */
 function lazy<T>(load: () => Promise<T>): () => Promise<T> {
   let loaded: Promise<T> | null = null;
-  return () => (loaded ??= load());
+  return () =>
+    (loaded ??= load().catch((err: unknown) => {
+      loaded = null;
+      throw err;
+    }));
 }
 
 /**
  * The parts a search never runs (the write path and its filter, turns, lifecycle, routes, the quarantine, import
  * and export, namespace settings, erasure, replay), loaded on first use: a process that only recalls, such as the
- * prompt hook, loads none of them: it loads 104 modules (771 KB) instead of 118 (920 KB), and answered after 172
- * ms median against 190 (10 cold runs of each build alternated, December 2026).
+ * prompt hook, loads none of them: 104 modules (771 KB) instead of 118 (920 KB); its time is in the README (Hooks).
  */
 const writePath = lazy(() => import('./write-path.js'));
 const turns = lazy(() => import('./turns.js'));
@@ -96,7 +99,8 @@ export { isActive };
  * conversation ingest), lifecycle.ts (supersede, forget, restore, poison, purge, reindex, ratings),
  * routes.ts (routes, file moves, task notes), reads.ts (get, list, history, feed, usage), recall.ts
  * (search), packing.ts (context and brief blocks), quarantine-review.ts, namespace-settings.ts (weights,
- * scope, branches, folder sync) and transfer.ts (JSONL import and export).
+ * scope, branches, folder sync) and transfer.ts (JSONL import and export). Only recall, packing and reads load
+ * with it: the other parts load on first use (`lazy`), so a process that only recalls never loads the write side.
  */
 export class Engine {
   private readonly ctx: EngineContext;

@@ -5,6 +5,9 @@ import { deobfuscate } from './deobfuscate.js';
 import { AGENT_NOUN } from './filter-lexicon.js';
 import { reasonOf } from './intent.js';
 import { sha256Hex } from './text.js';
+import type { IngestFilterConfig } from './ingest-filter-config.js';
+
+export { DEFAULT_FILTER_CONFIG, type IngestFilterConfig } from './ingest-filter-config.js';
 
 /**
  * The ingest filter: keeps text that reads like an instruction aimed at the model out of memory. A memory
@@ -143,10 +146,6 @@ export const BENIGN_ANCHORS: readonly string[] = [
 export const ANCHOR_CATALOGUE_ID = sha256Hex(
   [...SEED_ANCHORS.map((a) => `${a.id}\t${a.text}`), ...BENIGN_ANCHORS.map((t) => `benign\t${t}`)].join('\n'),
 ).slice(0, 16);
-
-import type { IngestFilterConfig } from './ingest-filter-config.js';
-
-export { DEFAULT_FILTER_CONFIG, type IngestFilterConfig } from './ingest-filter-config.js';
 
 export interface AnchorVector {
   /** `seed:<id>`, `benign:<n>` or `learned:<quarantine id>`. */

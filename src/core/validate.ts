@@ -83,9 +83,12 @@ export function validateImportance(value: unknown, field = 'importance'): number
 
 const TAG = /^[\p{L}\p{N}][\p{L}\p{N}_.:/-]{0,63}$/u;
 
-/** The items of a list, holes read as `undefined` (as JSON's null is refused, so is a hole). */
-function items(value: unknown[]): unknown[] {
-  return Array.from(value);
+/**
+ * The first `max + 1` items of a list (enough to tell it is too long), holes read as `undefined`: as JSON's null is
+ * refused, so is a hole (a JavaScript caller can send one).
+ */
+function items(value: unknown[], max: number): unknown[] {
+  return Array.from({ length: Math.min(value.length, max + 1) }, (_, i) => value[i]);
 }
 
 /** One tag: 1–64 letters, digits or _ . : / -, starting with a letter or digit; returned trimmed and lower-cased. */
@@ -98,7 +101,8 @@ export function validateTag(value: unknown, field = 'tag'): string {
 /** Tags, trimmed and lower-cased, counted after de-duplication (" DB " and "db" are one tag). */
 export function validateTags(value: unknown, field = 'tags'): string[] {
   if (!Array.isArray(value)) invalid(field, 'must be a list of strings');
-  const tags = items(value).map((t, i) => validateTag(t, `${field}[${i}]`));
+  // Every item is read: tags count after de-duplication, so a long list of one tag is valid.
+  const tags = items(value, value.length).map((t, i) => validateTag(t, `${field}[${i}]`));
   const distinct = [...new Set(tags)];
   if (distinct.length > MAX_TAGS) invalid(field, `at most ${MAX_TAGS} different tags (got ${distinct.length})`);
   return distinct;
@@ -183,7 +187,7 @@ function validateRouteTitle(value: unknown, field = 'title'): string {
 export function validateRoutePaths(value: unknown, field = 'paths'): string[] {
   const message = 'must be a list of non-empty strings';
   if (!Array.isArray(value)) invalid(field, message);
-  const paths = items(value).map((p, i) => aString(p, `${field}[${i}]`, 'is not valid'));
+  const paths = items(value, MAX_ROUTE_PATHS).map((p, i) => aString(p, `${field}[${i}]`, 'is not valid'));
   if (paths.some((p) => p.trim() === '')) invalid(field, message);
   if (paths.length > MAX_ROUTE_PATHS) invalid(field, `at most ${MAX_ROUTE_PATHS} paths`);
   return paths;
@@ -253,7 +257,7 @@ export function validateAnchor(value: unknown, field = 'anchor'): CodeAnchor {
 export function validateAnchors(value: unknown, field = 'anchors'): CodeAnchor[] {
   if (!Array.isArray(value)) invalid(field, 'must be a list of { path, symbol?, lines? }');
   if (value.length > MAX_ANCHORS) invalid(field, `at most ${MAX_ANCHORS} anchors`);
-  return items(value).map((a, i) => validateAnchor(a, `${field}[${i}]`));
+  return items(value, MAX_ANCHORS).map((a, i) => validateAnchor(a, `${field}[${i}]`));
 }
 
 export function validateScope(value: unknown, field = 'scope'): MemoryScope {

@@ -1,5 +1,6 @@
 // The write path: validate, redact, anchor, dedupe, embed, screen, commit with its event (save, saveMany,
-// update), and the helpers every write shares (embedding checks, vector blobs, holding in the quarantine).
+// update), and the helpers every write shares (the embedder record, vector blobs, holding in the quarantine); embedding
+// itself is in embedding.ts, which searches use too.
 import { CairnError } from '../interfaces/errors.js';
 import { isCurrent, type LikelyReplaced, type Memory, type MemoryInput, type MemoryKind, type SaveResult } from '../interfaces/memory.js';
 import type { EmbedderInfo, StoreTx } from '../interfaces/store.js';
