@@ -118,6 +118,16 @@ export class Engine {
     this.code = this.ctx.code;
   }
 
+  /**
+   * Loads the parts a search never runs now rather than on first use: for a long-lived process (`cairn mcp`,
+   * `serve`), whose first write then pays no module loading, and in which a write sent before a search starts
+   * before it (loading the write side on first use, a save and a search sent together on one MCP connection
+   * answered the search first, without the save).
+   */
+  async preload(): Promise<void> {
+    await Promise.all([writePath(), turns(), lifecycle(), routes(), quarantineReview(), transfer(), settings(), erasure(), replay()]);
+  }
+
   get hasReranker(): boolean {
     return this.ctx.reranker !== null;
   }

@@ -374,6 +374,7 @@ export async function openEngine(flags: CliFlags, options: OpenEngineOptions = {
     redaction: config.security.redaction,
     repository,
   });
+  if (options.longLived) await engine.preload();
   return {
     engine,
     repository,
