@@ -51,14 +51,19 @@ import * as recall from './recall.js';
 import * as packing from './packing.js';
 import * as reads from './reads.js';
 
+/** Every part made by `lazy`, for `Engine.preload`. */
+const lazyParts: (() => Promise<unknown>)[] = [];
+
 /** `load`, called once: the module it imports, kept; a failed import (too many open files) is tried again next time. */
 function lazy<T>(load: () => Promise<T>): () => Promise<T> {
   let loaded: Promise<T> | null = null;
-  return () =>
+  const part = () =>
     (loaded ??= load().catch((err: unknown) => {
       loaded = null;
       throw err;
     }));
+  lazyParts.push(part);
+  return part;
 }
 
 /**
@@ -125,7 +130,7 @@ export class Engine {
    * answered the search first, without the save).
    */
   async preload(): Promise<void> {
-    await Promise.all([writePath(), turns(), lifecycle(), routes(), quarantineReview(), transfer(), settings(), erasure(), replay()]);
+    await Promise.all(lazyParts.map((part) => part()));
   }
 
   get hasReranker(): boolean {

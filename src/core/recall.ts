@@ -53,7 +53,10 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
   const asked = queryTerms(query);
   const mayUseLexical = asked.length > 0 && ctx.store.capabilities.fullText;
   // A long query may be searched by part of its terms; the relevance floor still weighs all of them (`askedWeights`).
-  const { terms, askedWeights } = mayUseLexical ? await searchedTerms(ctx, asked, namespace) : { terms: asked, askedWeights: null };
+  // The term statistics read to decide it (null for a short query) serve the terms' weights below too.
+  const { terms, statistics } = mayUseLexical ? await searchedTerms(ctx, asked, namespace) : { terms: asked, statistics: null };
+  const askedWeights = statistics && termWeightsOf(asked, statistics);
+  const weighTerms = async (): Promise<TermWeights> => (statistics ? termWeightsOf(terms, statistics) : termIdf(ctx, terms, namespace));
   const mayUseVector = Boolean(ctx.embedder) && ctx.store.capabilities.vectorSearch;
   // Related terms (an engineering vocabulary) join the lexical signal weighed down; identifiers stay exact. The
   // weights decide whether they and the embedder record are used; the three are read together. On PostgreSQL at
@@ -88,7 +91,7 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
     bestCosine = fused.bestCosine;
     if (method === 'score' && useLexical && results.length > 0) {
       // The statement returns the statistics it scored with; a backend that does not asks for them.
-      termWeights = fused.termStatistics ? termWeightsOf(terms, fused.termStatistics) : await termIdf(ctx, terms, namespace);
+      termWeights = fused.termStatistics ? termWeightsOf(terms, fused.termStatistics) : await weighTerms();
     }
   } else {
     // Where the vector search runs beside this thread, the lexical side waits until it is asked for (the query
@@ -111,7 +114,7 @@ export async function search(ctx: EngineContext, query: string, options: SearchO
       return withRelated(own, more, related.weight, pool);
     };
     // Score fusion scales BM25 by the query terms' rarity: Σ idf is what a full match scores.
-    const [vec, lex, weighed] = await Promise.all([vectorHits(), lexicalHits(), method === 'score' && useLexical ? termIdf(ctx, terms, namespace) : null]);
+    const [vec, lex, weighed] = await Promise.all([vectorHits(), lexicalHits(), method === 'score' && useLexical ? weighTerms() : null]);
     termWeights = weighed;
     const scale = weighed ? [...weighed.idf.values()].reduce((sum, w) => sum + w, 0) : 0;
     const ids = [...new Set([...vec.map((h) => h.id), ...lex.map((h) => h.id)])];
@@ -222,25 +225,26 @@ export const MAX_QUERY_POSTINGS = 50_000;
 /**
  * The terms a query is searched with, in its order: all of them, unless there are more than MAX_QUERY_TERMS and
  * the namespace holds them more than MAX_QUERY_POSTINGS times. Then the MAX_QUERY_TERMS rarest (fewest memories
- * holding them; ties to the earlier term) and every term no memory holds (it reads no posting). With a cut, the
- * weights of all the asked terms (`askedWeights`), for the relevance floor's share of unknown words: over the
- * searched terms alone the known words left out would not count. Searching by more of the rare terms, while their
+ * holding them; ties to the earlier term) and every term no memory holds (it reads no posting). With the term
+ * statistics it read for a query of more than MAX_QUERY_TERMS terms (all the asked terms'), or null: the relevance
+ * floor's share of unknown words is worked out over all of them (over the searched terms alone the known words left
+ * out would not count), and the searched terms' weights from them. Searching by more of the rare terms, while their
  * postings stayed within MAX_QUERY_POSTINGS, took 75–111 ms against 38–54 ms for 300- to 2,000-character prompts
  * at 100k.
  */
-async function searchedTerms(ctx: EngineContext, asked: string[], namespace: string): Promise<{ terms: string[]; askedWeights: TermWeights | null }> {
-  if (asked.length <= MAX_QUERY_TERMS) return { terms: asked, askedWeights: null };
+async function searchedTerms(ctx: EngineContext, asked: string[], namespace: string): Promise<{ terms: string[]; statistics: TermStatistics | null }> {
+  if (asked.length <= MAX_QUERY_TERMS) return { terms: asked, statistics: null };
   const statistics = await ctx.store.termDocumentFrequencies(asked, namespace);
   const df = (t: string) => statistics.frequencies.get(t) ?? 0;
   const known = asked.map((t, i) => ({ t, i, df: df(t) })).filter((x) => x.df > 0);
-  if (known.reduce((sum, x) => sum + x.df, 0) <= MAX_QUERY_POSTINGS) return { terms: asked, askedWeights: null };
+  if (known.reduce((sum, x) => sum + x.df, 0) <= MAX_QUERY_POSTINGS) return { terms: asked, statistics };
   const rarest = new Set(
     known
       .sort((a, b) => a.df - b.df || a.i - b.i)
       .slice(0, MAX_QUERY_TERMS)
       .map((x) => x.t),
   );
-  return { terms: asked.filter((t) => df(t) === 0 || rarest.has(t)), askedWeights: termWeightsOf(asked, statistics) };
+  return { terms: asked.filter((t) => df(t) === 0 || rarest.has(t)), statistics };
 }
 
 /** Each query term's inverse document frequency in the namespace (fts5Idf), as score fusion weighs BM25. */
@@ -248,7 +252,7 @@ async function termIdf(ctx: EngineContext, terms: readonly string[], namespace: 
   return termWeightsOf(terms, await ctx.store.termDocumentFrequencies([...terms], namespace));
 }
 
-function termWeightsOf(terms: readonly string[], { documents, frequencies }: { documents: number; frequencies: Map<string, number> }): TermWeights {
+function termWeightsOf(terms: readonly string[], { documents, frequencies }: TermStatistics): TermWeights {
   const idf = new Map(terms.map((t) => [t, fts5Idf(documents, frequencies.get(t) ?? 0)]));
   return { idf, frequencies, documents, unknownShare: unknownTermShare(idf, frequencies, documents) };
 }
@@ -263,10 +267,13 @@ function coverageStandIns(byTerm: ReadonlyMap<string, string[]>): Map<string, st
   return new Map([...byTerm].map(([t, list]) => [t, list.filter((x) => vocabulary.isWholeMember(x))] as const).filter(([, list]) => list.length > 0));
 }
 
-interface TermWeights {
-  /** The namespace's memories and the query terms' document frequencies, as counted. */
+/** The namespace's memories and the query terms' document frequencies, as counted (Store.termDocumentFrequencies). */
+interface TermStatistics {
   documents: number;
   frequencies: Map<string, number>;
+}
+
+interface TermWeights extends TermStatistics {
   idf: Map<string, number>;
   /** unknownTermShare: how much of the query's weight is in words the namespace never uses. */
   unknownShare: number;

@@ -87,7 +87,7 @@ const TAG = /^[\p{L}\p{N}][\p{L}\p{N}_.:/-]{0,63}$/u;
  * The first `max + 1` items of a list (enough to tell it is too long), holes read as `undefined`: as JSON's null is
  * refused, so is a hole (a JavaScript caller can send one).
  */
-function items(value: unknown[], max: number): unknown[] {
+function items(value: unknown[], max = value.length): unknown[] {
   return Array.from({ length: Math.min(value.length, max + 1) }, (_, i) => value[i]);
 }
 
@@ -102,7 +102,7 @@ export function validateTag(value: unknown, field = 'tag'): string {
 export function validateTags(value: unknown, field = 'tags'): string[] {
   if (!Array.isArray(value)) invalid(field, 'must be a list of strings');
   // Every item is read: tags count after de-duplication, so a long list of one tag is valid.
-  const tags = items(value, value.length).map((t, i) => validateTag(t, `${field}[${i}]`));
+  const tags = items(value).map((t, i) => validateTag(t, `${field}[${i}]`));
   const distinct = [...new Set(tags)];
   if (distinct.length > MAX_TAGS) invalid(field, `at most ${MAX_TAGS} different tags (got ${distinct.length})`);
   return distinct;
